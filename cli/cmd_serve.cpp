@@ -1,0 +1,130 @@
+// keyshift serve [CONFIGFILE] [--directive value ...]: the engine as a drop-in server.
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include "cli/subcommands.hpp"
+#include "cli/user_error.hpp"
+#include "engine/engine.hpp"
+#include "engine/server/config_file.hpp"
+#include "engine/server/config_table.hpp"
+#include "engine/server/log.hpp"
+#include "engine/server/server.hpp"
+#include "engine/util/clock.hpp"
+
+namespace keyshift::cli {
+namespace {
+
+struct ServeOptions {
+  std::vector<std::string> args;
+  bool test_config = false;
+};
+
+/// Valkey's presentation of a config error, so people who know valkey-server recognise it.
+std::string format_config_error(const engine::ConfigError& e) {
+  std::string where = e.line > 0 ? fmt::format("at line {}", e.line) : std::string();
+  if (e.line > 0) {
+    return fmt::format(
+        "\n*** FATAL CONFIG FILE ERROR (keyshift {}) ***\nReading the configuration file "
+        "{}, {}\n>>> '{}'\n{}",
+        KEYSHIFT_VERSION, e.file, where, e.text, e.message);
+  }
+  return fmt::format("\n*** FATAL CONFIG FILE ERROR (keyshift {}) ***\n{}{}", KEYSHIFT_VERSION,
+                     e.file.empty() ? "" : e.file + ": ", e.message);
+}
+
+/// Builds the engine config from the command line (file, stdin, --directives).
+engine::EngineConfig load(const ServeOptions& opts, std::vector<std::string>& warnings) {
+  engine::RealConfigFilesystem fs;
+  auto cmdline = engine::parse_command_line(opts.args);
+  if (!cmdline) {
+    throw UserError(format_config_error(cmdline.error()), 1);
+  }
+  std::string stdin_text;
+  if (cmdline->config_from_stdin) {
+    stdin_text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  }
+  auto directives = engine::load_config(fs, *cmdline, stdin_text);
+  if (!directives) {
+    throw UserError(format_config_error(directives.error()), 1);
+  }
+  engine::EngineConfig config;
+  if (auto err = engine::apply_directives(*directives, config, warnings)) {
+    throw UserError(format_config_error(*err), 1);
+  }
+  if (!cmdline->config_file.empty()) {
+    char* real = ::realpath(cmdline->config_file.c_str(), nullptr);
+    config.config_file = real != nullptr ? real : cmdline->config_file;
+    std::free(real);
+  }
+  return config;
+}
+
+void run_serve(const ServeOptions& opts) {
+  std::vector<std::string> warnings;
+  engine::EngineConfig config = load(opts, warnings);
+  if (opts.test_config) {
+    for (const auto& w : warnings) {
+      fmt::print(stderr, "warning: {}\n", w);
+    }
+    fmt::print("Configuration test passed\n");
+    return;
+  }
+  engine::Logger log(config.logfile, engine::parse_log_level(config.loglevel));
+  if (!log.ok()) {
+    throw UserError(fmt::format("Can't open the log file: {}", config.logfile), 1);
+  }
+  for (const auto& w : warnings) {
+    log.warning(w);
+  }
+  engine::SystemClock clock;
+  engine::Engine eng(config, clock);
+  eng.identity().executable = "keyshift";
+  engine::Server server(eng, log);
+  std::string err = server.listen();
+  if (!err.empty()) {
+    log.warning(err);
+    throw UserError(err, 1);
+  }
+  log.notice(fmt::format("keyshift {} (Valkey 8 compatible) started, pid={}", KEYSHIFT_VERSION,
+                         static_cast<int>(getpid())));
+  if (config.port != 0) {
+    log.notice(fmt::format("Ready to accept connections tcp on port {}", config.port));
+  }
+  if (!config.unixsocket.empty()) {
+    log.notice(fmt::format("Ready to accept connections unix on {}", config.unixsocket));
+  }
+  int rc = server.run();
+  if (rc != 0) {
+    throw UserError("keyshift serve stopped with an error", rc);
+  }
+}
+
+}  // namespace
+
+void add_serve(CLI::App& app) {
+  auto opts = std::make_shared<ServeOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "serve",
+      "Run the embedded engine as a Valkey-compatible server.\n"
+      "Usage: keyshift serve [CONFIGFILE] [--directive value ...]\n"
+      "Reads valkey.conf/redis.conf syntax and takes directives as flags, as valkey-server\n"
+      "does (e.g. --port 6380 --unixsocket /run/valkey/valkey.sock --maxmemory 2gb).");
+  sub->add_flag("--test-config", opts->test_config,
+                "Check the configuration and exit (0 when it loads)");
+  sub->allow_extras(true);
+  sub->prefix_command(false);
+  sub->callback([opts, sub]() {
+    opts->args = sub->remaining();
+    run_serve(*opts);
+  });
+}
+
+}  // namespace keyshift::cli

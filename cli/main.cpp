@@ -1,0 +1,135 @@
+// keyshift: move a Redis server to Valkey in place, with an embedded Valkey-compatible engine.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include "cli/subcommands.hpp"
+#include "cli/user_error.hpp"
+
+namespace {
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> prev(b.size() + 1);
+  std::vector<size_t> cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) {
+    prev[j] = j;
+  }
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+/// The closest known name to `word`, or empty when nothing is close.
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& known) {
+  std::string best;
+  size_t best_d = 3;
+  for (const auto& k : known) {
+    size_t d = edit_distance(word, k);
+    if (d < best_d || (k.rfind(word, 0) == 0 && word.size() >= 2 && best.empty())) {
+      best = k;
+      best_d = d;
+    }
+  }
+  return best;
+}
+
+std::vector<std::string> names_of(CLI::App& app, bool subcommands) {
+  std::vector<std::string> out;
+  if (subcommands) {
+    for (const CLI::App* s : app.get_subcommands({})) {
+      out.push_back(s->get_name());
+    }
+  } else {
+    for (const CLI::Option* o : app.get_options()) {
+      for (const auto& l : o->get_lnames()) {
+        out.push_back("--" + l);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "keyshift: move a Redis server to Valkey in place, with no data lost and proof that\n"
+      "the apps still work. Every subcommand runs against an embedded Valkey-compatible\n"
+      "engine unless given a server.",
+      "keyshift"};
+  app.set_version_flag("-V,--version", std::string("keyshift ") + KEYSHIFT_VERSION);
+  app.require_subcommand(1);
+  app.fallthrough(false);
+  keyshift::cli::add_serve(app);
+
+  CLI::App* help = app.add_subcommand("help", "Show help for keyshift or one subcommand");
+  std::string help_topic;
+  help->add_option("subcommand", help_topic, "Subcommand to describe");
+  help->callback([&]() {
+    if (help_topic.empty()) {
+      std::fputs(app.help().c_str(), stdout);
+      return;
+    }
+    for (CLI::App* s : app.get_subcommands({})) {
+      if (s->get_name() == help_topic) {
+        std::fputs(s->help().c_str(), stdout);
+        return;
+      }
+    }
+    std::string hint = did_you_mean(help_topic, names_of(app, true));
+    throw keyshift::cli::UserError(
+        fmt::format("keyshift: unknown subcommand '{}'{}", help_topic,
+                    hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint)),
+        2);
+  });
+
+  try {
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::ExtrasError& e) {
+      // Name the unknown word and suggest the closest subcommand or flag.
+      std::vector<std::string> extras;
+      CLI::App* where = &app;
+      for (CLI::App* s : app.get_subcommands()) {
+        where = s;
+      }
+      extras = where->remaining();
+      std::string word = extras.empty() ? std::string() : extras.front();
+      bool is_flag = word.rfind("-", 0) == 0;
+      std::string hint = did_you_mean(word, names_of(*where, !is_flag));
+      fmt::print(stderr, "keyshift: unknown {} '{}'{}\nRun 'keyshift --help' for usage.\n",
+                 is_flag ? "option" : "subcommand", word,
+                 hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint));
+      return 2;
+    } catch (const CLI::RequiredError& e) {
+      if (app.get_subcommands().empty()) {
+        std::fputs(app.help().c_str(), stderr);
+        return 2;
+      }
+      fmt::print(stderr, "keyshift: {}\n", e.what());
+      return 2;
+    } catch (const CLI::ParseError& e) {
+      if (e.get_exit_code() == 0) {
+        return app.exit(e);
+      }
+      fmt::print(stderr, "keyshift: {}\nRun 'keyshift --help' for usage.\n", e.what());
+      return 2;
+    }
+  } catch (const keyshift::cli::UserError& e) {
+    fmt::print(stderr, "{}\n", e.what());
+    return e.code();
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "keyshift: internal error: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,10 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace keyshift::cli {
+
+// One function per subcommand file: it declares its flags on `app` and binds the action.
+void add_serve(CLI::App& app);
+
+}  // namespace keyshift::cli

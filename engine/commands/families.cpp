@@ -1,0 +1,14 @@
+#include "engine/commands/families.hpp"
+
+#include "engine/commands/registry.hpp"
+
+namespace keyshift::engine {
+
+void register_all_families(CommandRegistry& registry) {
+  register_connection_family(registry);
+  register_string_family(registry);
+  register_generic_family(registry);
+  register_server_family(registry);
+}
+
+}  // namespace keyshift::engine

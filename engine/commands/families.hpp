@@ -1,0 +1,13 @@
+#pragma once
+
+namespace keyshift::engine {
+
+class CommandRegistry;
+
+// One registration function per command family; each family file ends with its table.
+void register_connection_family(CommandRegistry& registry);
+void register_string_family(CommandRegistry& registry);
+void register_generic_family(CommandRegistry& registry);
+void register_server_family(CommandRegistry& registry);
+
+}  // namespace keyshift::engine

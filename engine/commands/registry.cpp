@@ -1,0 +1,83 @@
+#include "engine/commands/registry.hpp"
+
+#include <cctype>
+
+namespace keyshift::engine {
+namespace {
+
+char lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
+
+}  // namespace
+
+size_t CommandRegistry::CaseInsensitiveHash::operator()(std::string_view s) const {
+  uint64_t h = 1469598103934665603ull;
+  for (char c : s) {
+    h = (h ^ static_cast<uint8_t>(lower(c))) * 1099511628211ull;
+  }
+  return static_cast<size_t>(h);
+}
+
+bool CommandRegistry::CaseInsensitiveEqual::operator()(std::string_view a,
+                                                       std::string_view b) const {
+  if (a.size() != b.size()) {
+    return false;
+  }
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (lower(a[i]) != lower(b[i])) {
+      return false;
+    }
+  }
+  return true;
+}
+
+CommandRegistry::CommandRegistry() = default;
+CommandRegistry::~CommandRegistry() = default;
+
+void CommandRegistry::add(std::span<const CommandSpec> specs) {
+  for (const CommandSpec& spec : specs) {
+    auto cmd = std::make_unique<Command>();
+    cmd->spec = spec;
+    cmd->full_name = std::string(spec.name);
+    size_t bar = spec.name.find('|');
+    if (bar != std::string_view::npos) {
+      auto it = m_by_name.find(spec.name.substr(0, bar));
+      if (it != m_by_name.end()) {
+        cmd->parent = it->second;
+        it->second->subcommands.push_back(cmd.get());
+      }
+    } else {
+      m_top.push_back(cmd.get());
+    }
+    m_by_name[cmd->full_name] = cmd.get();
+    m_all.push_back(std::move(cmd));
+  }
+}
+
+Command* CommandRegistry::find(std::string_view name) const {
+  if (name.find('|') != std::string_view::npos) {
+    return nullptr;
+  }
+  auto it = m_by_name.find(name);
+  return it == m_by_name.end() ? nullptr : it->second;
+}
+
+Command* CommandRegistry::find_sub(const Command& container, std::string_view sub) const {
+  if (sub.size() > 64) {
+    return nullptr;
+  }
+  char buf[160];
+  size_t n = container.full_name.size();
+  container.full_name.copy(buf, n);
+  buf[n] = '|';
+  sub.copy(buf + n + 1, sub.size());
+  auto it = m_by_name.find(std::string_view(buf, n + 1 + sub.size()));
+  return it == m_by_name.end() ? nullptr : it->second;
+}
+
+void CommandRegistry::reset_stats() {
+  for (auto& c : m_all) {
+    c->stats = CommandStats{};
+  }
+}
+
+}  // namespace keyshift::engine

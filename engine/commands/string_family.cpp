@@ -1,0 +1,623 @@
+// String commands: GET/SET and friends, counters, ranges.
+#include <cmath>
+#include <cstring>
+
+#include <optional>
+
+#include "engine/commands/context.hpp"
+#include "engine/commands/expire_args.hpp"
+#include "engine/commands/families.hpp"
+#include "engine/keyspace/string_value.hpp"
+#include "engine/util/status.hpp"
+#include "engine/util/strconv.hpp"
+
+namespace keyshift::engine {
+namespace {
+
+// --- Operations -------------------------------------------------------------------------
+
+/// The string at `key` (copied), nullopt when missing; wrong_type for other types.
+Result<std::optional<std::string>> op_get(Db& db, std::string_view key) {
+  Entry* e = db.lookup_read(key);
+  if (e == nullptr) {
+    return std::optional<std::string>();
+  }
+  if (e->type() != ObjType::string) {
+    return OpStatus::wrong_type;
+  }
+  IntBuffer buf;
+  return std::optional<std::string>(std::string(string_of(e, buf)));
+}
+
+Result<int64_t> op_incr_by(Db& db, std::string_view key, int64_t delta) {
+  Entry* e = db.lookup(key);
+  int64_t current = 0;
+  if (e != nullptr) {
+    if (e->type() != ObjType::string) {
+      return OpStatus::wrong_type;
+    }
+    if (e->kind() == Entry::Kind::integer) {
+      current = e->integer();
+    } else {
+      IntBuffer buf;
+      std::string_view s = string_of(e, buf);
+      if (s.size() > 20 || !parse_i64(s, current)) {
+        return OpStatus::not_an_integer;
+      }
+    }
+  }
+  if ((delta < 0 && current < 0 && delta < INT64_MIN - current) ||
+      (delta > 0 && current > 0 && delta > INT64_MAX - current)) {
+    return OpStatus::overflow;
+  }
+  int64_t result = current + delta;
+  if (e != nullptr && e->kind() == Entry::Kind::integer) {
+    e->set_integer(result);
+  } else {
+    db.set(key, make_int_spec(result), -1, true);
+  }
+  return result;
+}
+
+struct SetParams {
+  bool nx = false;
+  bool xx = false;
+  bool get = false;
+  bool keep_ttl = false;
+  int64_t expire_ms = -1;  // absolute
+};
+
+enum class SetOutcome : uint8_t { done, skipped };
+
+struct SetResult {
+  SetOutcome outcome = SetOutcome::done;
+  std::optional<std::string> old_value;
+};
+
+Result<SetResult> op_set(Db& db, std::string_view key, std::string_view value,
+                         const SetParams& p) {
+  SetResult r;
+  Entry* e = db.lookup(key, false);
+  if (p.get && e != nullptr) {
+    if (e->type() != ObjType::string) {
+      return OpStatus::wrong_type;
+    }
+    IntBuffer buf;
+    r.old_value = std::string(string_of(e, buf));
+  }
+  if ((p.nx && e != nullptr) || (p.xx && e == nullptr)) {
+    r.outcome = SetOutcome::skipped;
+    return r;
+  }
+  db.set(key, make_string_spec(value), p.expire_ms, p.keep_ttl);
+  return r;
+}
+
+// --- Handlers ---------------------------------------------------------------------------
+
+bool reply_status(CmdContext& ctx, OpStatus s) {
+  switch (s) {
+    case OpStatus::ok:
+      return false;
+    case OpStatus::wrong_type:
+      ctx.reply().error(errors::k_wrong_type);
+      break;
+    case OpStatus::not_an_integer:
+      ctx.reply().error(errors::k_not_integer);
+      break;
+    case OpStatus::not_a_float:
+      ctx.reply().error(errors::k_not_float);
+      break;
+    case OpStatus::overflow:
+      ctx.reply().error(errors::k_overflow);
+      break;
+    case OpStatus::out_of_range:
+      ctx.reply().error(errors::k_offset_out_of_range);
+      break;
+    default:
+      ctx.reply().error(errors::k_syntax);
+      break;
+  }
+  return true;
+}
+
+void cmd_get(CmdContext& ctx) {
+  Entry* e = ctx.db().lookup_read(ctx.arg(1));
+  if (e == nullptr) {
+    ctx.reply().null();
+    return;
+  }
+  if (e->type() != ObjType::string) {
+    ctx.reply().error(errors::k_wrong_type);
+    return;
+  }
+  IntBuffer buf;
+  ctx.reply().bulk(string_of(e, buf));
+}
+
+// Parses SET/GETEX style options from position `pos`; `allowed` limits them per command.
+enum SetOption : uint32_t {
+  k_opt_nx = 1,
+  k_opt_xx = 2,
+  k_opt_get = 4,
+  k_opt_keepttl = 8,
+  k_opt_ex = 16,
+  k_opt_px = 32,
+  k_opt_exat = 64,
+  k_opt_pxat = 128,
+  k_opt_persist = 256,
+};
+
+bool parse_set_options(CmdContext& ctx, size_t pos, uint32_t allowed, SetParams& p,
+                       bool& persist) {
+  uint32_t seen = 0;
+  constexpr uint32_t k_expire_opts = k_opt_ex | k_opt_px | k_opt_exat | k_opt_pxat;
+  for (size_t i = pos; i < ctx.argc(); ++i) {
+    std::string_view a = ctx.arg(i);
+    bool has_next = i + 1 < ctx.argc();
+    uint32_t opt = 0;
+    if (iequals(a, "NX")) {
+      opt = k_opt_nx;
+    } else if (iequals(a, "XX")) {
+      opt = k_opt_xx;
+    } else if (iequals(a, "GET")) {
+      opt = k_opt_get;
+    } else if (iequals(a, "KEEPTTL")) {
+      opt = k_opt_keepttl;
+    } else if (iequals(a, "PERSIST")) {
+      opt = k_opt_persist;
+    } else if (iequals(a, "EX") && has_next) {
+      opt = k_opt_ex;
+    } else if (iequals(a, "PX") && has_next) {
+      opt = k_opt_px;
+    } else if (iequals(a, "EXAT") && has_next) {
+      opt = k_opt_exat;
+    } else if (iequals(a, "PXAT") && has_next) {
+      opt = k_opt_pxat;
+    }
+    if (opt == 0 || (opt & allowed) == 0) {
+      ctx.reply().error(errors::k_syntax);
+      return false;
+    }
+    bool conflict = (opt == k_opt_nx && (seen & k_opt_xx)) ||
+                    (opt == k_opt_xx && (seen & k_opt_nx)) ||
+                    (opt == k_opt_keepttl && (seen & (k_expire_opts | k_opt_persist))) ||
+                    (opt == k_opt_persist && (seen & (k_expire_opts | k_opt_keepttl))) ||
+                    ((opt & k_expire_opts) &&
+                     (seen & (k_expire_opts | k_opt_keepttl | k_opt_persist)) != 0);
+    if (conflict) {
+      ctx.reply().error(errors::k_syntax);
+      return false;
+    }
+    seen |= opt;
+    if (opt & k_expire_opts) {
+      int64_t v = 0;
+      if (!parse_i64(ctx.arg(i + 1), v)) {
+        ctx.reply().error(errors::k_not_integer);
+        return false;
+      }
+      bool seconds = opt == k_opt_ex || opt == k_opt_exat;
+      bool absolute = opt == k_opt_exat || opt == k_opt_pxat;
+      if (!to_absolute_ms(v, seconds ? TtlUnit::seconds : TtlUnit::milliseconds, absolute,
+                          ctx.now_ms(), p.expire_ms)) {
+        ctx.reply().error(invalid_expire_error(ctx.command().full_name));
+        return false;
+      }
+      ++i;
+    }
+  }
+  p.nx = (seen & k_opt_nx) != 0;
+  p.xx = (seen & k_opt_xx) != 0;
+  p.get = (seen & k_opt_get) != 0;
+  p.keep_ttl = (seen & k_opt_keepttl) != 0;
+  persist = (seen & k_opt_persist) != 0;
+  return true;
+}
+
+void reply_set(CmdContext& ctx, const Result<SetResult>& r, bool get) {
+  if (reply_status(ctx, r.status())) {
+    return;
+  }
+  if (get) {
+    if (r->old_value) {
+      ctx.reply().bulk(*r->old_value);
+    } else {
+      ctx.reply().null();
+    }
+  } else if (r->outcome == SetOutcome::skipped) {
+    ctx.reply().null();
+  } else {
+    ctx.reply().ok();
+  }
+}
+
+void cmd_set(CmdContext& ctx) {
+  SetParams p;
+  bool persist = false;
+  if (!parse_set_options(ctx, 3, k_opt_nx | k_opt_xx | k_opt_get | k_opt_keepttl | k_opt_ex |
+                                     k_opt_px | k_opt_exat | k_opt_pxat,
+                         p, persist)) {
+    return;
+  }
+  reply_set(ctx, op_set(ctx.db(), ctx.arg(1), ctx.arg(2), p), p.get);
+}
+
+void cmd_setnx(CmdContext& ctx) {
+  SetParams p;
+  p.nx = true;
+  auto r = op_set(ctx.db(), ctx.arg(1), ctx.arg(2), p);
+  ctx.reply().integer(r->outcome == SetOutcome::done ? 1 : 0);
+}
+
+void setex_generic(CmdContext& ctx, TtlUnit unit) {
+  int64_t v = 0;
+  if (!parse_i64(ctx.arg(2), v)) {
+    ctx.reply().error(errors::k_not_integer);
+    return;
+  }
+  SetParams p;
+  if (!to_absolute_ms(v, unit, false, ctx.now_ms(), p.expire_ms)) {
+    ctx.reply().error(invalid_expire_error(ctx.command().full_name));
+    return;
+  }
+  op_set(ctx.db(), ctx.arg(1), ctx.arg(3), p);
+  ctx.reply().ok();
+}
+
+void cmd_setex(CmdContext& ctx) { setex_generic(ctx, TtlUnit::seconds); }
+void cmd_psetex(CmdContext& ctx) { setex_generic(ctx, TtlUnit::milliseconds); }
+
+void cmd_getset(CmdContext& ctx) {
+  SetParams p;
+  p.get = true;
+  reply_set(ctx, op_set(ctx.db(), ctx.arg(1), ctx.arg(2), p), true);
+}
+
+void cmd_getdel(CmdContext& ctx) {
+  auto r = op_get(ctx.db(), ctx.arg(1));
+  if (reply_status(ctx, r.status())) {
+    return;
+  }
+  if (!*r) {
+    ctx.reply().null();
+    return;
+  }
+  ctx.db().remove(ctx.arg(1));
+  ctx.reply().bulk(**r);
+}
+
+void cmd_getex(CmdContext& ctx) {
+  SetParams p;
+  bool persist = false;
+  if (!parse_set_options(ctx, 2, k_opt_ex | k_opt_px | k_opt_exat | k_opt_pxat | k_opt_persist,
+                         p, persist)) {
+    return;
+  }
+  Db& db = ctx.db();
+  Entry* e = db.lookup_read(ctx.arg(1));
+  if (e == nullptr) {
+    ctx.reply().null();
+    return;
+  }
+  if (e->type() != ObjType::string) {
+    ctx.reply().error(errors::k_wrong_type);
+    return;
+  }
+  IntBuffer buf;
+  std::string value(string_of(e, buf));
+  if (p.expire_ms >= 0) {
+    if (p.expire_ms <= ctx.now_ms()) {
+      db.remove(ctx.arg(1));
+    } else {
+      db.set_expire(e, p.expire_ms);
+    }
+  } else if (persist) {
+    db.persist(e);
+  }
+  ctx.reply().bulk(value);
+}
+
+void cmd_mget(CmdContext& ctx) {
+  ctx.reply().array(ctx.argc() - 1);
+  for (size_t i = 1; i < ctx.argc(); ++i) {
+    Entry* e = ctx.db().lookup_read(ctx.arg(i));
+    if (e == nullptr || e->type() != ObjType::string) {
+      ctx.reply().null();
+      continue;
+    }
+    IntBuffer buf;
+    ctx.reply().bulk(string_of(e, buf));
+  }
+}
+
+void cmd_mset(CmdContext& ctx) {
+  if (ctx.argc() % 2 == 0) {
+    ctx.reply_arity_error();
+    return;
+  }
+  for (size_t i = 1; i + 1 < ctx.argc(); i += 2) {
+    ctx.db().set(ctx.arg(i), make_string_spec(ctx.arg(i + 1)));
+  }
+  ctx.reply().ok();
+}
+
+void cmd_msetnx(CmdContext& ctx) {
+  if (ctx.argc() % 2 == 0) {
+    ctx.reply_arity_error();
+    return;
+  }
+  for (size_t i = 1; i + 1 < ctx.argc(); i += 2) {
+    if (ctx.db().exists(ctx.arg(i))) {
+      ctx.reply().integer(0);
+      return;
+    }
+  }
+  for (size_t i = 1; i + 1 < ctx.argc(); i += 2) {
+    ctx.db().set(ctx.arg(i), make_string_spec(ctx.arg(i + 1)));
+  }
+  ctx.reply().integer(1);
+}
+
+bool check_string_length(CmdContext& ctx, uint64_t size) {
+  if (size > ctx.engine().config().proto_max_bulk_len) {
+    ctx.reply().error(errors::k_string_too_long);
+    return false;
+  }
+  return true;
+}
+
+/// Grows or rewrites the string at `e` so that `fn(std::string&)` can edit it in place.
+template <typename Fn>
+void edit_string(Db& db, Entry* e, std::string_view key, MemoryCounter& mem, Fn&& fn) {
+  if (e->kind() == Entry::Kind::object) {
+    auto* hs = static_cast<HeapString*>(e->object());
+    size_t before = hs->bytes();
+    fn(hs->data());
+    mem.add(static_cast<int64_t>(hs->bytes()) - static_cast<int64_t>(before));
+    e->set_encoding(ObjEncoding::raw);
+    return;
+  }
+  IntBuffer buf;
+  std::string s(string_of(e, buf));
+  fn(s);
+  db.set(key, make_raw_string_spec(s), -1, true);
+}
+
+void cmd_append(CmdContext& ctx) {
+  Db& db = ctx.db();
+  std::string_view key = ctx.arg(1);
+  std::string_view add = ctx.arg(2);
+  Entry* e = db.lookup(key);
+  if (e == nullptr) {
+    db.set(key, make_raw_string_spec(add));
+    ctx.reply().integer(static_cast<int64_t>(add.size()));
+    return;
+  }
+  if (e->type() != ObjType::string) {
+    ctx.reply().error(errors::k_wrong_type);
+    return;
+  }
+  IntBuffer buf;
+  size_t len = string_of(e, buf).size();
+  if (!check_string_length(ctx, len + add.size())) {
+    return;
+  }
+  size_t new_len = 0;
+  edit_string(db, e, key, ctx.engine().memory(), [&](std::string& s) {
+    s.append(add);
+    new_len = s.size();
+  });
+  ctx.reply().integer(static_cast<int64_t>(new_len));
+}
+
+void cmd_strlen(CmdContext& ctx) {
+  Entry* e = ctx.db().lookup_read(ctx.arg(1));
+  if (e == nullptr) {
+    ctx.reply().integer(0);
+    return;
+  }
+  if (e->type() != ObjType::string) {
+    ctx.reply().error(errors::k_wrong_type);
+    return;
+  }
+  IntBuffer buf;
+  ctx.reply().integer(static_cast<int64_t>(string_of(e, buf).size()));
+}
+
+void incr_generic(CmdContext& ctx, int64_t delta) {
+  auto r = op_incr_by(ctx.db(), ctx.arg(1), delta);
+  if (reply_status(ctx, r.status())) {
+    return;
+  }
+  ctx.reply().integer(*r);
+}
+
+void cmd_incr(CmdContext& ctx) { incr_generic(ctx, 1); }
+void cmd_decr(CmdContext& ctx) { incr_generic(ctx, -1); }
+
+void cmd_incrby(CmdContext& ctx) {
+  int64_t d = 0;
+  if (!parse_i64(ctx.arg(2), d)) {
+    ctx.reply().error(errors::k_not_integer);
+    return;
+  }
+  incr_generic(ctx, d);
+}
+
+void cmd_decrby(CmdContext& ctx) {
+  int64_t d = 0;
+  if (!parse_i64(ctx.arg(2), d)) {
+    ctx.reply().error(errors::k_not_integer);
+    return;
+  }
+  if (d == INT64_MIN) {
+    ctx.reply().error("ERR decrement would overflow");
+    return;
+  }
+  incr_generic(ctx, -d);
+}
+
+void cmd_incrbyfloat(CmdContext& ctx) {
+  Db& db = ctx.db();
+  Entry* e = db.lookup(ctx.arg(1));
+  long double current = 0;
+  if (e != nullptr) {
+    if (e->type() != ObjType::string) {
+      ctx.reply().error(errors::k_wrong_type);
+      return;
+    }
+    IntBuffer buf;
+    if (!parse_long_double(string_of(e, buf), current)) {
+      ctx.reply().error(errors::k_not_float);
+      return;
+    }
+  }
+  long double incr = 0;
+  if (!parse_long_double(ctx.arg(2), incr)) {
+    ctx.reply().error(errors::k_not_float);
+    return;
+  }
+  long double result = current + incr;
+  std::string text;
+  if (std::isnan(result) || std::isinf(result) || !format_long_double_human(result, text)) {
+    ctx.reply().error(errors::k_incr_float_nan);
+    return;
+  }
+  db.set(ctx.arg(1), make_string_spec(text), -1, true);
+  ctx.reply().bulk(text);
+}
+
+void cmd_getrange(CmdContext& ctx) {
+  int64_t start = 0;
+  int64_t end = 0;
+  if (!parse_i64(ctx.arg(2), start) || !parse_i64(ctx.arg(3), end)) {
+    ctx.reply().error(errors::k_not_integer);
+    return;
+  }
+  Entry* e = ctx.db().lookup_read(ctx.arg(1));
+  if (e == nullptr) {
+    ctx.reply().bulk("");
+    return;
+  }
+  if (e->type() != ObjType::string) {
+    ctx.reply().error(errors::k_wrong_type);
+    return;
+  }
+  IntBuffer buf;
+  std::string_view s = string_of(e, buf);
+  int64_t len = static_cast<int64_t>(s.size());
+  if (start < 0 && end < 0 && start > end) {
+    ctx.reply().bulk("");
+    return;
+  }
+  if (start < 0) {
+    start += len;
+  }
+  if (end < 0) {
+    end += len;
+  }
+  if (start < 0) {
+    start = 0;
+  }
+  if (end < 0) {
+    end = 0;
+  }
+  if (end >= len) {
+    end = len - 1;
+  }
+  if (len == 0 || start > end) {
+    ctx.reply().bulk("");
+    return;
+  }
+  ctx.reply().bulk(s.substr(static_cast<size_t>(start), static_cast<size_t>(end - start + 1)));
+}
+
+void cmd_setrange(CmdContext& ctx) {
+  int64_t offset = 0;
+  if (!parse_i64(ctx.arg(2), offset)) {
+    ctx.reply().error(errors::k_not_integer);
+    return;
+  }
+  if (offset < 0) {
+    ctx.reply().error(errors::k_offset_out_of_range);
+    return;
+  }
+  std::string_view value = ctx.arg(3);
+  Db& db = ctx.db();
+  Entry* e = db.lookup(ctx.arg(1));
+  if (e == nullptr) {
+    if (value.empty()) {
+      ctx.reply().integer(0);
+      return;
+    }
+    if (!check_string_length(ctx, static_cast<uint64_t>(offset) + value.size())) {
+      return;
+    }
+    std::string s(static_cast<size_t>(offset), '\0');
+    s.append(value);
+    db.set(ctx.arg(1), make_raw_string_spec(s));
+    ctx.reply().integer(static_cast<int64_t>(s.size()));
+    return;
+  }
+  if (e->type() != ObjType::string) {
+    ctx.reply().error(errors::k_wrong_type);
+    return;
+  }
+  IntBuffer buf;
+  size_t len = string_of(e, buf).size();
+  if (value.empty()) {
+    ctx.reply().integer(static_cast<int64_t>(len));
+    return;
+  }
+  if (!check_string_length(ctx, static_cast<uint64_t>(offset) + value.size())) {
+    return;
+  }
+  size_t new_len = 0;
+  edit_string(db, e, ctx.arg(1), ctx.engine().memory(), [&](std::string& s) {
+    size_t need = static_cast<size_t>(offset) + value.size();
+    if (s.size() < need) {
+      s.resize(need, '\0');
+    }
+    std::memcpy(s.data() + offset, value.data(), value.size());
+    new_len = s.size();
+  });
+  ctx.reply().integer(static_cast<int64_t>(new_len));
+}
+
+constexpr CommandSpec k_string_commands[] = {
+    {"get", 2, k_cmd_readonly | k_cmd_fast, 1, 1, 1, cmd_get, "@read @string @fast"},
+    {"set", -3, k_cmd_write | k_cmd_denyoom, 1, 1, 1, cmd_set, "@write @string @slow"},
+    {"setnx", 3, k_cmd_write | k_cmd_denyoom | k_cmd_fast, 1, 1, 1, cmd_setnx,
+     "@write @string @fast"},
+    {"setex", 4, k_cmd_write | k_cmd_denyoom, 1, 1, 1, cmd_setex, "@write @string @slow"},
+    {"psetex", 4, k_cmd_write | k_cmd_denyoom, 1, 1, 1, cmd_psetex, "@write @string @slow"},
+    {"getset", 3, k_cmd_write | k_cmd_denyoom | k_cmd_fast, 1, 1, 1, cmd_getset,
+     "@write @string @fast"},
+    {"getdel", 2, k_cmd_write | k_cmd_fast, 1, 1, 1, cmd_getdel, "@write @string @fast"},
+    {"getex", -2, k_cmd_write | k_cmd_fast, 1, 1, 1, cmd_getex, "@write @string @fast"},
+    {"mget", -2, k_cmd_readonly | k_cmd_fast, 1, -1, 1, cmd_mget, "@read @string @fast"},
+    {"mset", -3, k_cmd_write | k_cmd_denyoom, 1, -1, 2, cmd_mset, "@write @string @slow"},
+    {"msetnx", -3, k_cmd_write | k_cmd_denyoom, 1, -1, 2, cmd_msetnx, "@write @string @slow"},
+    {"append", 3, k_cmd_write | k_cmd_denyoom | k_cmd_fast, 1, 1, 1, cmd_append,
+     "@write @string @fast"},
+    {"strlen", 2, k_cmd_readonly | k_cmd_fast, 1, 1, 1, cmd_strlen, "@read @string @fast"},
+    {"incr", 2, k_cmd_write | k_cmd_denyoom | k_cmd_fast, 1, 1, 1, cmd_incr,
+     "@write @string @fast"},
+    {"decr", 2, k_cmd_write | k_cmd_denyoom | k_cmd_fast, 1, 1, 1, cmd_decr,
+     "@write @string @fast"},
+    {"incrby", 3, k_cmd_write | k_cmd_denyoom | k_cmd_fast, 1, 1, 1, cmd_incrby,
+     "@write @string @fast"},
+    {"decrby", 3, k_cmd_write | k_cmd_denyoom | k_cmd_fast, 1, 1, 1, cmd_decrby,
+     "@write @string @fast"},
+    {"incrbyfloat", 3, k_cmd_write | k_cmd_denyoom | k_cmd_fast, 1, 1, 1, cmd_incrbyfloat,
+     "@write @string @fast"},
+    {"getrange", 4, k_cmd_readonly, 1, 1, 1, cmd_getrange, "@read @string @slow"},
+    {"substr", 4, k_cmd_readonly, 1, 1, 1, cmd_getrange, "@read @string @slow"},
+    {"setrange", 4, k_cmd_write | k_cmd_denyoom, 1, 1, 1, cmd_setrange, "@write @string @slow"},
+};
+
+}  // namespace
+
+void register_string_family(CommandRegistry& registry) { registry.add(k_string_commands); }
+
+}  // namespace keyshift::engine

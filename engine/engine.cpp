@@ -1,0 +1,395 @@
+#include "engine/engine.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "engine/commands/context.hpp"
+#include "engine/util/strconv.hpp"
+
+namespace keyshift::engine {
+namespace {
+
+std::string random_hex(std::mt19937_64& rng, size_t len) {
+  static constexpr char k_hex[] = "0123456789abcdef";
+  std::string s(len, '0');
+  for (char& c : s) {
+    c = k_hex[rng() & 15];
+  }
+  return s;
+}
+
+bool is_volatile(EvictionPolicy p) {
+  return p == EvictionPolicy::volatile_lru || p == EvictionPolicy::volatile_lfu ||
+         p == EvictionPolicy::volatile_random || p == EvictionPolicy::volatile_ttl;
+}
+
+}  // namespace
+
+Engine::Engine(EngineConfig config, const Clock& clock)
+    : m_config(std::move(config)), m_clock(clock), m_rng(std::random_device{}()) {
+  m_keyspace.memory = &m_memory;
+  m_keyspace.clock = &m_clock;
+  m_keyspace.config = &m_config;
+  m_keyspace.events = this;
+  m_keyspace.rng = &m_rng;
+  int n = m_config.databases > 0 ? m_config.databases : 16;
+  for (int i = 0; i < n; ++i) {
+    m_dbs.push_back(std::make_unique<Db>(i, m_keyspace, m_rng()));
+  }
+  register_all_families(m_registry);
+  m_identity.run_id = random_hex(m_rng, 40);
+  m_identity.start_time_ms = m_clock.now_ms();
+  m_identity.tcp_port = m_config.port;
+  m_identity.config_file = m_config.config_file;
+}
+
+Engine::~Engine() {
+  m_sessions.clear();
+  m_dbs.clear();
+}
+
+Session& Engine::open_session(SessionHost* host) {
+  auto s = std::make_unique<Session>(m_next_session_id++, host);
+  s->created_ms = m_clock.now_ms();
+  s->last_interaction_ms = s->created_ms;
+  s->authenticated = m_config.requirepass.empty();
+  if (host == nullptr) {
+    s->set(k_session_in_process);
+  }
+  Session& ref = *s;
+  m_sessions.emplace(ref.id(), std::move(s));
+  return ref;
+}
+
+void Engine::close_session(Session& session) {
+  std::erase(m_monitors, &session);
+  if (&session == m_internal) {
+    m_internal = nullptr;
+  }
+  m_sessions.erase(session.id());
+}
+
+uint64_t Engine::used_memory() const { return m_memory.used(); }
+
+void Engine::on_expired(int db, std::string_view key) {
+  (void)db;
+  (void)key;
+}
+
+void Engine::reject(Session& session, Command* cmd, std::string_view error) {
+  if (cmd != nullptr) {
+    ++cmd->stats.rejected_calls;
+  }
+  ReplyBuilder rb(session.out, session.resp);
+  rb.error(error);
+  ++m_stats.total_error_replies;
+  ++m_stats.error_counts[std::string(rb.last_error_code())];
+}
+
+void Engine::execute(Session& session, std::span<const std::string_view> argv) {
+  if (argv.empty()) {
+    return;
+  }
+  m_keyspace.command_time_ms = m_clock.now_ms();
+  dispatch(session, argv);
+  m_keyspace.command_time_ms = 0;
+}
+
+void Engine::dispatch(Session& session, std::span<const std::string_view> argv) {
+  ++m_stats.total_commands_processed;
+  session.last_interaction_ms = m_keyspace.command_time_ms;
+  Command* cmd = m_registry.find(argv[0]);
+  if (cmd != nullptr && cmd->is_container()) {
+    Command* sub = argv.size() >= 2 ? m_registry.find_sub(*cmd, argv[1]) : nullptr;
+    if (sub == nullptr) {
+      std::string err;
+      if (argv.size() < 2) {
+        err = "ERR wrong number of arguments for '" + cmd->full_name + "' command";
+      } else {
+        std::string upper(argv[0]);
+        for (char& c : upper) {
+          c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        }
+        err = "ERR unknown subcommand '" + std::string(argv[1].substr(0, 128)) + "'. Try " +
+              upper + " HELP.";
+      }
+      for (char& c : err) {
+        if (c == '\r' || c == '\n') {
+          c = ' ';
+        }
+      }
+      reject(session, nullptr, err);
+      return;
+    }
+    cmd = sub;
+  }
+  if (cmd == nullptr) {
+    std::string args;
+    for (size_t i = 1; i < argv.size() && args.size() < 128; ++i) {
+      size_t room = 128 - args.size();
+      args += '\'';
+      args += argv[i].substr(0, room);
+      args += "' ";
+    }
+    std::string err = "ERR unknown command '" + std::string(argv[0].substr(0, 128)) +
+                      "', with args beginning with: " + args;
+    for (char& c : err) {
+      if (c == '\r' || c == '\n') {
+        c = ' ';
+      }
+    }
+    reject(session, nullptr, err);
+    return;
+  }
+  const CommandSpec& spec = cmd->spec;
+  int argc = static_cast<int>(argv.size());
+  if ((spec.arity > 0 && spec.arity != argc) || argc < -spec.arity) {
+    reject(session, cmd, "ERR wrong number of arguments for '" + cmd->full_name + "' command");
+    return;
+  }
+  if ((spec.flags & k_cmd_protected) != 0) {
+    bool allowed = m_config.enable_debug_command == EnableMode::yes ||
+                   (m_config.enable_debug_command == EnableMode::local &&
+                    (session.has(k_session_unix_socket) || session.has(k_session_in_process) ||
+                     session.addr.starts_with("127.0.0.1:") || session.addr.starts_with("[::1]:")));
+    if (!allowed) {
+      reject(session, cmd, errors::k_debug_not_allowed);
+      return;
+    }
+  }
+  if (!session.authenticated && (spec.flags & k_cmd_no_auth) == 0) {
+    reject(session, cmd, errors::k_noauth);
+    return;
+  }
+  if (m_config.maxmemory != 0) {
+    bool oom = !perform_evictions();
+    if (oom && (spec.flags & k_cmd_denyoom) != 0) {
+      reject(session, cmd, errors::k_oom);
+      return;
+    }
+  }
+  if (!m_monitors.empty() && (spec.flags & (k_cmd_skip_monitor | k_cmd_admin)) == 0) {
+    feed_monitors(session, argv);
+  }
+  CmdContext ctx(*this, session, *cmd, argv);
+  int64_t start = m_clock.monotonic_us();
+  spec.handler(ctx);
+  int64_t elapsed = m_clock.monotonic_us() - start;
+  ++cmd->stats.calls;
+  cmd->stats.usec += static_cast<uint64_t>(elapsed);
+  ++session.total_commands;
+  session.last_command = cmd->full_name;
+  if (ctx.reply().error_count() != 0) {
+    ++cmd->stats.failed_calls;
+    m_stats.total_error_replies += ctx.reply().error_count();
+    ++m_stats.error_counts[std::string(ctx.reply().last_error_code())];
+  }
+  m_memory.note_peak();
+}
+
+RespValue Engine::run(Session& session, std::span<const std::string_view> argv) {
+  size_t start = session.out.size();
+  execute(session, argv);
+  RespValue v;
+  size_t consumed = 0;
+  std::string_view data(session.out);
+  data.remove_prefix(start);
+  if (parse_resp(data, v, consumed) != RespParse::ok) {
+    v = RespValue{};
+  }
+  session.out.resize(start);
+  return v;
+}
+
+RespValue Engine::run(std::initializer_list<std::string_view> argv) {
+  if (m_internal == nullptr) {
+    m_internal = &open_session(nullptr);
+  }
+  std::vector<std::string_view> v(argv);
+  return run(*m_internal, v);
+}
+
+void Engine::feed_monitors(const Session& from, std::span<const std::string_view> argv) {
+  int64_t us = m_clock.now_us();
+  char head[96];
+  std::string src = from.has(k_session_unix_socket) ? "unix:" + from.addr
+                    : from.has(k_session_in_process) ? std::string("lua")
+                                                     : from.addr;
+  int n = std::snprintf(head, sizeof(head), "+%lld.%06lld [%d ", static_cast<long long>(us / 1000000),
+                        static_cast<long long>(us % 1000000), from.db);
+  std::string line(head, static_cast<size_t>(n));
+  line += src;
+  line += ']';
+  for (std::string_view a : argv) {
+    line += " \"";
+    for (unsigned char c : a) {
+      switch (c) {
+        case '\\':
+          line += "\\\\";
+          break;
+        case '"':
+          line += "\\\"";
+          break;
+        case '\n':
+          line += "\\n";
+          break;
+        case '\r':
+          line += "\\r";
+          break;
+        case '\t':
+          line += "\\t";
+          break;
+        case '\a':
+          line += "\\a";
+          break;
+        case '\b':
+          line += "\\b";
+          break;
+        default:
+          if (c < 0x20 || c >= 0x7f) {
+            char esc[8];
+            std::snprintf(esc, sizeof(esc), "\\x%02x", c);
+            line += esc;
+          } else {
+            line += static_cast<char>(c);
+          }
+      }
+    }
+    line += '"';
+  }
+  line += "\r\n";
+  for (Session* m : m_monitors) {
+    if (m == &from) {
+      continue;
+    }
+    m->out += line;
+    if (m->host() != nullptr) {
+      m->host()->wake(*m);
+    }
+  }
+}
+
+void Engine::request_shutdown(Session& from) {
+  m_shutdown = true;
+  if (from.host() != nullptr) {
+    from.host()->request_shutdown();
+  }
+}
+
+void Engine::cron() {
+  int64_t now_us = m_clock.monotonic_us();
+  int hz = m_config.hz > 0 ? m_config.hz : 10;
+  // Active expiry may use 25% of a cron period, as Valkey's slow cycle does.
+  int64_t budget_us = 1000000 / hz / 4;
+  int64_t deadline = now_us + budget_us;
+  m_keyspace.command_time_ms = m_clock.now_ms();
+  if (m_config.active_expire) {
+    for (size_t i = 0; i < m_dbs.size(); ++i) {
+      Db& d = *m_dbs[(m_expire_db_cursor + i) % m_dbs.size()];
+      d.active_expire(deadline);
+      if (m_clock.monotonic_us() > deadline) {
+        ++m_stats.expired_time_cap_reached_count;
+        m_expire_db_cursor = (m_expire_db_cursor + i + 1) % m_dbs.size();
+        break;
+      }
+    }
+  }
+  for (auto& d : m_dbs) {
+    d->rehash_step(100);
+  }
+  m_keyspace.command_time_ms = 0;
+  if (m_config.maxmemory != 0) {
+    perform_evictions();
+  }
+}
+
+bool Engine::perform_evictions() {
+  uint64_t limit = m_config.maxmemory;
+  if (limit == 0 || used_memory() <= limit) {
+    return true;
+  }
+  EvictionPolicy policy = m_config.maxmemory_policy;
+  if (policy == EvictionPolicy::noeviction) {
+    return false;
+  }
+  int64_t now = m_keyspace.now_ms();
+  int samples = std::max(1, m_config.maxmemory_samples);
+  // A small pool of the best candidates seen so far, as Valkey's eviction pool keeps
+  // across calls, improves the approximation of true LRU/LFU with few samples.
+  struct Candidate {
+    uint64_t score;  // higher = better to evict
+    int db;
+    std::string key;
+  };
+  std::vector<Candidate> pool;
+  int64_t start_us = m_clock.monotonic_us();
+  while (used_memory() > limit) {
+    Db* victim_db = nullptr;
+    std::string victim_key;
+    if (policy == EvictionPolicy::allkeys_random || policy == EvictionPolicy::volatile_random) {
+      for (size_t i = 0; i < m_dbs.size() && victim_db == nullptr; ++i) {
+        Db& d = *m_dbs[(m_rng() + i) % m_dbs.size()];
+        Entry* e = policy == EvictionPolicy::allkeys_random ? d.random_entry()
+                                                            : d.random_volatile_entry();
+        if (e != nullptr) {
+          victim_db = &d;
+          victim_key = std::string(e->key());
+        }
+      }
+    } else {
+      pool.clear();
+      for (auto& dptr : m_dbs) {
+        Db& d = *dptr;
+        size_t n = is_volatile(policy) ? d.expires_size() : d.size();
+        if (n == 0) {
+          continue;
+        }
+        for (int s = 0; s < samples; ++s) {
+          Entry* e = is_volatile(policy) ? d.random_volatile_entry() : d.random_entry();
+          if (e == nullptr) {
+            break;
+          }
+          uint64_t score = 0;
+          switch (policy) {
+            case EvictionPolicy::allkeys_lru:
+            case EvictionPolicy::volatile_lru:
+              score = static_cast<uint64_t>(lru_idle_ms(e->lru(), now));
+              break;
+            case EvictionPolicy::allkeys_lfu:
+            case EvictionPolicy::volatile_lfu:
+              score = 255 - lfu_counter(e->lru(), now, m_config.lfu_decay_time);
+              break;
+            case EvictionPolicy::volatile_ttl:
+              score = UINT64_MAX - static_cast<uint64_t>(e->expire_ms());
+              break;
+            default:
+              break;
+          }
+          pool.push_back({score, d.id(), std::string(e->key())});
+        }
+      }
+      if (pool.empty()) {
+        return false;
+      }
+      auto best = std::max_element(pool.begin(), pool.end(), [](const Candidate& a, const Candidate& b) {
+        return a.score < b.score;
+      });
+      victim_db = m_dbs[static_cast<size_t>(best->db)].get();
+      victim_key = best->key;
+    }
+    if (victim_db == nullptr) {
+      return false;
+    }
+    if (victim_db->remove(victim_key)) {
+      ++m_stats.evicted_keys;
+    }
+    // Never spend more than a short slice per call; the next command continues.
+    if (m_clock.monotonic_us() - start_us > 500 && used_memory() > limit) {
+      m_stats.total_eviction_exceeded_time_us += static_cast<uint64_t>(m_clock.monotonic_us() - start_us);
+      return used_memory() <= limit;
+    }
+  }
+  return true;
+}
+
+}  // namespace keyshift::engine

@@ -1,0 +1,125 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <random>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/commands/registry.hpp"
+#include "engine/keyspace/db.hpp"
+#include "engine/resp/resp_value.hpp"
+#include "engine/server/config.hpp"
+#include "engine/session.hpp"
+#include "engine/util/clock.hpp"
+#include "engine/util/memory.hpp"
+
+namespace keyshift::engine {
+
+/// Server-wide counters that INFO stats reports.
+struct EngineStats {
+  uint64_t total_connections_received = 0;
+  uint64_t total_commands_processed = 0;
+  uint64_t rejected_connections = 0;
+  uint64_t evicted_keys = 0;
+  uint64_t evicted_clients = 0;
+  uint64_t total_error_replies = 0;
+  uint64_t unexpected_error_replies = 0;
+  uint64_t total_net_input_bytes = 0;
+  uint64_t total_net_output_bytes = 0;
+  uint64_t expired_time_cap_reached_count = 0;
+  uint64_t client_query_buffer_limit_disconnections = 0;
+  uint64_t total_eviction_exceeded_time_us = 0;
+  std::map<std::string, uint64_t> error_counts;  // per error code, for errorstats
+};
+
+/// Facts about the process the engine runs in, for INFO server.
+struct ServerIdentity {
+  std::string run_id;
+  std::string executable;
+  std::string config_file;
+  int tcp_port = 0;
+  int64_t start_time_ms = 0;
+  std::string multiplexing_api = "none";
+};
+
+/// The cache engine: databases, command table and the sessions that use them. Executes
+/// commands in-process; the network server is one host of its sessions. No global state,
+/// so several engines can live in one process.
+class Engine : public KeyspaceEvents {
+ public:
+  /// Creates an engine with `config`, reading time from `clock` (which must outlive it).
+  Engine(EngineConfig config, const Clock& clock);
+  ~Engine() override;
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  /// Opens a session; `host` may be nullptr for in-process use.
+  Session& open_session(SessionHost* host);
+  /// Closes a session and forgets it.
+  void close_session(Session& session);
+  /// Every open session, by id.
+  const std::map<uint64_t, std::unique_ptr<Session>>& sessions() const { return m_sessions; }
+
+  /// Executes one command for `session`, appending the reply to `session.out`.
+  void execute(Session& session, std::span<const std::string_view> argv);
+  /// Executes one command and decodes its reply (for in-process use and tests).
+  RespValue run(Session& session, std::span<const std::string_view> argv);
+  /// Convenience: `run` on an internal session.
+  RespValue run(std::initializer_list<std::string_view> argv);
+
+  /// Periodic work (active expiry, incremental rehash, stats); call `config().hz` times
+  /// per second.
+  void cron();
+  /// Frees memory by evicting keys per maxmemory-policy; false if still over the limit.
+  bool perform_evictions();
+
+  /// Database `index` (must be in range).
+  Db& db(int index) { return *m_dbs[static_cast<size_t>(index)]; }
+  int db_count() const { return static_cast<int>(m_dbs.size()); }
+  EngineConfig& config() { return m_config; }
+  const EngineConfig& config() const { return m_config; }
+  const Clock& clock() const { return m_clock; }
+  MemoryCounter& memory() { return m_memory; }
+  KeyspaceShared& keyspace() { return m_keyspace; }
+  CommandRegistry& registry() { return m_registry; }
+  EngineStats& stats() { return m_stats; }
+  ServerIdentity& identity() { return m_identity; }
+  std::mt19937_64& rng() { return m_rng; }
+  /// Bytes counted against maxmemory.
+  uint64_t used_memory() const;
+  /// Sessions in MONITOR mode.
+  std::vector<Session*>& monitors() { return m_monitors; }
+  /// Sends a MONITOR line for a command to every monitor.
+  void feed_monitors(const Session& from, std::span<const std::string_view> argv);
+  /// Host-facing: SHUTDOWN was requested by a command.
+  bool shutdown_requested() const { return m_shutdown; }
+  void request_shutdown(Session& from);
+  /// Keys a mutation touched (for WATCH and keyspace notifications in later work).
+  void on_expired(int db, std::string_view key) override;
+
+ private:
+  void dispatch(Session& session, std::span<const std::string_view> argv);
+  void reject(Session& session, Command* cmd, std::string_view error);
+
+  EngineConfig m_config;
+  const Clock& m_clock;
+  MemoryCounter m_memory;
+  std::mt19937_64 m_rng;
+  KeyspaceShared m_keyspace;
+  std::vector<std::unique_ptr<Db>> m_dbs;
+  CommandRegistry m_registry;
+  EngineStats m_stats;
+  ServerIdentity m_identity;
+  std::map<uint64_t, std::unique_ptr<Session>> m_sessions;
+  uint64_t m_next_session_id = 1;
+  Session* m_internal = nullptr;
+  std::vector<Session*> m_monitors;
+  bool m_shutdown = false;
+  size_t m_expire_db_cursor = 0;
+};
+
+}  // namespace keyshift::engine

@@ -1,0 +1,157 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/keyspace/chained_table.hpp"
+#include "engine/keyspace/entry.hpp"
+#include "engine/server/config.hpp"
+#include "engine/util/clock.hpp"
+#include "engine/util/hash.hpp"
+
+namespace keyshift::engine {
+
+/// Told about keyspace changes that happen outside a command's own work (lazy and active
+/// expiry, eviction), so the engine can count them and notify watchers.
+class KeyspaceEvents {
+ public:
+  virtual ~KeyspaceEvents() = default;
+  /// `key` in database `db` expired and was removed.
+  virtual void on_expired(int db, std::string_view key) = 0;
+};
+
+/// State every database of one engine shares.
+struct KeyspaceShared {
+  MemoryCounter* memory = nullptr;
+  const Clock* clock = nullptr;
+  const EngineConfig* config = nullptr;
+  KeyspaceEvents* events = nullptr;
+  std::mt19937_64* rng = nullptr;
+  uint64_t keyspace_hits = 0;
+  uint64_t keyspace_misses = 0;
+  uint64_t expired_keys = 0;
+  uint64_t expired_stale_perc_permille = 0;
+  uint64_t expire_cycle_time_used_us = 0;
+  /// Cached "now" for the current command so one command sees one time (as Valkey's
+  /// cmd_time_snapshot); 0 means read the clock.
+  int64_t command_time_ms = 0;
+  int64_t now_ms() const { return command_time_ms != 0 ? command_time_ms : clock->now_ms(); }
+};
+
+struct EntryTraits {
+  static Entry*& next(Entry* e) { return e->next(); }
+  static std::string_view key(const Entry* e) { return e->key(); }
+  static uint64_t hash(std::string_view key, uint64_t seed) { return hash_bytes(key, seed); }
+};
+
+/// One numbered database: the key table and its TTL index.
+class Db {
+ public:
+  using Table = ChainedTable<Entry, EntryTraits>;
+
+  Db(int id, KeyspaceShared& shared, uint64_t seed);
+  ~Db();
+  Db(const Db&) = delete;
+  Db& operator=(const Db&) = delete;
+
+  /// This database's number.
+  int id() const { return m_id; }
+  /// Number of keys (including expired ones not yet reclaimed).
+  size_t size() const { return m_table.size(); }
+  /// Number of keys with a TTL.
+  size_t expires_size() const { return m_expires.size(); }
+
+  /// The live entry for `key`, expiring it first if its time has passed; updates the
+  /// access time (LRU/LFU) unless `touch` is false.
+  Entry* lookup(std::string_view key, bool touch = true);
+  /// Like `lookup` but also counts a keyspace hit or miss (read commands).
+  Entry* lookup_read(std::string_view key);
+  /// True if `key` exists and is live, without touching it.
+  bool exists(std::string_view key) { return lookup(key, false) != nullptr; }
+
+  /// Stores `value` under `key`, replacing any value. The TTL is kept only when
+  /// `keep_ttl`; `expire_ms` >= 0 sets a new one. Returns the entry.
+  Entry* set(std::string_view key, const Entry::ValueSpec& value, int64_t expire_ms = -1,
+             bool keep_ttl = false);
+  /// Adds a new key; the key must not exist (live or expired: call lookup first).
+  Entry* add(std::string_view key, const Entry::ValueSpec& value, int64_t expire_ms = -1);
+  /// Removes `key`; returns true if a live key was removed.
+  bool remove(std::string_view key);
+  /// Moves the entry for `key` out of this database without freeing it (MOVE, RENAME).
+  Entry* detach(std::string_view key);
+  /// Links an entry detached from another database under its own key (which must not exist).
+  void attach(Entry* e);
+  /// Links an entry under `new_key`, re-creating it with that name; frees `e`.
+  Entry* attach_renamed(Entry* e, std::string_view new_key);
+
+  /// Sets the TTL of the live `key` to `when_ms`; returns the (possibly moved) entry.
+  Entry* set_expire(Entry* e, int64_t when_ms);
+  /// Removes the TTL of the entry; returns the (possibly moved) entry.
+  Entry* persist(Entry* e);
+  /// True if `e` has a TTL that has passed.
+  bool is_expired(const Entry* e) const {
+    return e->has_expire() && e->expire_ms() <= m_shared->now_ms();
+  }
+
+  /// Calls `fn(Entry*)` for keys in the cursor's buckets; returns the next cursor.
+  template <typename Fn>
+  uint64_t scan(uint64_t cursor, Fn&& fn) {
+    return m_table.scan(cursor, std::forward<Fn>(fn));
+  }
+  /// Calls `fn(Entry*)` for every key, live or not; `fn` must not modify the database.
+  template <typename Fn>
+  void for_each(Fn&& fn) const {
+    m_table.for_each(std::forward<Fn>(fn));
+  }
+  /// A random entry (possibly expired), or nullptr when empty.
+  Entry* random_entry();
+  /// A random entry among those with a TTL, or nullptr.
+  Entry* random_volatile_entry();
+  /// Removes every key; returns how many there were.
+  size_t flush();
+  /// Swaps the contents of two databases (SWAPDB).
+  void swap_contents(Db& other);
+
+  /// Samples keys with a TTL and removes expired ones, as Valkey's active expire cycle.
+  /// Returns the number removed; stops when `deadline_us` (monotonic) passes.
+  size_t active_expire(int64_t deadline_us, size_t* sampled = nullptr);
+  /// Average remaining TTL of sampled keys in ms (INFO keyspace avg_ttl), 0 if none.
+  int64_t avg_ttl() const { return m_avg_ttl; }
+  /// Does a bounded amount of incremental rehashing (server cron).
+  bool rehash_step(size_t buckets) { return m_table.rehash(buckets); }
+  /// Bucket count, for memory figures.
+  size_t buckets() const { return m_table.buckets(); }
+  /// Updates the access metadata of `e` (LRU clock or LFU counter) per the policy.
+  void touch_entry(Entry* e);
+  /// Removes `e` (found with lookup) without expiry checks; used by eviction.
+  void remove_entry(Entry* e);
+
+ private:
+  Entry** find_link(std::string_view key) { return m_table.find_link(key, m_table.hash(key)); }
+  void unlink_expired(Entry** link);
+  void index_expire(Entry* e);
+  void unindex_expire(Entry* e);
+  void replace_entry(Entry** link, Entry* old_e, Entry* new_e);
+  void free_entry(Entry* e);
+
+  int m_id;
+  KeyspaceShared* m_shared;
+  Table m_table;
+  std::vector<Entry*> m_expires;
+  int64_t m_avg_ttl = 0;
+};
+
+/// LRU clock value (seconds, 24 bits) for a time in ms.
+uint32_t lru_clock(int64_t now_ms);
+/// Idle time in ms of an entry whose LRU field is `lru`.
+int64_t lru_idle_ms(uint32_t lru, int64_t now_ms);
+/// LFU counter (0-255) of an entry's LRU field after decay to `now_ms`.
+uint8_t lfu_counter(uint32_t lru, int64_t now_ms, int decay_time);
+/// The LRU field for an LFU counter `counter` at `now_ms`.
+uint32_t lfu_field(uint8_t counter, int64_t now_ms);
+
+}  // namespace keyshift::engine

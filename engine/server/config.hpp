@@ -1,0 +1,80 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace keyshift::engine {
+
+/// Eviction policy chosen by `maxmemory-policy`.
+enum class EvictionPolicy : uint8_t {
+  noeviction,
+  allkeys_lru,
+  allkeys_lfu,
+  allkeys_random,
+  volatile_lru,
+  volatile_lfu,
+  volatile_random,
+  volatile_ttl,
+};
+
+/// Whether `enable-debug-command` / `enable-protected-configs` style settings allow use.
+enum class EnableMode : uint8_t { no, yes, local };
+
+/// Every setting the engine and its server read; filled from a config file, flags or
+/// CONFIG SET. Plain data so that the engine never depends on a parser library.
+struct EngineConfig {
+  // Network.
+  // Loopback by default, as the stock valkey.conf has it (valkey-server without a file binds
+  // every interface; a migration tool should not expose a cache by surprise).
+  std::vector<std::string> bind{"127.0.0.1", "-::1"};
+  int port = 6379;
+  int tcp_backlog = 511;
+  std::string unixsocket;
+  uint32_t unixsocketperm = 0;  // 0: leave the umask's mode
+  int timeout = 0;              // idle client timeout in seconds, 0 = never
+  int tcp_keepalive = 300;
+  bool protected_mode = true;
+  int maxclients = 10000;
+
+  // Security.
+  std::string requirepass;
+
+  // Keyspace.
+  int databases = 16;
+  int hz = 10;
+  bool active_expire = true;  // DEBUG SET-ACTIVE-EXPIRE
+
+  // Memory.
+  uint64_t maxmemory = 0;
+  EvictionPolicy maxmemory_policy = EvictionPolicy::noeviction;
+  int maxmemory_samples = 5;
+  int maxmemory_eviction_tenacity = 10;
+  int lfu_log_factor = 10;
+  int lfu_decay_time = 1;
+
+  // Protocol limits.
+  uint64_t proto_max_bulk_len = 512ull * 1024 * 1024;
+  uint64_t client_query_buffer_limit = 1024ull * 1024 * 1024;
+
+  // Persistence (used by later issues; accepted now).
+  std::string dir = ".";
+  std::string dbfilename = "dump.rdb";
+
+  // Administration.
+  EnableMode enable_debug_command = EnableMode::no;
+  std::string logfile;
+  std::string loglevel = "notice";
+  std::string pidfile;
+  bool daemonize = false;
+  std::string config_file;  // absolute path of the file this came from, if any
+
+  // Directives Valkey knows but keyshift does not act on (appendonly, save, ...), by primary
+  // name, in CONFIG GET form. Kept so CONFIG GET/REWRITE show what the operator set; a
+  // missing name means Valkey's default.
+  std::map<std::string, std::string, std::less<>> unimplemented_settings;
+};
+
+}  // namespace keyshift::engine

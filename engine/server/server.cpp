@@ -1,0 +1,535 @@
+#include "engine/server/server.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "engine/resp/reply_builder.hpp"
+#include "engine/util/strconv.hpp"
+
+namespace keyshift::engine {
+namespace {
+
+constexpr size_t k_read_chunk = 16 * 1024;
+constexpr size_t k_max_events = 256;
+
+std::string errno_text() { return std::strerror(errno); }
+
+void set_nonblocking(int fd) {
+  int flags = fcntl(fd, F_GETFL, 0);
+  fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+}
+
+std::string peer_name(const sockaddr_storage& sa) {
+  char host[INET6_ADDRSTRLEN] = {0};
+  int port = 0;
+  if (sa.ss_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(&sa);
+    inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+    port = ntohs(in->sin_port);
+    return std::string(host) + ":" + std::to_string(port);
+  }
+  if (sa.ss_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&sa);
+    inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+    port = ntohs(in6->sin6_port);
+    return std::string(host) + ":" + std::to_string(port);
+  }
+  return "?:0";
+}
+
+bool is_loopback(const sockaddr_storage& sa) {
+  if (sa.ss_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(&sa);
+    return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+  }
+  if (sa.ss_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&sa);
+    return IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr) != 0;
+  }
+  return false;
+}
+
+constexpr std::string_view k_protected_mode_error =
+    "-DENIED Running in protected mode because protected mode is enabled and no password is "
+    "set for the default user. In this mode connections are only accepted from the loopback "
+    "interface. If you want to connect from external computers, you may adopt one of the "
+    "following solutions: 1) Just disable protected mode sending the command 'CONFIG SET "
+    "protected-mode no' from the loopback interface by connecting from the same host the "
+    "server is running, however MAKE SURE it's not publicly accessible from internet if you do "
+    "so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just "
+    "disable the protected mode by editing the configuration file, and setting the protected "
+    "mode option to 'no', and then restarting the server. 3) If you started the server "
+    "manually just for testing, restart it with the '--protected-mode no' option. 4) Set up "
+    "an authentication password for the default user. NOTE: You only need to do one of the "
+    "above things in order for the server to start accepting connections from the "
+    "outside.\r\n";
+
+}  // namespace
+
+struct Server::Connection {
+  int fd = -1;
+  Session* session = nullptr;
+  bool is_unix = false;
+  std::vector<char> in;
+  size_t in_start = 0;
+  size_t in_end = 0;
+  RequestParser parser;
+  size_t out_pos = 0;
+  bool pending = false;
+  bool want_write = false;
+  bool closing = false;
+};
+
+Server::Server(Engine& engine, Logger& log) : m_engine(engine), m_log(log) {}
+
+Server::~Server() {
+  for (auto& c : m_by_fd) {
+    if (c) {
+      m_engine.close_session(*c->session);
+      ::close(c->fd);
+    }
+  }
+  for (int fd : m_tcp_fds) {
+    ::close(fd);
+  }
+  if (m_unix_fd >= 0) {
+    ::close(m_unix_fd);
+    ::unlink(m_engine.config().unixsocket.c_str());
+  }
+  for (int fd : {m_epoll, m_event_fd, m_signal_fd}) {
+    if (fd >= 0) {
+      ::close(fd);
+    }
+  }
+}
+
+std::string Server::listen() {
+  const EngineConfig& cfg = m_engine.config();
+  m_epoll = epoll_create1(EPOLL_CLOEXEC);
+  m_event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  sigset_t mask;
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGTERM);
+  sigaddset(&mask, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &mask, nullptr);
+  m_signal_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+  signal(SIGPIPE, SIG_IGN);
+  for (int fd : {m_event_fd, m_signal_fd}) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = fd;
+    epoll_ctl(m_epoll, EPOLL_CTL_ADD, fd, &ev);
+  }
+
+  if (cfg.port != 0) {
+    for (const std::string& raw : cfg.bind) {
+      bool optional = !raw.empty() && raw[0] == '-';
+      std::string addr = optional ? raw.substr(1) : raw;
+      if (addr == "*") {
+        addr = "0.0.0.0";
+      } else if (addr == "::*") {
+        addr = "::";
+      }
+      bool v6 = addr.find(':') != std::string::npos;
+      int fd = ::socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+      int one = 1;
+      setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+      sockaddr_storage sa{};
+      socklen_t len = 0;
+      bool parsed = false;
+      if (v6) {
+        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+        auto* in6 = reinterpret_cast<sockaddr_in6*>(&sa);
+        in6->sin6_family = AF_INET6;
+        in6->sin6_port = htons(static_cast<uint16_t>(cfg.port));
+        parsed = inet_pton(AF_INET6, addr.c_str(), &in6->sin6_addr) == 1;
+        len = sizeof(sockaddr_in6);
+      } else {
+        auto* in = reinterpret_cast<sockaddr_in*>(&sa);
+        in->sin_family = AF_INET;
+        in->sin_port = htons(static_cast<uint16_t>(cfg.port));
+        parsed = inet_pton(AF_INET, addr.c_str(), &in->sin_addr) == 1;
+        len = sizeof(sockaddr_in);
+      }
+      if (!parsed || ::bind(fd, reinterpret_cast<sockaddr*>(&sa), len) != 0 ||
+          ::listen(fd, cfg.tcp_backlog) != 0) {
+        std::string why = parsed ? errno_text() : "Invalid address";
+        ::close(fd);
+        if (optional && (errno == EADDRNOTAVAIL || errno == EAFNOSUPPORT || !parsed ||
+                         errno == EPROTONOSUPPORT)) {
+          continue;
+        }
+        return "Warning: Could not create server TCP listening socket " + addr + ":" +
+               std::to_string(cfg.port) + ": bind: " + why + "\nFailed listening on port " +
+               std::to_string(cfg.port) + " (tcp), aborting.";
+      }
+      m_tcp_fds.push_back(fd);
+    }
+    m_bound_port = cfg.port;
+  }
+  if (!cfg.unixsocket.empty()) {
+    ::unlink(cfg.unixsocket.c_str());
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    sockaddr_un su{};
+    su.sun_family = AF_UNIX;
+    if (cfg.unixsocket.size() >= sizeof(su.sun_path)) {
+      ::close(fd);
+      return "Failed opening Unix socket: path too long: " + cfg.unixsocket;
+    }
+    std::memcpy(su.sun_path, cfg.unixsocket.c_str(), cfg.unixsocket.size() + 1);
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&su), sizeof(su)) != 0 ||
+        (cfg.unixsocketperm != 0 && ::chmod(cfg.unixsocket.c_str(), cfg.unixsocketperm) != 0) ||
+        ::listen(fd, cfg.tcp_backlog) != 0) {
+      std::string why = errno_text();
+      ::close(fd);
+      return "Failed opening Unix socket: " + why + " (" + cfg.unixsocket + ")";
+    }
+    m_unix_fd = fd;
+  }
+  if (m_tcp_fds.empty() && m_unix_fd < 0) {
+    return "Configured to not listen anywhere, exiting.";
+  }
+  for (int fd : m_tcp_fds) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = fd;
+    epoll_ctl(m_epoll, EPOLL_CTL_ADD, fd, &ev);
+  }
+  if (m_unix_fd >= 0) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = m_unix_fd;
+    epoll_ctl(m_epoll, EPOLL_CTL_ADD, m_unix_fd, &ev);
+  }
+  m_engine.identity().multiplexing_api = "epoll";
+  return {};
+}
+
+void Server::accept_from(int listen_fd, bool is_unix) {
+  const EngineConfig& cfg = m_engine.config();
+  for (int i = 0; i < 1000; ++i) {
+    sockaddr_storage sa{};
+    socklen_t len = sizeof(sa);
+    int fd = ::accept4(listen_fd, reinterpret_cast<sockaddr*>(&sa), &len,
+                       SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      return;
+    }
+    if (m_clients >= static_cast<size_t>(cfg.maxclients)) {
+      static constexpr std::string_view k_err = "-ERR max number of clients reached\r\n";
+      [[maybe_unused]] ssize_t w = ::write(fd, k_err.data(), k_err.size());
+      ++m_engine.stats().rejected_connections;
+      ::close(fd);
+      continue;
+    }
+    if (!is_unix && cfg.protected_mode && cfg.requirepass.empty() && !is_loopback(sa)) {
+      [[maybe_unused]] ssize_t w =
+          ::write(fd, k_protected_mode_error.data(), k_protected_mode_error.size());
+      ++m_engine.stats().rejected_connections;
+      ::close(fd);
+      continue;
+    }
+    if (!is_unix) {
+      int one = 1;
+      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+      if (cfg.tcp_keepalive > 0) {
+        setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+      }
+    }
+    auto c = std::make_unique<Connection>();
+    c->fd = fd;
+    c->is_unix = is_unix;
+    c->in.resize(k_read_chunk);
+    c->session = &m_engine.open_session(this);
+    c->session->fd = fd;
+    if (is_unix) {
+      c->session->set(k_session_unix_socket);
+      c->session->addr = cfg.unixsocket + ":0";
+      c->session->laddr = cfg.unixsocket + ":0";
+    } else {
+      c->session->addr = peer_name(sa);
+      sockaddr_storage local{};
+      socklen_t llen = sizeof(local);
+      getsockname(fd, reinterpret_cast<sockaddr*>(&local), &llen);
+      c->session->laddr = peer_name(local);
+    }
+    ++m_engine.stats().total_connections_received;
+    ++m_clients;
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = fd;
+    epoll_ctl(m_epoll, EPOLL_CTL_ADD, fd, &ev);
+    if (static_cast<size_t>(fd) >= m_by_fd.size()) {
+      m_by_fd.resize(static_cast<size_t>(fd) + 1);
+    }
+    m_by_fd[static_cast<size_t>(fd)] = std::move(c);
+  }
+}
+
+void Server::handle_readable(Connection& c) {
+  // Make room: compact the unparsed tail to the front, and grow for a large bulk.
+  size_t used = c.in_end - c.in_start;
+  if (c.in_start > 0 && (c.in.size() - c.in_end < k_read_chunk / 2)) {
+    std::memmove(c.in.data(), c.in.data() + c.in_start, used);
+    c.in_start = 0;
+    c.in_end = used;
+  }
+  size_t want = k_read_chunk;
+  size_t pending_bulk = c.parser.pending_bulk();
+  if (pending_bulk > 0 && pending_bulk + 2 > c.in_end - c.in_start) {
+    want = std::max(want, pending_bulk + 2 - (c.in_end - c.in_start));
+  }
+  if (c.in.size() - c.in_end < want) {
+    c.in.resize(c.in_end + want);
+  }
+  ssize_t n = ::read(c.fd, c.in.data() + c.in_end, c.in.size() - c.in_end);
+  if (n == 0) {
+    close_connection(c);
+    return;
+  }
+  if (n < 0) {
+    if (errno != EAGAIN && errno != EINTR) {
+      close_connection(c);
+    }
+    return;
+  }
+  c.in_end += static_cast<size_t>(n);
+  c.session->net_input_bytes += static_cast<uint64_t>(n);
+  m_engine.stats().total_net_input_bytes += static_cast<uint64_t>(n);
+  process_input(c);
+  if (!c.closing && c.in_end - c.in_start > m_engine.config().client_query_buffer_limit) {
+    m_log.warning("Closing client that reached max query buffer length");
+    ++m_engine.stats().client_query_buffer_limit_disconnections;
+    close_connection(c);
+  }
+}
+
+void Server::process_input(Connection& c) {
+  Session& s = *c.session;
+  RequestLimits limits;
+  limits.proto_max_bulk_len = m_engine.config().proto_max_bulk_len;
+  while (!c.closing && c.in_start < c.in_end &&
+         (s.flags & (k_session_close_after_reply | k_session_close_asap)) == 0) {
+    limits.auth_required = !s.authenticated;
+    const char* base = c.in.data() + c.in_start;
+    auto status = c.parser.parse(base, c.in_end - c.in_start, limits);
+    if (status == RequestParser::Status::need_more) {
+      break;
+    }
+    if (status == RequestParser::Status::error) {
+      ReplyBuilder rb(s.out, s.resp);
+      rb.error(c.parser.error());
+      ++m_engine.stats().total_error_replies;
+      s.set(k_session_close_after_reply);
+      c.in_start = c.in_end;
+      c.parser.reset();
+      break;
+    }
+    size_t consumed = c.parser.consumed();
+    if (status == RequestParser::Status::ready) {
+      c.parser.args(base, m_argv);
+      m_engine.execute(s, m_argv);
+    }
+    c.parser.reset();
+    c.in_start += consumed;
+  }
+  if (c.in_start == c.in_end) {
+    c.in_start = 0;
+    c.in_end = 0;
+  }
+  if (!s.out.empty() || (s.flags & (k_session_close_after_reply | k_session_close_asap)) != 0) {
+    wake(s);
+  }
+}
+
+void Server::wake(Session& session) {
+  if (session.fd < 0 || static_cast<size_t>(session.fd) >= m_by_fd.size()) {
+    return;
+  }
+  Connection* c = m_by_fd[static_cast<size_t>(session.fd)].get();
+  if (c != nullptr && !c->pending) {
+    c->pending = true;
+    m_pending.push_back(c);
+  }
+}
+
+void Server::request_shutdown() { m_stopping = true; }
+
+void Server::update_interest(Connection& c, bool want_write) {
+  if (c.want_write == want_write) {
+    return;
+  }
+  c.want_write = want_write;
+  epoll_event ev{};
+  ev.events = EPOLLIN | (want_write ? EPOLLOUT : 0);
+  ev.data.fd = c.fd;
+  epoll_ctl(m_epoll, EPOLL_CTL_MOD, c.fd, &ev);
+}
+
+bool Server::flush(Connection& c) {
+  Session& s = *c.session;
+  while (c.out_pos < s.out.size()) {
+    ssize_t n = ::write(c.fd, s.out.data() + c.out_pos, s.out.size() - c.out_pos);
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EINTR) {
+        update_interest(c, true);
+        return true;
+      }
+      return false;
+    }
+    c.out_pos += static_cast<size_t>(n);
+    s.net_output_bytes += static_cast<uint64_t>(n);
+    m_engine.stats().total_net_output_bytes += static_cast<uint64_t>(n);
+  }
+  s.out.clear();
+  if (s.out.capacity() > 1024 * 1024) {
+    s.out.shrink_to_fit();
+  }
+  c.out_pos = 0;
+  update_interest(c, false);
+  return (s.flags & (k_session_close_after_reply | k_session_close_asap)) == 0;
+}
+
+void Server::close_connection(Connection& c) {
+  if (c.closing) {
+    return;
+  }
+  c.closing = true;
+  m_to_close.push_back(&c);
+}
+
+void Server::after_events() {
+  for (size_t i = 0; i < m_pending.size(); ++i) {
+    Connection* c = m_pending[i];
+    c->pending = false;
+    if (c->closing) {
+      continue;
+    }
+    if (c->session->has(k_session_close_asap) || !flush(*c)) {
+      close_connection(*c);
+    }
+  }
+  m_pending.clear();
+  for (Connection* c : m_to_close) {
+    int fd = c->fd;
+    epoll_ctl(m_epoll, EPOLL_CTL_DEL, fd, nullptr);
+    m_engine.close_session(*c->session);
+    ::close(fd);
+    --m_clients;
+    m_by_fd[static_cast<size_t>(fd)].reset();
+  }
+  m_to_close.clear();
+}
+
+void Server::cron() {
+  m_engine.cron();
+  const EngineConfig& cfg = m_engine.config();
+  if (cfg.timeout > 0) {
+    int64_t now = m_engine.clock().now_ms();
+    for (auto& c : m_by_fd) {
+      if (c && !c->closing && !c->session->has(k_session_monitor) &&
+          !c->session->has(k_session_blocked) && !c->session->has(k_session_pubsub) &&
+          now - c->session->last_interaction_ms > static_cast<int64_t>(cfg.timeout) * 1000) {
+        close_connection(*c);
+      }
+    }
+  }
+  for (auto& c : m_by_fd) {
+    if (c) {
+      c->session->query_buffer_bytes = c->in_end - c->in_start;
+    }
+  }
+}
+
+void Server::stop() {
+  uint64_t one = 1;
+  [[maybe_unused]] ssize_t w = ::write(m_event_fd, &one, sizeof(one));
+}
+
+int Server::run() {
+  epoll_event events[k_max_events];
+  const Clock& clock = m_engine.clock();
+  m_next_cron_us = clock.monotonic_us();
+  while (!m_stopping) {
+    int hz = m_engine.config().hz > 0 ? m_engine.config().hz : 10;
+    int64_t now = clock.monotonic_us();
+    if (now >= m_next_cron_us) {
+      cron();
+      after_events();
+      m_next_cron_us = now + 1000000 / hz;
+    }
+    int timeout_ms = static_cast<int>((m_next_cron_us - now + 999) / 1000);
+    if (timeout_ms < 0) {
+      timeout_ms = 0;
+    }
+    int n = epoll_wait(m_epoll, events, k_max_events, timeout_ms);
+    for (int i = 0; i < n; ++i) {
+      int fd = events[i].data.fd;
+      if (fd == m_signal_fd) {
+        signalfd_siginfo si;
+        while (::read(m_signal_fd, &si, sizeof(si)) == sizeof(si)) {
+          m_log.warning(si.ssi_signo == SIGINT ? "Received SIGINT scheduling shutdown..."
+                                               : "Received SIGTERM scheduling shutdown...");
+        }
+        m_stopping = true;
+        continue;
+      }
+      if (fd == m_event_fd) {
+        uint64_t v;
+        [[maybe_unused]] ssize_t r = ::read(m_event_fd, &v, sizeof(v));
+        m_stopping = true;
+        continue;
+      }
+      if (fd == m_unix_fd) {
+        accept_from(fd, true);
+        continue;
+      }
+      bool is_listener = false;
+      for (int lfd : m_tcp_fds) {
+        if (lfd == fd) {
+          accept_from(fd, false);
+          is_listener = true;
+          break;
+        }
+      }
+      if (is_listener || static_cast<size_t>(fd) >= m_by_fd.size()) {
+        continue;
+      }
+      Connection* c = m_by_fd[static_cast<size_t>(fd)].get();
+      if (c == nullptr || c->closing) {
+        continue;
+      }
+      if ((events[i].events & (EPOLLERR | EPOLLHUP)) != 0 &&
+          (events[i].events & EPOLLIN) == 0) {
+        close_connection(*c);
+        continue;
+      }
+      if ((events[i].events & EPOLLOUT) != 0) {
+        wake(*c->session);
+      }
+      if ((events[i].events & EPOLLIN) != 0) {
+        handle_readable(*c);
+      }
+    }
+    after_events();
+  }
+  // Flush what is pending so that the SHUTDOWN caller's peers get their replies.
+  after_events();
+  m_log.warning("keyshift is now ready to exit, bye bye...");
+  return 0;
+}
+
+}  // namespace keyshift::engine

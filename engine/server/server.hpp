@@ -1,0 +1,66 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/engine.hpp"
+#include "engine/resp/request_parser.hpp"
+#include "engine/server/log.hpp"
+#include "engine/session.hpp"
+
+namespace keyshift::engine {
+
+/// Puts an Engine on the network: TCP and unix-socket listeners and a single-threaded
+/// epoll loop, as valkey-server's main thread does.
+class Server final : public SessionHost {
+ public:
+  /// Serves `engine` with its config's network settings; `log` must outlive the server.
+  Server(Engine& engine, Logger& log);
+  ~Server() override;
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  /// Opens the listeners; returns an error message, or empty on success.
+  std::string listen();
+  /// Runs until SHUTDOWN, SIGTERM or SIGINT; returns the process exit code.
+  int run();
+  /// Asks the loop to stop (safe from another thread).
+  void stop();
+  /// The TCP port actually bound (useful with port 0 semantics in tests), 0 if none.
+  int bound_port() const { return m_bound_port; }
+
+  void wake(Session& session) override;
+  void request_shutdown() override;
+
+ private:
+  struct Connection;
+
+  void accept_from(int listen_fd, bool is_unix);
+  void handle_readable(Connection& c);
+  void process_input(Connection& c);
+  bool flush(Connection& c);
+  void close_connection(Connection& c);
+  void after_events();
+  void cron();
+  void update_interest(Connection& c, bool want_write);
+
+  Engine& m_engine;
+  Logger& m_log;
+  int m_epoll = -1;
+  int m_event_fd = -1;
+  int m_signal_fd = -1;
+  std::vector<int> m_tcp_fds;
+  int m_unix_fd = -1;
+  int m_bound_port = 0;
+  std::vector<std::unique_ptr<Connection>> m_by_fd;  // indexed by fd
+  std::vector<Connection*> m_pending;               // have output to flush
+  std::vector<Connection*> m_to_close;
+  size_t m_clients = 0;
+  bool m_stopping = false;
+  int64_t m_next_cron_us = 0;
+  std::vector<std::string_view> m_argv;  // reused per command
+};
+
+}  // namespace keyshift::engine
