@@ -90,7 +90,7 @@ void Engine::execute(Session& session, std::span<const std::string_view> argv) {
   if (argv.empty()) {
     return;
   }
-  m_keyspace.command_time_ms = m_clock.now_ms();
+  m_keyspace.command_time_ms = m_batch_time_ms != 0 ? m_batch_time_ms : m_clock.now_ms();
   dispatch(session, argv);
   m_keyspace.command_time_ms = 0;
 }

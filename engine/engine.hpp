@@ -66,6 +66,10 @@ class Engine : public KeyspaceEvents {
 
   /// Executes one command for `session`, appending the reply to `session.out`.
   void execute(Session& session, std::span<const std::string_view> argv);
+  /// Starts a batch of commands that share one wall-clock reading (the server calls this
+  /// once per event-loop pass, as Valkey caches its time); `end_batch` drops it.
+  void begin_batch() { m_batch_time_ms = m_clock.now_ms(); }
+  void end_batch() { m_batch_time_ms = 0; }
   /// Executes one command and decodes its reply (for in-process use and tests).
   RespValue run(Session& session, std::span<const std::string_view> argv);
   /// Convenience: `run` on an internal session.
@@ -120,6 +124,7 @@ class Engine : public KeyspaceEvents {
   std::vector<Session*> m_monitors;
   bool m_shutdown = false;
   size_t m_expire_db_cursor = 0;
+  int64_t m_batch_time_ms = 0;
 };
 
 }  // namespace keyshift::engine

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace keyshift::engine {
 
@@ -57,7 +58,7 @@ class Session {
   std::string laddr;  // local address
   int64_t created_ms = 0;
   int64_t last_interaction_ms = 0;
-  std::string last_command = "NULL";
+  std::string_view last_command = "NULL";  // points into the command registry
   uint64_t query_buffer_bytes = 0;  // filled by the host for CLIENT LIST
   uint64_t total_commands = 0;
   uint64_t net_input_bytes = 0;

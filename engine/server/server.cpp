@@ -1,5 +1,8 @@
 #include "engine/server/server.hpp"
 
+#include "engine/resp/reply_builder.hpp"
+#include "engine/util/strconv.hpp"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -16,16 +19,15 @@
 #include <cerrno>
 #include <cstring>
 
-#include "engine/resp/reply_builder.hpp"
-#include "engine/util/strconv.hpp"
-
 namespace keyshift::engine {
 namespace {
 
 constexpr size_t k_read_chunk = 16 * 1024;
 constexpr size_t k_max_events = 256;
 
-std::string errno_text() { return std::strerror(errno); }
+std::string errno_text() {
+  return std::strerror(errno);
+}
 
 void set_nonblocking(int fd) {
   int flags = fcntl(fd, F_GETFL, 0);
@@ -223,8 +225,8 @@ void Server::accept_from(int listen_fd, bool is_unix) {
   for (int i = 0; i < 1000; ++i) {
     sockaddr_storage sa{};
     socklen_t len = sizeof(sa);
-    int fd = ::accept4(listen_fd, reinterpret_cast<sockaddr*>(&sa), &len,
-                       SOCK_NONBLOCK | SOCK_CLOEXEC);
+    int fd =
+        ::accept4(listen_fd, reinterpret_cast<sockaddr*>(&sa), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       return;
     }
@@ -366,7 +368,9 @@ void Server::wake(Session& session) {
   }
 }
 
-void Server::request_shutdown() { m_stopping = true; }
+void Server::request_shutdown() {
+  m_stopping = true;
+}
 
 void Server::update_interest(Connection& c, bool want_write) {
   if (c.want_write == want_write) {
@@ -476,6 +480,7 @@ int Server::run() {
       timeout_ms = 0;
     }
     int n = epoll_wait(m_epoll, events, k_max_events, timeout_ms);
+    m_engine.begin_batch();
     for (int i = 0; i < n; ++i) {
       int fd = events[i].data.fd;
       if (fd == m_signal_fd) {
@@ -512,8 +517,7 @@ int Server::run() {
       if (c == nullptr || c->closing) {
         continue;
       }
-      if ((events[i].events & (EPOLLERR | EPOLLHUP)) != 0 &&
-          (events[i].events & EPOLLIN) == 0) {
+      if ((events[i].events & (EPOLLERR | EPOLLHUP)) != 0 && (events[i].events & EPOLLIN) == 0) {
         close_connection(*c);
         continue;
       }
@@ -524,6 +528,7 @@ int Server::run() {
         handle_readable(*c);
       }
     }
+    m_engine.end_batch();
     after_events();
   }
   // Flush what is pending so that the SHUTDOWN caller's peers get their replies.

@@ -17,20 +17,24 @@ class Clock {
   virtual int64_t monotonic_us() const = 0;
 };
 
-/// The real clock.
+/// The real clock. Monotonic time comes from the TSC when the CPU has an invariant one
+/// (a clock_gettime per command is measurable on virtual machines whose clock source is
+/// not vDSO-friendly), calibrated once against steady_clock.
 class SystemClock final : public Clock {
  public:
+  SystemClock();
   int64_t now_ms() const override { return now_us() / 1000; }
   int64_t now_us() const override {
     return std::chrono::duration_cast<std::chrono::microseconds>(
                std::chrono::system_clock::now().time_since_epoch())
         .count();
   }
-  int64_t monotonic_us() const override {
-    return std::chrono::duration_cast<std::chrono::microseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-  }
+  int64_t monotonic_us() const override;
+
+ private:
+  double m_ticks_per_us = 0;  // 0: no usable TSC, use steady_clock
+  uint64_t m_tsc_base = 0;
+  int64_t m_us_base = 0;
 };
 
 /// A clock that only moves when told to.
