@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Runs every test: the format check, the unit and integration tests (ctest) on the normal
+# build, and the unit tests again under AddressSanitizer + UBSan. Expects build/ to exist
+# (packaging/setup.sh --test makes it). Prints one closing line: "N passed, M failed".
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+jobs=$(nproc)
+passed=0
+failed=0
+step() {  # step NAME COMMAND...
+  local name=$1
+  shift
+  echo "=== $name"
+  if "$@"; then
+    passed=$((passed + 1))
+  else
+    echo "=== FAILED: $name"
+    failed=$((failed + 1))
+  fi
+}
+
+format_check() {
+  local files bad=0
+  files=$(git ls-files '*.cpp' '*.hpp' 2>/dev/null)
+  [ -n "$files" ] || files=$(find engine migrate compat cli tests -name '*.cpp' -o -name '*.hpp')
+  for f in $files; do
+    if ! clang-format --style=file "$f" | cmp -s - "$f"; then
+      echo "not formatted: $f (run clang-format -i $f)"
+      bad=1
+    fi
+  done
+  return $bad
+}
+
+sanitized_unit_tests() {
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DKEYSHIFT_SANITIZE=ON \
+    -DKEYSHIFT_WARNINGS_AS_ERRORS=ON >/dev/null &&
+    cmake --build build-asan -j"$jobs" --target unit_engine &&
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+      build-asan/tests/unit_engine
+}
+
+step "clang-format" format_check
+step "unit + integration tests (ctest)" ctest --test-dir build --output-on-failure -j1
+step "unit tests under ASan/UBSan" sanitized_unit_tests
+
+echo
+echo "${passed} passed, ${failed} failed"
+[ "$failed" -eq 0 ]
