@@ -1,15 +1,4 @@
 // keyshift serve [CONFIGFILE] [--directive value ...]: the engine as a drop-in server.
-#include <unistd.h>
-
-#include <cstdio>
-#include <iostream>
-#include <iterator>
-#include <string>
-#include <vector>
-
-#include <CLI/CLI.hpp>
-#include <fmt/core.h>
-
 #include "cli/subcommands.hpp"
 #include "cli/user_error.hpp"
 #include "engine/engine.hpp"
@@ -18,6 +7,17 @@
 #include "engine/server/log.hpp"
 #include "engine/server/server.hpp"
 #include "engine/util/clock.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <iterator>
+#include <string>
+#include <vector>
 
 namespace keyshift::cli {
 namespace {
@@ -111,12 +111,15 @@ void run_serve(const ServeOptions& opts) {
 
 void add_serve(CLI::App& app) {
   auto opts = std::make_shared<ServeOptions>();
-  CLI::App* sub = app.add_subcommand(
-      "serve",
-      "Run the embedded engine as a Valkey-compatible server.\n"
-      "Usage: keyshift serve [CONFIGFILE] [--directive value ...]\n"
-      "Reads valkey.conf/redis.conf syntax and takes directives as flags, as valkey-server\n"
-      "does (e.g. --port 6380 --unixsocket /run/valkey/valkey.sock --maxmemory 2gb).");
+  CLI::App* sub =
+      app.add_subcommand("serve", "Run the embedded engine as a Valkey-compatible server");
+  sub->footer(
+      "Usage: keyshift serve [CONFIGFILE] [-] [--directive value ...]\n"
+      "Reads valkey.conf/redis.conf syntax (quotes, include globs, units such as 2gb) and\n"
+      "takes directives as flags, as valkey-server does, e.g.\n"
+      "  keyshift serve /etc/valkey/valkey.conf --port 6380\n"
+      "  keyshift serve --unixsocket /run/valkey/valkey.sock --maxmemory 2gb\n"
+      "See man keyshift-serve.\n");
   sub->add_flag("--test-config", opts->test_config,
                 "Check the configuration and exit (0 when it loads)");
   sub->allow_extras(true);

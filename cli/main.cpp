@@ -1,13 +1,13 @@
 // keyshift: move a Redis server to Valkey in place, with an embedded Valkey-compatible engine.
-#include <cstdio>
-#include <string>
-#include <vector>
+#include "cli/subcommands.hpp"
+#include "cli/user_error.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
-#include "cli/subcommands.hpp"
-#include "cli/user_error.hpp"
+#include <cstdio>
+#include <string>
+#include <vector>
 
 namespace {
 
@@ -58,6 +58,25 @@ std::vector<std::string> names_of(CLI::App& app, bool subcommands) {
   return out;
 }
 
+/// Names the first word nobody took and suggests the closest subcommand or flag; exit 2.
+int report_unknown(CLI::App& app) {
+  CLI::App* where = &app;
+  for (CLI::App* s : app.get_subcommands()) {
+    where = s;
+  }
+  std::vector<std::string> extras = where->remaining();
+  if (extras.empty()) {
+    extras = app.remaining();
+  }
+  std::string word = extras.empty() ? std::string() : extras.front();
+  bool is_flag = word.rfind("-", 0) == 0;
+  std::string hint = did_you_mean(word, names_of(*where, !is_flag));
+  fmt::print(stderr, "keyshift: unknown {} '{}'{}\nRun 'keyshift --help' for usage.\n",
+             is_flag ? "option" : "subcommand", word,
+             hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint));
+  return 2;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -95,22 +114,12 @@ int main(int argc, char** argv) {
   try {
     try {
       app.parse(argc, argv);
-    } catch (const CLI::ExtrasError& e) {
-      // Name the unknown word and suggest the closest subcommand or flag.
-      std::vector<std::string> extras;
-      CLI::App* where = &app;
-      for (CLI::App* s : app.get_subcommands()) {
-        where = s;
-      }
-      extras = where->remaining();
-      std::string word = extras.empty() ? std::string() : extras.front();
-      bool is_flag = word.rfind("-", 0) == 0;
-      std::string hint = did_you_mean(word, names_of(*where, !is_flag));
-      fmt::print(stderr, "keyshift: unknown {} '{}'{}\nRun 'keyshift --help' for usage.\n",
-                 is_flag ? "option" : "subcommand", word,
-                 hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint));
-      return 2;
+    } catch (const CLI::ExtrasError&) {
+      return report_unknown(app);
     } catch (const CLI::RequiredError& e) {
+      if (!app.remaining().empty()) {
+        return report_unknown(app);
+      }
       if (app.get_subcommands().empty()) {
         std::fputs(app.help().c_str(), stderr);
         return 2;
