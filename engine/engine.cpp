@@ -1,10 +1,11 @@
 #include "engine/engine.hpp"
 
+#include "engine/commands/context.hpp"
+#include "engine/server/config_table.hpp"
+#include "engine/util/strconv.hpp"
+
 #include <algorithm>
 #include <cstdio>
-
-#include "engine/commands/context.hpp"
-#include "engine/util/strconv.hpp"
 
 namespace keyshift::engine {
 namespace {
@@ -41,6 +42,79 @@ Engine::Engine(EngineConfig config, const Clock& clock)
   m_identity.start_time_ms = m_clock.now_ms();
   m_identity.tcp_port = m_config.port;
   m_identity.config_file = m_config.config_file;
+  m_identity.replid = random_hex(m_rng, 40);
+  refresh_settings();
+}
+
+void InstantaneousMetric::track(uint64_t value, int64_t now_us) {
+  if (m_last_us > 0) {
+    int64_t span = now_us - m_last_us;
+    m_samples[m_index] =
+        span > 0 ? (value - m_last_value) * 1000000 / static_cast<uint64_t>(span) : 0;
+    m_index = (m_index + 1) % k_samples;
+  }
+  m_last_us = now_us;
+  m_last_value = value;
+}
+
+uint64_t InstantaneousMetric::per_second() const {
+  uint64_t sum = 0;
+  for (uint64_t v : m_samples) {
+    sum += v;
+  }
+  return sum / k_samples;
+}
+
+void Engine::refresh_settings() {
+  auto number = [&](std::string_view name, int64_t fallback) {
+    const DirectiveSpec* spec = find_directive(name);
+    int64_t v = 0;
+    return spec != nullptr && parse_i64(directive_value(*spec, m_config), v) ? v : fallback;
+  };
+  m_slowlog_slower_than_us = number("slowlog-log-slower-than", 10000);
+  m_slowlog_max_len = static_cast<uint64_t>(std::max<int64_t>(0, number("slowlog-max-len", 128)));
+  while (m_slowlog.size() > m_slowlog_max_len) {
+    m_slowlog.pop_back();
+  }
+}
+
+void Engine::reset_stats() {
+  m_stats = EngineStats{};
+  m_keyspace.keyspace_hits = 0;
+  m_keyspace.keyspace_misses = 0;
+  m_keyspace.expired_keys = 0;
+  m_keyspace.expired_stale_perc_permille = 0;
+  m_keyspace.expire_cycle_time_used_us = 0;
+  m_registry.reset_stats();
+  m_ops_metric.reset();
+  m_input_metric.reset();
+  m_output_metric.reset();
+}
+
+void Engine::slowlog_push(const Session& session, std::span<const std::string_view> argv,
+                          int64_t duration_us) {
+  // Valkey keeps at most 32 arguments (the last one says how many were left out) and
+  // 128 bytes of each.
+  constexpr size_t k_max_argc = 32;
+  constexpr size_t k_max_string = 128;
+  SlowLogEntry e;
+  e.id = m_slowlog_next_id++;
+  e.time_sec = m_clock.now_ms() / 1000;
+  e.duration_us = duration_us;
+  size_t n = std::min(argv.size(), k_max_argc);
+  for (size_t i = 0; i < n; ++i) {
+    if (n != argv.size() && i == n - 1) {
+      e.argv.push_back("... (" + std::to_string(argv.size() - n + 1) + " more arguments)");
+    } else if (argv[i].size() > k_max_string) {
+      e.argv.push_back(std::string(argv[i].substr(0, k_max_string)) + "... (" +
+                       std::to_string(argv[i].size() - k_max_string) + " more bytes)");
+    } else {
+      e.argv.emplace_back(argv[i]);
+    }
+  }
+  e.peer = session.addr;
+  e.client_name = session.name;
+  m_slowlog.push_front(std::move(e));
 }
 
 Engine::~Engine() {
@@ -69,7 +143,9 @@ void Engine::close_session(Session& session) {
   m_sessions.erase(session.id());
 }
 
-uint64_t Engine::used_memory() const { return m_memory.used(); }
+uint64_t Engine::used_memory() const {
+  return m_memory.used();
+}
 
 void Engine::on_expired(int db, std::string_view key) {
   (void)db;
@@ -91,15 +167,25 @@ void Engine::execute(Session& session, std::span<const std::string_view> argv) {
     return;
   }
   m_keyspace.command_time_ms = m_batch_time_ms != 0 ? m_batch_time_ms : m_clock.now_ms();
+  // CLIENT REPLY OFF/SKIP: the reply is produced and then dropped, as Valkey refuses to
+  // queue it; CLIENT REPLY ON's own OK survives because the flag is cleared by then.
+  bool skip = session.has(k_session_reply_skip_next);
+  session.clear(k_session_reply_skip_next);
+  size_t mark = session.out.size();
   dispatch(session, argv);
+  if (skip || session.has(k_session_reply_off)) {
+    session.out.resize(mark);
+  }
   m_keyspace.command_time_ms = 0;
 }
 
 void Engine::dispatch(Session& session, std::span<const std::string_view> argv) {
-  ++m_stats.total_commands_processed;
   session.last_interaction_ms = m_keyspace.command_time_ms;
   Command* cmd = m_registry.find(argv[0]);
-  if (cmd != nullptr && cmd->is_container()) {
+  // As Valkey's lookupCommand: with an argument, a command that has subcommands (CONFIG,
+  // and also COMMAND, which runs alone too) resolves to one of them.
+  if (cmd != nullptr && (cmd->is_container() || !cmd->subcommands.empty()) &&
+      (argv.size() >= 2 || cmd->is_container())) {
     Command* sub = argv.size() >= 2 ? m_registry.find_sub(*cmd, argv[1]) : nullptr;
     if (sub == nullptr) {
       std::string err;
@@ -110,8 +196,8 @@ void Engine::dispatch(Session& session, std::span<const std::string_view> argv) 
         for (char& c : upper) {
           c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
         }
-        err = "ERR unknown subcommand '" + std::string(argv[1].substr(0, 128)) + "'. Try " +
-              upper + " HELP.";
+        err = "ERR unknown subcommand '" + std::string(argv[1].substr(0, 128)) + "'. Try " + upper +
+              " HELP.";
       }
       for (char& c : err) {
         if (c == '\r' || c == '\n') {
@@ -168,13 +254,23 @@ void Engine::dispatch(Session& session, std::span<const std::string_view> argv) 
       return;
     }
   }
-  if (!m_monitors.empty() && (spec.flags & (k_cmd_skip_monitor | k_cmd_admin)) == 0) {
-    feed_monitors(session, argv);
-  }
   CmdContext ctx(*this, session, *cmd, argv);
   int64_t start = m_clock.monotonic_us();
   spec.handler(ctx);
   int64_t elapsed = m_clock.monotonic_us() - start;
+  // As Valkey's call(): only executed commands count, and the slow log and monitors see
+  // them after they ran (so MONITOR shows the database SELECT switched to).
+  ++m_stats.total_commands_processed;
+  if ((spec.flags & k_cmd_skip_slowlog) == 0 && m_slowlog_slower_than_us >= 0 &&
+      m_slowlog_max_len != 0 && elapsed >= m_slowlog_slower_than_us) {
+    slowlog_push(session, argv, elapsed);
+    if (m_slowlog.size() > m_slowlog_max_len) {
+      m_slowlog.pop_back();
+    }
+  }
+  if (!m_monitors.empty() && (spec.flags & (k_cmd_skip_monitor | k_cmd_admin)) == 0) {
+    feed_monitors(session, argv);
+  }
   ++cmd->stats.calls;
   cmd->stats.usec += static_cast<uint64_t>(elapsed);
   ++session.total_commands;
@@ -212,11 +308,12 @@ RespValue Engine::run(std::initializer_list<std::string_view> argv) {
 void Engine::feed_monitors(const Session& from, std::span<const std::string_view> argv) {
   int64_t us = m_clock.now_us();
   char head[96];
-  std::string src = from.has(k_session_unix_socket) ? "unix:" + from.addr
+  std::string src = from.has(k_session_unix_socket)  ? "unix:" + m_config.unixsocket
                     : from.has(k_session_in_process) ? std::string("lua")
                                                      : from.addr;
-  int n = std::snprintf(head, sizeof(head), "+%lld.%06lld [%d ", static_cast<long long>(us / 1000000),
-                        static_cast<long long>(us % 1000000), from.db);
+  int n =
+      std::snprintf(head, sizeof(head), "+%lld.%06lld [%d ", static_cast<long long>(us / 1000000),
+                    static_cast<long long>(us % 1000000), from.db);
   std::string line(head, static_cast<size_t>(n));
   line += src;
   line += ']';
@@ -259,9 +356,6 @@ void Engine::feed_monitors(const Session& from, std::span<const std::string_view
   }
   line += "\r\n";
   for (Session* m : m_monitors) {
-    if (m == &from) {
-      continue;
-    }
     m->out += line;
     if (m->host() != nullptr) {
       m->host()->wake(*m);
@@ -278,6 +372,12 @@ void Engine::request_shutdown(Session& from) {
 
 void Engine::cron() {
   int64_t now_us = m_clock.monotonic_us();
+  if (now_us >= m_next_metric_us) {
+    m_ops_metric.track(m_stats.total_commands_processed, now_us);
+    m_input_metric.track(m_stats.total_net_input_bytes, now_us);
+    m_output_metric.track(m_stats.total_net_output_bytes, now_us);
+    m_next_metric_us = now_us + 100000;
+  }
   int hz = m_config.hz > 0 ? m_config.hz : 10;
   // Active expiry may use 25% of a cron period, as Valkey's slow cycle does.
   int64_t budget_us = 1000000 / hz / 4;
@@ -329,8 +429,8 @@ bool Engine::perform_evictions() {
     if (policy == EvictionPolicy::allkeys_random || policy == EvictionPolicy::volatile_random) {
       for (size_t i = 0; i < m_dbs.size() && victim_db == nullptr; ++i) {
         Db& d = *m_dbs[(m_rng() + i) % m_dbs.size()];
-        Entry* e = policy == EvictionPolicy::allkeys_random ? d.random_entry()
-                                                            : d.random_volatile_entry();
+        Entry* e =
+            policy == EvictionPolicy::allkeys_random ? d.random_entry() : d.random_volatile_entry();
         if (e != nullptr) {
           victim_db = &d;
           victim_key = std::string(e->key());
@@ -371,9 +471,9 @@ bool Engine::perform_evictions() {
       if (pool.empty()) {
         return false;
       }
-      auto best = std::max_element(pool.begin(), pool.end(), [](const Candidate& a, const Candidate& b) {
-        return a.score < b.score;
-      });
+      auto best = std::max_element(
+          pool.begin(), pool.end(),
+          [](const Candidate& a, const Candidate& b) { return a.score < b.score; });
       victim_db = m_dbs[static_cast<size_t>(best->db)].get();
       victim_key = best->key;
     }
@@ -385,7 +485,8 @@ bool Engine::perform_evictions() {
     }
     // Never spend more than a short slice per call; the next command continues.
     if (m_clock.monotonic_us() - start_us > 500 && used_memory() > limit) {
-      m_stats.total_eviction_exceeded_time_us += static_cast<uint64_t>(m_clock.monotonic_us() - start_us);
+      m_stats.total_eviction_exceeded_time_us +=
+          static_cast<uint64_t>(m_clock.monotonic_us() - start_us);
       return used_memory() <= limit;
     }
   }

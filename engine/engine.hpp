@@ -1,14 +1,5 @@
 #pragma once
 
-#include <cstdint>
-#include <map>
-#include <memory>
-#include <random>
-#include <span>
-#include <string>
-#include <string_view>
-#include <vector>
-
 #include "engine/commands/registry.hpp"
 #include "engine/keyspace/db.hpp"
 #include "engine/resp/resp_value.hpp"
@@ -16,6 +7,17 @@
 #include "engine/session.hpp"
 #include "engine/util/clock.hpp"
 #include "engine/util/memory.hpp"
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <random>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
 
 namespace keyshift::engine {
 
@@ -44,6 +46,35 @@ struct ServerIdentity {
   int tcp_port = 0;
   int64_t start_time_ms = 0;
   std::string multiplexing_api = "none";
+  std::string replid;  // master_replid (40 hex digits), changed by DEBUG CHANGE-REPL-ID
+};
+
+/// One SLOWLOG entry, as SLOWLOG GET returns it.
+struct SlowLogEntry {
+  uint64_t id = 0;
+  int64_t time_sec = 0;
+  int64_t duration_us = 0;
+  std::vector<std::string> argv;  // trimmed as Valkey does (32 arguments, 128 bytes each)
+  std::string peer;
+  std::string client_name;
+};
+
+/// A rate sampled every 100 ms over the last 16 samples (Valkey's instantaneous metrics).
+class InstantaneousMetric {
+ public:
+  /// Records the counter's `value` at monotonic time `now_us`.
+  void track(uint64_t value, int64_t now_us);
+  /// The mean rate per second over the kept samples.
+  uint64_t per_second() const;
+  /// Forgets every sample (CONFIG RESETSTAT).
+  void reset() { *this = InstantaneousMetric{}; }
+
+ private:
+  static constexpr size_t k_samples = 16;
+  int64_t m_last_us = 0;
+  uint64_t m_last_value = 0;
+  std::array<uint64_t, k_samples> m_samples{};
+  size_t m_index = 0;
 };
 
 /// The cache engine: databases, command table and the sessions that use them. Executes
@@ -102,12 +133,29 @@ class Engine : public KeyspaceEvents {
   /// Host-facing: SHUTDOWN was requested by a command.
   bool shutdown_requested() const { return m_shutdown; }
   void request_shutdown(Session& from);
+
+  /// Commands per second, as INFO instantaneous_ops_per_sec.
+  uint64_t instantaneous_ops_per_sec() const { return m_ops_metric.per_second(); }
+  /// Network bytes per second read from / written to clients.
+  uint64_t instantaneous_input_bytes_per_sec() const { return m_input_metric.per_second(); }
+  uint64_t instantaneous_output_bytes_per_sec() const { return m_output_metric.per_second(); }
+  /// The slow log, newest first.
+  const std::deque<SlowLogEntry>& slowlog() const { return m_slowlog; }
+  /// Empties the slow log (SLOWLOG RESET).
+  void slowlog_reset() { m_slowlog.clear(); }
+  /// Re-reads the settings the engine caches for speed (slowlog thresholds); call after
+  /// the configuration changes.
+  void refresh_settings();
+  /// CONFIG RESETSTAT: clears the server, keyspace, command and error counters.
+  void reset_stats();
   /// Keys a mutation touched (for WATCH and keyspace notifications in later work).
   void on_expired(int db, std::string_view key) override;
 
  private:
   void dispatch(Session& session, std::span<const std::string_view> argv);
   void reject(Session& session, Command* cmd, std::string_view error);
+  void slowlog_push(const Session& session, std::span<const std::string_view> argv,
+                    int64_t duration_us);
 
   EngineConfig m_config;
   const Clock& m_clock;
@@ -125,6 +173,14 @@ class Engine : public KeyspaceEvents {
   bool m_shutdown = false;
   size_t m_expire_db_cursor = 0;
   int64_t m_batch_time_ms = 0;
+  InstantaneousMetric m_ops_metric;
+  InstantaneousMetric m_input_metric;
+  InstantaneousMetric m_output_metric;
+  int64_t m_next_metric_us = 0;
+  std::deque<SlowLogEntry> m_slowlog;
+  uint64_t m_slowlog_next_id = 0;
+  int64_t m_slowlog_slower_than_us = 10000;  // slowlog-log-slower-than; < 0 disables
+  uint64_t m_slowlog_max_len = 128;          // slowlog-max-len
 };
 
 }  // namespace keyshift::engine

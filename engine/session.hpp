@@ -31,6 +31,9 @@ enum SessionFlag : uint32_t {
   k_session_multi = 1u << 7,
   k_session_pubsub = 1u << 8,
   k_session_blocked = 1u << 9,
+  // CLIENT REPLY: OFF drops every reply, SKIP drops the next command's reply only.
+  k_session_reply_off = 1u << 20,
+  k_session_reply_skip_next = 1u << 21,
 };
 
 /// One client's state inside the engine: selected database, protocol, identity, and the
@@ -59,7 +62,7 @@ class Session {
   int64_t created_ms = 0;
   int64_t last_interaction_ms = 0;
   std::string_view last_command = "NULL";  // points into the command registry
-  uint64_t query_buffer_bytes = 0;  // filled by the host for CLIENT LIST
+  uint64_t query_buffer_bytes = 0;         // filled by the host for CLIENT LIST
   uint64_t total_commands = 0;
   uint64_t net_input_bytes = 0;
   uint64_t net_output_bytes = 0;

@@ -42,7 +42,7 @@ struct CommandSpec {
   int first_key;  // 0 when the command takes no key
   int last_key;   // -1: the last argument
   int step;
-  CommandHandler handler;  // nullptr for a container (CONFIG, CLIENT, ...)
+  CommandHandler handler;                // nullptr for a container (CONFIG, CLIENT, ...)
   std::string_view acl_categories = "";  // e.g. "@string @write @slow"
 };
 

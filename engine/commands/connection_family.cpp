@@ -1,9 +1,9 @@
 // Connection commands: PING, ECHO, QUIT, RESET, HELLO, AUTH, SELECT.
-#include <optional>
-
 #include "engine/commands/context.hpp"
 #include "engine/commands/families.hpp"
 #include "engine/util/strconv.hpp"
+
+#include <optional>
 
 namespace keyshift::engine {
 namespace {
@@ -26,7 +26,9 @@ void cmd_ping(CmdContext& ctx) {
   }
 }
 
-void cmd_echo(CmdContext& ctx) { ctx.reply().bulk(ctx.arg(1)); }
+void cmd_echo(CmdContext& ctx) {
+  ctx.reply().bulk(ctx.arg(1));
+}
 
 void cmd_quit(CmdContext& ctx) {
   ctx.session().set(k_session_close_after_reply);
@@ -185,12 +187,12 @@ constexpr CommandSpec k_connection_commands[] = {
     {"echo", 2, k_cmd_fast | k_conn, 0, 0, 0, cmd_echo, "@fast @connection"},
     {"quit", -1, k_cmd_allow_busy | k_cmd_no_auth | k_conn | k_cmd_fast, 0, 0, 0, cmd_quit,
      "@fast @connection"},
-    {"reset", 1, k_cmd_noscript | k_cmd_no_auth | k_conn | k_cmd_fast | k_cmd_allow_busy, 0, 0,
-     0, cmd_reset, "@fast @connection"},
-    {"auth", -2, k_cmd_noscript | k_conn | k_cmd_fast | k_cmd_no_auth | k_cmd_allow_busy, 0, 0,
-     0, cmd_auth, "@fast @connection"},
-    {"hello", -1, k_cmd_noscript | k_conn | k_cmd_fast | k_cmd_no_auth | k_cmd_allow_busy, 0, 0,
-     0, cmd_hello, "@fast @connection"},
+    {"reset", 1, k_cmd_noscript | k_cmd_no_auth | k_conn | k_cmd_fast | k_cmd_allow_busy, 0, 0, 0,
+     cmd_reset, "@fast @connection"},
+    {"auth", -2, k_cmd_noscript | k_conn | k_cmd_fast | k_cmd_no_auth | k_cmd_allow_busy, 0, 0, 0,
+     cmd_auth, "@fast @connection"},
+    {"hello", -1, k_cmd_noscript | k_conn | k_cmd_fast | k_cmd_no_auth | k_cmd_allow_busy, 0, 0, 0,
+     cmd_hello, "@fast @connection"},
     {"select", 2, k_cmd_loading | k_cmd_stale | k_cmd_fast, 0, 0, 0, cmd_select,
      "@fast @connection"},
 };

@@ -1,8 +1,8 @@
 #include "engine/commands/context.hpp"
 
-#include <cctype>
-
 #include "engine/util/strconv.hpp"
+
+#include <cctype>
 
 namespace keyshift::engine {
 

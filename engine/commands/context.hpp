@@ -1,11 +1,11 @@
 #pragma once
 
-#include <span>
-#include <string_view>
-
 #include "engine/commands/errors.hpp"
 #include "engine/engine.hpp"
 #include "engine/resp/reply_builder.hpp"
+
+#include <span>
+#include <string_view>
 
 namespace keyshift::engine {
 

@@ -14,8 +14,7 @@ inline constexpr std::string_view k_overflow = "ERR increment or decrement would
 inline constexpr std::string_view k_incr_float_nan = "ERR increment would produce NaN or Infinity";
 inline constexpr std::string_view k_no_such_key = "ERR no such key";
 inline constexpr std::string_view k_out_of_range = "ERR index out of range";
-inline constexpr std::string_view k_same_object =
-    "ERR source and destination objects are the same";
+inline constexpr std::string_view k_same_object = "ERR source and destination objects are the same";
 inline constexpr std::string_view k_db_index_out_of_range = "ERR DB index is out of range";
 inline constexpr std::string_view k_invalid_db_index = "ERR invalid DB index";
 inline constexpr std::string_view k_noauth = "NOAUTH Authentication required.";
@@ -32,7 +31,8 @@ inline constexpr std::string_view k_string_too_long =
 inline constexpr std::string_view k_offset_out_of_range = "ERR offset is out of range";
 inline constexpr std::string_view k_invalid_expire_prefix = "ERR invalid expire time in '";
 inline constexpr std::string_view k_timeout_negative = "ERR timeout is negative";
-inline constexpr std::string_view k_timeout_not_float = "ERR timeout is not a float or out of range";
+inline constexpr std::string_view k_timeout_not_float =
+    "ERR timeout is not a float or out of range";
 inline constexpr std::string_view k_cursor_invalid = "ERR invalid cursor";
 inline constexpr std::string_view k_nx_xx_gt_lt =
     "ERR NX and XX, GT or LT options at the same time are not compatible";
@@ -42,8 +42,74 @@ inline constexpr std::string_view k_debug_not_allowed =
     "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you "
     "can run it from a local connection, otherwise you need to set this option in the "
     "configuration file, and then restart the server.";
-inline constexpr std::string_view k_multi_not_allowed = "ERR Command not allowed inside a transaction";
+inline constexpr std::string_view k_multi_not_allowed =
+    "ERR Command not allowed inside a transaction";
 inline constexpr std::string_view k_execabort =
     "EXECABORT Transaction discarded because of previous errors.";
+inline constexpr std::string_view k_gt_and_lt =
+    "ERR GT and LT options at the same time are not compatible";
+inline constexpr std::string_view k_unsupported_option_prefix = "ERR Unsupported option ";
+inline constexpr std::string_view k_unknown_type_name_prefix = "ERR unknown type name '";
+inline constexpr std::string_view k_novalues_hscan_only =
+    "ERR NOVALUES option can only be used in HSCAN";
+inline constexpr std::string_view k_noscores_zscan_only =
+    "ERR NOSCORES option can only be used in ZSCAN";
+inline constexpr std::string_view k_int_out_of_range =
+    "ERR value is out of range, value must between -2147483648 and 2147483647";
+inline constexpr std::string_view k_invalid_first_db_index = "ERR invalid first DB index";
+inline constexpr std::string_view k_invalid_second_db_index = "ERR invalid second DB index";
+inline constexpr std::string_view k_lfu_selected =
+    "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when "
+    "switching between policies at runtime LRU and LFU data will take some time to adjust.";
+inline constexpr std::string_view k_lfu_not_selected =
+    "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note "
+    "that when switching between policies at runtime LRU and LFU data will take some time to "
+    "adjust.";
+inline constexpr std::string_view k_lcs_not_strings =
+    "ERR The specified keys must contain string values";
+inline constexpr std::string_view k_lcs_len_and_idx =
+    "ERR If you want both the length and indexes, please just use IDX.";
+inline constexpr std::string_view k_lcs_too_long = "ERR String too long for LCS";
+inline constexpr std::string_view k_lcs_over_bulk_len =
+    "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len";
+inline constexpr std::string_view k_lcs_alloc_failed =
+    "ERR Insufficient memory, failed allocating transient memory for LCS";
+
+
+// Server family (INFO, CONFIG, COMMAND, CLIENT, DEBUG, MEMORY, SLOWLOG, SHUTDOWN, ...).
+inline constexpr std::string_view k_no_config_file =
+    "ERR The server is running without a config file";
+inline constexpr std::string_view k_rewriting_config_prefix = "ERR Rewriting config file: ";
+inline constexpr std::string_view k_invalid_command_specified = "ERR Invalid command specified";
+inline constexpr std::string_view k_invalid_command_arg_count =
+    "ERR Invalid number of arguments specified for command";
+inline constexpr std::string_view k_command_has_no_keys = "ERR The command has no key arguments";
+inline constexpr std::string_view k_invalid_command_arguments =
+    "ERR Invalid arguments specified for command";
+inline constexpr std::string_view k_client_name_invalid =
+    "ERR Client names cannot contain spaces, newlines or special characters.";
+inline constexpr std::string_view k_no_such_client = "ERR No such client";
+inline constexpr std::string_view k_invalid_client_id = "ERR Invalid client ID";
+inline constexpr std::string_view k_client_id_positive = "ERR client-id should be greater than 0";
+inline constexpr std::string_view k_maxage_not_integer =
+    "ERR maxage is not an integer or out of range";
+inline constexpr std::string_view k_maxage_positive = "ERR maxage should be greater than 0";
+inline constexpr std::string_view k_unblock_reason =
+    "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR";
+inline constexpr std::string_view k_unknown_client_type_prefix = "ERR Unknown client type '";
+inline constexpr std::string_view k_no_such_user_prefix = "ERR No such user '";
+inline constexpr std::string_view k_unrecognized_option_prefix = "ERR Unrecognized option '";
+inline constexpr std::string_view k_attr_invalid_suffix =
+    " cannot contain spaces, newlines or special characters.";
+inline constexpr std::string_view k_slowlog_count =
+    "ERR count should be greater than or equal to -1";
+inline constexpr std::string_view k_no_shutdown_in_progress = "ERR No shutdown in progress.";
+inline constexpr std::string_view k_no_latency_samples_prefix =
+    "ERR No samples available for event '";
+inline constexpr std::string_view k_must_be_positive = "ERR value is out of range, must be positive";
+inline constexpr std::string_view k_debug_protocol_type =
+    "ERR Wrong protocol type name. Please use one of the following: "
+    "string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false";
+inline constexpr std::string_view k_resp2_not_supported = "ERR RESP2 is not supported by this command";
 
 }  // namespace keyshift::engine::errors

@@ -6,7 +6,9 @@ namespace keyshift::engine {
 namespace {
 
 // ASCII only, and inline: command lookup runs for every request.
-inline char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
+inline char lower(char c) {
+  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c;
+}
 
 }  // namespace
 

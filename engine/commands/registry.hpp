@@ -1,5 +1,7 @@
 #pragma once
 
+#include "engine/commands/command.hpp"
+
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -7,8 +9,6 @@
 #include <string_view>
 #include <unordered_map>
 #include <vector>
-
-#include "engine/commands/command.hpp"
 
 namespace keyshift::engine {
 

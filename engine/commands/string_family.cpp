@@ -584,6 +584,160 @@ void cmd_setrange(CmdContext& ctx) {
   ctx.reply().integer(static_cast<int64_t>(new_len));
 }
 
+void cmd_lcs(CmdContext& ctx) {
+  Db& db = ctx.db();
+  Entry* ea = db.lookup_read(ctx.arg(1));
+  Entry* eb = db.lookup_read(ctx.arg(2));
+  if ((ea != nullptr && ea->type() != ObjType::string) ||
+      (eb != nullptr && eb->type() != ObjType::string)) {
+    ctx.reply().error(errors::k_lcs_not_strings);
+    return;
+  }
+  IntBuffer abuf;
+  IntBuffer bbuf;
+  std::string_view a = ea != nullptr ? string_of(ea, abuf) : std::string_view();
+  std::string_view b = eb != nullptr ? string_of(eb, bbuf) : std::string_view();
+  bool want_len = false;
+  bool want_idx = false;
+  bool with_match_len = false;
+  int64_t min_match_len = 0;
+  for (size_t i = 3; i < ctx.argc(); ++i) {
+    std::string_view opt = ctx.arg(i);
+    if (iequals(opt, "IDX")) {
+      want_idx = true;
+    } else if (iequals(opt, "LEN")) {
+      want_len = true;
+    } else if (iequals(opt, "WITHMATCHLEN")) {
+      with_match_len = true;
+    } else if (iequals(opt, "MINMATCHLEN") && i + 1 < ctx.argc()) {
+      if (!parse_i64(ctx.arg(i + 1), min_match_len)) {
+        ctx.reply().error(errors::k_not_integer);
+        return;
+      }
+      min_match_len = min_match_len < 0 ? 0 : min_match_len;
+      ++i;
+    } else {
+      ctx.reply().error(errors::k_syntax);
+      return;
+    }
+  }
+  if (want_len && want_idx) {
+    ctx.reply().error(errors::k_lcs_len_and_idx);
+    return;
+  }
+  if (a.size() >= UINT32_MAX - 1 || b.size() >= UINT32_MAX - 1) {
+    ctx.reply().error(errors::k_lcs_too_long);
+    return;
+  }
+  // Dynamic programming over prefixes: cell (i, j) holds the LCS length of a[0..i) and
+  // b[0..j), laid out row by row with blen + 1 columns.
+  const uint64_t alen = a.size();
+  const uint64_t blen = b.size();
+  const uint64_t cells = (alen + 1) * (blen + 1);
+  std::unique_ptr<uint32_t[]> table;
+  if (cells <= UINT64_MAX / sizeof(uint32_t)) {
+    if (cells * sizeof(uint32_t) > ctx.engine().config().proto_max_bulk_len) {
+      ctx.reply().error(errors::k_lcs_over_bulk_len);
+      return;
+    }
+    table.reset(new (std::nothrow) uint32_t[cells]);
+  }
+  if (!table) {
+    ctx.reply().error(errors::k_lcs_alloc_failed);
+    return;
+  }
+  auto at = [&](uint64_t i, uint64_t j) -> uint32_t& { return table[j + i * (blen + 1)]; };
+  for (uint64_t i = 0; i <= alen; ++i) {
+    for (uint64_t j = 0; j <= blen; ++j) {
+      if (i == 0 || j == 0) {
+        at(i, j) = 0;
+      } else if (a[i - 1] == b[j - 1]) {
+        at(i, j) = at(i - 1, j - 1) + 1;
+      } else {
+        uint32_t up = at(i - 1, j);
+        uint32_t left = at(i, j - 1);
+        at(i, j) = up > left ? up : left;
+      }
+    }
+  }
+  const uint32_t total = at(alen, blen);
+  if (want_len) {
+    ctx.reply().integer(total);
+    return;
+  }
+  // Walk back from the bottom-right cell, collecting the common bytes from the end and,
+  // for IDX, the maximal runs matched in both strings (reported last run first).
+  ReplyBuilder& rb = ctx.reply();
+  std::string common(total, '\0');
+  size_t ranges_mark = 0;
+  size_t ranges = 0;
+  if (want_idx) {
+    rb.map(2);
+    rb.bulk("matches");
+    ranges_mark = rb.begin_array();
+  }
+  const uint64_t unset = alen;  // a run start of alen means "no run open"
+  uint64_t a_start = unset;
+  uint64_t a_end = 0;
+  uint64_t b_start = 0;
+  uint64_t b_end = 0;
+  uint64_t fill = total;
+  uint64_t i = alen;
+  uint64_t j = blen;
+  while (i > 0 && j > 0) {
+    bool close_run = false;
+    if (a[i - 1] == b[j - 1]) {
+      common[fill - 1] = a[i - 1];
+      if (a_start == unset) {
+        a_start = a_end = i - 1;
+        b_start = b_end = j - 1;
+      } else if (a_start == i && b_start == j) {
+        --a_start;
+        --b_start;
+      } else {
+        close_run = true;
+      }
+      if (a_start == 0 || b_start == 0) {
+        close_run = true;
+      }
+      --fill;
+      --i;
+      --j;
+    } else {
+      if (at(i - 1, j) > at(i, j - 1)) {
+        --i;
+      } else {
+        --j;
+      }
+      close_run = a_start != unset;
+    }
+    if (close_run) {
+      uint64_t run = a_end - a_start + 1;
+      if (want_idx && (min_match_len == 0 || run >= static_cast<uint64_t>(min_match_len))) {
+        rb.array(with_match_len ? 3 : 2);
+        rb.array(2);
+        rb.integer(static_cast<int64_t>(a_start));
+        rb.integer(static_cast<int64_t>(a_end));
+        rb.array(2);
+        rb.integer(static_cast<int64_t>(b_start));
+        rb.integer(static_cast<int64_t>(b_end));
+        if (with_match_len) {
+          rb.integer(static_cast<int64_t>(run));
+        }
+        ++ranges;
+      }
+      a_start = unset;
+    }
+  }
+  if (want_idx) {
+    rb.end_array(ranges_mark, ranges);
+    rb.bulk("len");
+    rb.integer(total);
+    return;
+  }
+  rb.bulk(common);
+}
+
 constexpr CommandSpec k_string_commands[] = {
     {"get", 2, k_cmd_readonly | k_cmd_fast, 1, 1, 1, cmd_get, "@read @string @fast"},
     {"set", -3, k_cmd_write | k_cmd_denyoom, 1, 1, 1, cmd_set, "@write @string @slow"},
@@ -614,6 +768,7 @@ constexpr CommandSpec k_string_commands[] = {
     {"getrange", 4, k_cmd_readonly, 1, 1, 1, cmd_getrange, "@read @string @slow"},
     {"substr", 4, k_cmd_readonly, 1, 1, 1, cmd_getrange, "@read @string @slow"},
     {"setrange", 4, k_cmd_write | k_cmd_denyoom, 1, 1, 1, cmd_setrange, "@write @string @slow"},
+    {"lcs", -3, k_cmd_readonly, 1, 2, 1, cmd_lcs, "@read @string @slow"},
 };
 
 }  // namespace

@@ -1,13 +1,13 @@
 #pragma once
 
+#include "engine/util/memory.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <new>
 #include <string_view>
 #include <utility>
-
-#include "engine/util/memory.hpp"
 
 namespace keyshift::engine {
 

@@ -17,7 +17,9 @@ bool is_lfu(EvictionPolicy p) {
   return p == EvictionPolicy::allkeys_lfu || p == EvictionPolicy::volatile_lfu;
 }
 
-uint32_t lfu_minutes(int64_t now_ms) { return static_cast<uint32_t>((now_ms / 1000 / 60) & 65535); }
+uint32_t lfu_minutes(int64_t now_ms) {
+  return static_cast<uint32_t>((now_ms / 1000 / 60) & 65535);
+}
 
 }  // namespace
 
@@ -46,10 +48,31 @@ uint32_t lfu_field(uint8_t counter, int64_t now_ms) {
   return (lfu_minutes(now_ms) << 8) | counter;
 }
 
+Entry::ValueSpec clone_value(const Entry* e) {
+  Entry::ValueSpec spec;
+  spec.kind = e->kind();
+  spec.type = e->type();
+  spec.encoding = e->encoding();
+  switch (spec.kind) {
+    case Entry::Kind::integer:
+      spec.integer = e->integer();
+      break;
+    case Entry::Kind::object:
+      spec.object = e->object()->clone();
+      break;
+    case Entry::Kind::inline_bytes:
+      spec.bytes = e->inline_bytes();
+      break;
+  }
+  return spec;
+}
+
 Db::Db(int id, KeyspaceShared& shared, uint64_t seed)
     : m_id(id), m_shared(&shared), m_table(*shared.memory, seed) {}
 
-Db::~Db() { flush(); }
+Db::~Db() {
+  flush();
+}
 
 void Db::touch_entry(Entry* e) {
   int64_t now = m_shared->now_ms();
@@ -87,7 +110,11 @@ Entry* Db::lookup(std::string_view key, bool touch) {
 }
 
 Entry* Db::lookup_read(std::string_view key) {
-  Entry* e = lookup(key, true);
+  return lookup_read(key, true);
+}
+
+Entry* Db::lookup_read(std::string_view key, bool touch) {
+  Entry* e = lookup(key, touch);
   if (e != nullptr) {
     ++m_shared->keyspace_hits;
   } else {
@@ -243,8 +270,7 @@ Entry* Db::attach_renamed(Entry* e, std::string_view new_key) {
   } else {
     spec.bytes = e->inline_bytes();
   }
-  Entry* n = Entry::make(*m_shared->memory, new_key, spec,
-                         e->has_expire() ? e->expire_ms() : -1);
+  Entry* n = Entry::make(*m_shared->memory, new_key, spec, e->has_expire() ? e->expire_ms() : -1);
   n->set_lru(e->lru());
   Entry::destroy_shell(*m_shared->memory, e);
   attach(n);
@@ -275,7 +301,9 @@ Entry* Db::persist(Entry* e) {
   return n;
 }
 
-Entry* Db::random_entry() { return m_table.random(*m_shared->rng); }
+Entry* Db::random_entry() {
+  return m_table.random(*m_shared->rng);
+}
 
 Entry* Db::random_volatile_entry() {
   if (m_expires.empty()) {
@@ -310,8 +338,8 @@ size_t Db::active_expire(int64_t deadline_us, size_t* sampled_out) {
     size_t sampled = 0;
     int64_t ttl_sum = 0;
     size_t ttl_samples = 0;
-    size_t n = m_expires.size() < k_expire_keys_per_loop ? m_expires.size()
-                                                          : k_expire_keys_per_loop;
+    size_t n =
+        m_expires.size() < k_expire_keys_per_loop ? m_expires.size() : k_expire_keys_per_loop;
     for (size_t i = 0; i < n && !m_expires.empty(); ++i) {
       Entry* e = m_expires[(*m_shared->rng)() % m_expires.size()];
       ++sampled;

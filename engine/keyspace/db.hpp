@@ -1,17 +1,17 @@
 #pragma once
 
+#include "engine/keyspace/chained_table.hpp"
+#include "engine/keyspace/entry.hpp"
+#include "engine/server/config.hpp"
+#include "engine/util/clock.hpp"
+#include "engine/util/hash.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <random>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include "engine/keyspace/chained_table.hpp"
-#include "engine/keyspace/entry.hpp"
-#include "engine/server/config.hpp"
-#include "engine/util/clock.hpp"
-#include "engine/util/hash.hpp"
 
 namespace keyshift::engine {
 
@@ -70,6 +70,9 @@ class Db {
   Entry* lookup(std::string_view key, bool touch = true);
   /// Like `lookup` but also counts a keyspace hit or miss (read commands).
   Entry* lookup_read(std::string_view key);
+  /// `lookup_read` that may leave the access time alone (EXISTS, TYPE, TTL, OBJECT and
+  /// CLIENT NO-TOUCH sessions read without touching, but still count hits and misses).
+  Entry* lookup_read(std::string_view key, bool touch);
   /// True if `key` exists and is live, without touching it.
   bool exists(std::string_view key) { return lookup(key, false) != nullptr; }
 
@@ -144,6 +147,11 @@ class Db {
   std::vector<Entry*> m_expires;
   int64_t m_avg_ttl = 0;
 };
+
+/// A deep copy of the value of `e` as a ValueSpec for `Db::add`/`Db::set` (COPY): heap
+/// objects are cloned (the spec owns the clone until it is stored); inline bytes still point
+/// into `e`, so `e` must outlive the use of the spec.
+Entry::ValueSpec clone_value(const Entry* e);
 
 /// LRU clock value (seconds, 24 bits) for a time in ms.
 uint32_t lru_clock(int64_t now_ms);

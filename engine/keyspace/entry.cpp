@@ -127,8 +127,8 @@ Entry* Entry::make(MemoryCounter& mem, std::string_view key, const ValueSpec& va
   e->next() = nullptr;
   e->set_meta((static_cast<uint32_t>(value.type) << 24) |
               (static_cast<uint32_t>(value.encoding) << 28));
-  e->set_flags(static_cast<uint8_t>(static_cast<uint8_t>(value.kind) |
-                                    (with_expire ? k_has_expire : 0)));
+  e->set_flags(
+      static_cast<uint8_t>(static_cast<uint8_t>(value.kind) | (with_expire ? k_has_expire : 0)));
   if (with_expire) {
     e->set_expire_ms(expire_ms);
     e->set_expire_slot(0);
@@ -158,8 +158,8 @@ Entry* Entry::relayout(MemoryCounter& mem, const Entry* src, bool with_expire) {
   Entry* e = reinterpret_cast<Entry*>(p);
   e->next() = nullptr;
   e->set_meta(src->meta());
-  e->set_flags(static_cast<uint8_t>((src->flags() & ~k_has_expire) |
-                                    (with_expire ? k_has_expire : 0)));
+  e->set_flags(
+      static_cast<uint8_t>((src->flags() & ~k_has_expire) | (with_expire ? k_has_expire : 0)));
   if (with_expire) {
     e->set_expire_ms(src->has_expire() ? src->expire_ms() : 0);
     e->set_expire_slot(src->has_expire() ? src->expire_slot() : 0);
@@ -180,7 +180,9 @@ void Entry::destroy(MemoryCounter& mem, Entry* e) {
   mem.deallocate(e);
 }
 
-void Entry::destroy_shell(MemoryCounter& mem, Entry* e) { mem.deallocate(e); }
+void Entry::destroy_shell(MemoryCounter& mem, Entry* e) {
+  mem.deallocate(e);
+}
 
 std::string_view Entry::key() const {
   const char* p = bytes() + key_offset();

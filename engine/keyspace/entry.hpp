@@ -1,11 +1,11 @@
 #pragma once
 
+#include "engine/keyspace/object.hpp"
+#include "engine/util/memory.hpp"
+
 #include <cstdint>
 #include <cstring>
 #include <string_view>
-
-#include "engine/keyspace/object.hpp"
-#include "engine/util/memory.hpp"
 
 namespace keyshift::engine {
 
@@ -25,9 +25,9 @@ class Entry {
   /// The shape of a new entry's value.
   struct ValueSpec {
     Kind kind = Kind::inline_bytes;
-    std::string_view bytes;          // inline_bytes
-    int64_t integer = 0;             // integer
-    HeapObject* object = nullptr;    // object (ownership moves into the entry)
+    std::string_view bytes;        // inline_bytes
+    int64_t integer = 0;           // integer
+    HeapObject* object = nullptr;  // object (ownership moves into the entry)
     ObjType type = ObjType::string;
     ObjEncoding encoding = ObjEncoding::embstr;
   };
@@ -126,7 +126,6 @@ class Entry {
   char* value_ptr() { return const_cast<char*>(static_cast<const Entry*>(this)->value_ptr()); }
   static size_t value_size(const ValueSpec& value);
   static void write_value(char* p, const ValueSpec& value);
-
 };
 
 /// Size of a varint-encoded length (used by the entry layout).

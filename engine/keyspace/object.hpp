@@ -44,6 +44,8 @@ class HeapObject {
   virtual ~HeapObject() = default;
   /// Bytes this object holds, including itself.
   virtual size_t bytes() const = 0;
+  /// A deep copy that shares nothing with this object (COPY); the caller owns it.
+  virtual HeapObject* clone() const = 0;
 };
 
 }  // namespace keyshift::engine

@@ -1,11 +1,11 @@
 #pragma once
 
+#include "engine/keyspace/entry.hpp"
+#include "engine/keyspace/object.hpp"
+
 #include <cstdint>
 #include <string>
 #include <string_view>
-
-#include "engine/keyspace/entry.hpp"
-#include "engine/keyspace/object.hpp"
 
 namespace keyshift::engine {
 
@@ -15,6 +15,7 @@ class HeapString final : public HeapObject {
  public:
   explicit HeapString(std::string_view data) : m_data(data) {}
   size_t bytes() const override { return sizeof(*this) + m_data.capacity(); }
+  HeapObject* clone() const override { return new HeapString(m_data); }
   std::string& data() { return m_data; }
   const std::string& data() const { return m_data; }
 

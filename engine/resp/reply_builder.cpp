@@ -1,9 +1,9 @@
 #include "engine/resp/reply_builder.hpp"
 
+#include "engine/util/strconv.hpp"
+
 #include <cmath>
 #include <cstring>
-
-#include "engine/util/strconv.hpp"
 
 namespace keyshift::engine {
 
@@ -104,9 +104,13 @@ void ReplyBuilder::end_map(size_t mark, size_t n) {
   }
 }
 
-void ReplyBuilder::set(size_t n) { header(m_resp >= 3 ? '~' : '*', n); }
+void ReplyBuilder::set(size_t n) {
+  header(m_resp >= 3 ? '~' : '*', n);
+}
 
-void ReplyBuilder::push(size_t n) { header(m_resp >= 3 ? '>' : '*', n); }
+void ReplyBuilder::push(size_t n) {
+  header(m_resp >= 3 ? '>' : '*', n);
+}
 
 void ReplyBuilder::double_value(double d) {
   if (m_resp >= 3) {

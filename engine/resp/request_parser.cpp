@@ -1,10 +1,10 @@
 #include "engine/resp/request_parser.hpp"
 
-#include <cstring>
-#include <utility>
-
 #include "engine/util/split_args.hpp"
 #include "engine/util/strconv.hpp"
+
+#include <cstring>
+#include <utility>
 
 namespace keyshift::engine {
 namespace {
@@ -63,8 +63,7 @@ RequestParser::Status RequestParser::parse_inline(const char* base, size_t avail
   m_inline_storage.clear();
   m_slices.clear();
   for (const auto& w : words) {
-    m_slices.push_back(
-        {(m_inline_storage.size()), (w.size())});
+    m_slices.push_back({(m_inline_storage.size()), (w.size())});
     m_inline_storage.insert(m_inline_storage.end(), w.begin(), w.end());
   }
   return Status::ready;

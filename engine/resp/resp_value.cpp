@@ -1,8 +1,8 @@
 #include "engine/resp/resp_value.hpp"
 
-#include <cstring>
-
 #include "engine/util/strconv.hpp"
+
+#include <cstring>
 
 namespace keyshift::engine {
 namespace {
@@ -67,7 +67,7 @@ class Decoder {
         if (m_data.size() - m_pos < static_cast<size_t>(len) + 2) {
           return RespParse::need_more;
         }
-        out.type = type == '!' ? RespValue::Type::error
+        out.type = type == '!'   ? RespValue::Type::error
                    : type == '=' ? RespValue::Type::verbatim
                                  : RespValue::Type::bulk;
         out.str.assign(m_data.substr(m_pos, static_cast<size_t>(len)));

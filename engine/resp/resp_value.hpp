@@ -11,25 +11,25 @@ namespace keyshift::engine {
 /// A decoded RESP2/RESP3 reply, as a client sees it.
 struct RespValue {
   enum class Type : uint8_t {
-    simple,     // +
-    error,      // -
-    integer,    // :
-    bulk,       // $
-    null,       // $-1, *-1, _
-    array,      // *
-    map,        // % (elements alternate key, value)
-    set,        // ~
-    push,       // >
-    double_,    // ,
-    boolean,    // #
-    verbatim,   // =
-    big_number, // (
-    attribute,  // |
+    simple,      // +
+    error,       // -
+    integer,     // :
+    bulk,        // $
+    null,        // $-1, *-1, _
+    array,       // *
+    map,         // % (elements alternate key, value)
+    set,         // ~
+    push,        // >
+    double_,     // ,
+    boolean,     // #
+    verbatim,    // =
+    big_number,  // (
+    attribute,   // |
   };
 
   Type type = Type::null;
-  std::string str;                // simple, error, bulk, verbatim, big_number, double text
-  int64_t integer = 0;            // integer, boolean
+  std::string str;      // simple, error, bulk, verbatim, big_number, double text
+  int64_t integer = 0;  // integer, boolean
   std::vector<RespValue> elements;
 
   /// True for an error reply.

@@ -45,8 +45,8 @@ void Logger::log(LogLevel level, std::string_view message) {
   localtime_r(&tv.tv_sec, &tm_local);
   char date[64];
   size_t n = std::strftime(date, sizeof(date), "%d %b %Y %H:%M:%S.", &tm_local);
-  std::fprintf(m_file, "%d:M %.*s%03d %c %.*s\n", static_cast<int>(getpid()),
-               static_cast<int>(n), date, static_cast<int>(tv.tv_usec / 1000),
+  std::fprintf(m_file, "%d:M %.*s%03d %c %.*s\n", static_cast<int>(getpid()), static_cast<int>(n),
+               date, static_cast<int>(tv.tv_usec / 1000),
                k_marks[static_cast<int>(level) > 3 ? 3 : static_cast<int>(level)],
                static_cast<int>(message.size()), message.data());
   std::fflush(m_file);

@@ -1,14 +1,14 @@
 #pragma once
 
-#include <cstdint>
-#include <memory>
-#include <string>
-#include <vector>
-
 #include "engine/engine.hpp"
 #include "engine/resp/request_parser.hpp"
 #include "engine/server/log.hpp"
 #include "engine/session.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
 
 namespace keyshift::engine {
 
@@ -55,7 +55,7 @@ class Server final : public SessionHost {
   int m_unix_fd = -1;
   int m_bound_port = 0;
   std::vector<std::unique_ptr<Connection>> m_by_fd;  // indexed by fd
-  std::vector<Connection*> m_pending;               // have output to flush
+  std::vector<Connection*> m_pending;                // have output to flush
   std::vector<Connection*> m_to_close;
   size_t m_clients = 0;
   bool m_stopping = false;

@@ -53,8 +53,8 @@ SystemClock::SystemClock() {
 int64_t SystemClock::monotonic_us() const {
 #if defined(__x86_64__)
   if (m_ticks_per_us > 0) {
-    return m_us_base + static_cast<int64_t>(static_cast<double>(__rdtsc() - m_tsc_base) /
-                                            m_ticks_per_us);
+    return m_us_base +
+           static_cast<int64_t>(static_cast<double>(__rdtsc() - m_tsc_base) / m_ticks_per_us);
   }
 #endif
   return steady_us();

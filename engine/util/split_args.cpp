@@ -3,7 +3,9 @@
 namespace keyshift::engine {
 namespace {
 
-bool is_blank(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\0'; }
+bool is_blank(char c) {
+  return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\0';
+}
 
 int hex_value(char c) {
   if (c >= '0' && c <= '9') {
@@ -18,7 +20,9 @@ int hex_value(char c) {
   return -1;
 }
 
-bool is_hex(char c) { return hex_value(c) >= 0; }
+bool is_hex(char c) {
+  return hex_value(c) >= 0;
+}
 
 }  // namespace
 

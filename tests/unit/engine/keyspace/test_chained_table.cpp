@@ -1,11 +1,11 @@
-#include <set>
-#include <string>
-#include <vector>
+#include "engine/keyspace/chained_table.hpp"
+#include "engine/util/hash.hpp"
 
 #include <doctest/doctest.h>
 
-#include "engine/keyspace/chained_table.hpp"
-#include "engine/util/hash.hpp"
+#include <set>
+#include <string>
+#include <vector>
 
 namespace {
 

@@ -1,9 +1,9 @@
-#include <string>
+#include "engine/resp/reply_builder.hpp"
+#include "engine/resp/resp_value.hpp"
 
 #include <doctest/doctest.h>
 
-#include "engine/resp/reply_builder.hpp"
-#include "engine/resp/resp_value.hpp"
+#include <string>
 
 using keyshift::engine::parse_resp;
 using keyshift::engine::ReplyBuilder;

@@ -1,10 +1,10 @@
-#include <string>
-#include <string_view>
-#include <vector>
+#include "engine/resp/request_parser.hpp"
 
 #include <doctest/doctest.h>
 
-#include "engine/resp/request_parser.hpp"
+#include <string>
+#include <string_view>
+#include <vector>
 
 using keyshift::engine::RequestLimits;
 using keyshift::engine::RequestParser;
