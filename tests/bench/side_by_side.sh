@@ -94,6 +94,12 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/ks-bench.XXXXXX")
 RESULTS="$WORK/results"
 mkdir -p "$RESULTS" "$WORK/redis" "$WORK/keyshift"
 
+# Run a private copy: another engineer rebuilding build/keyshift mid-run must not swap the
+# binary between the memory phase and the benchmark phase.
+cp -- "$KEYSHIFT_BIN" "$WORK/keyshift-under-test" || die "could not copy $KEYSHIFT_BIN"
+KEYSHIFT_SRC=$KEYSHIFT_BIN
+KEYSHIFT_BIN="$WORK/keyshift-under-test"
+
 declare -A PID=() PORT=() SOCK=() SLOG=()
 CLIENT_PID=""
 
@@ -223,7 +229,7 @@ rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 
 # ---- header --------------------------------------------------------------------------------
 echo "keyshift side-by-side benchmark ($(date -u '+%Y-%m-%d %H:%M:%S UTC'))"
-echo "  keyshift:        $KEYSHIFT_BIN ($("$KEYSHIFT_BIN" --version 2>/dev/null | head -n 1 || echo '?'))"
+echo "  keyshift:        $KEYSHIFT_SRC (sha256 $(sha256sum "$KEYSHIFT_BIN" | cut -c1-12), $("$KEYSHIFT_BIN" --version 2>/dev/null | head -n 1 || echo '?'))"
 echo "  repo:            $REPO_ROOT @ $(git -C "$REPO_ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$REPO_ROOT" diff --quiet HEAD -- 2>/dev/null || echo ' (dirty tree)')"
 echo "  redis-server:    $REDIS_SERVER_BIN ($("$REDIS_SERVER_BIN" --version | head -n 1))"
 echo "  redis-benchmark: $REDIS_BENCHMARK_BIN ($("$REDIS_BENCHMARK_BIN" --version | head -n 1))"
