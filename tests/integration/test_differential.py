@@ -1,0 +1,342 @@
+#!/usr/bin/python3
+"""Differential test: every script in tests/integration/scripts/*.txt is sent, one command
+per line, to Debian's redis-server 7.0 and to `keyshift serve`, and the raw RESP replies
+are compared byte for byte.
+
+Script syntax: one command per line with redis-cli quoting ("..." with \\n \\xHH escapes,
+'...'); blank lines and lines starting with '#' are ignored. Trailing tags change how one
+reply is compared:
+  #ttl         an integer reply is compared as "> 0" / its exact value when <= 0
+               (TTL-stable: scripts use big TTLs, so only the sign class is meaningful)
+  #unordered   an array/set reply is compared as a multiset (KEYS order is hash order)
+  #shape       only the reply's type is compared (e.g. a random member)
+  #mask:F,G    map (or RESP2 field/value array) entries F and G are not compared (values that
+               legitimately differ between two servers, e.g. a connection id)
+  #needs:TYPE  the line uses a data type keyshift may not have yet (list, hash, set, zset);
+               it is skipped, and counted, while keyshift answers "unknown command" for it
+Each script runs on a fresh connection after FLUSHALL, on both servers.
+
+Where Valkey 8 (keyshift's oracle) legitimately differs from Redis 7.0, ALLOWED below
+turns the Redis 7.0 reply into the Valkey 8 one, with a comment naming the difference and
+where to see it in Valkey 8.0.1's source; everything else must be identical.
+
+Run: KEYSHIFT_BIN=build/keyshift /usr/bin/python3 tests/integration/test_differential.py
+     [SCRIPT-NAME...]
+"""
+
+import glob
+import os
+import re
+import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from harness import (BigNum, ConnectionClosed, Double, Err, Map, Null, Push,  # noqa: E402
+                     RespConn, Set, Simple, Verbatim, encode_command, eq, ok, render,
+                     run_tests, split_args, test)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPTS = sorted(glob.glob(os.path.join(HERE, "scripts", "*.txt")))
+
+# A command each optional data type needs; keyshift "has" the type once it is known.
+PROBES = {
+    "list": ["RPUSH", "__ks_probe__", "x"],
+    "hash": ["HSET", "__ks_probe__", "f", "v"],
+    "set": ["SADD", "__ks_probe__", "x"],
+    "zset": ["ZADD", "__ks_probe__", "1", "x"],
+}
+
+TAG_RE = re.compile(r"^#(ttl|unordered|shape|mask:[\w,-]+|needs:[a-z]+)$")
+
+
+# --------------------------------------------------------------------------------------
+# Legitimate Valkey 8.0 vs Redis 7.0 differences. Each entry: a regex on the script line
+# (upper-cased command name first), a function from the Redis 7.0 raw reply to the reply
+# Valkey 8 gives, and why.
+# --------------------------------------------------------------------------------------
+
+def _hello_identity(raw):
+    # HELLO's server and version fields name the product: Valkey 8.0.1 answers
+    # server=valkey version=8.0.1 (src/networking.c helloCommand: SERVER_NAME and
+    # VALKEY_VERSION unless extended-redis-compatibility is on, which defaults to no);
+    # Redis 7.0 says redis / 7.0.x.
+    raw = re.sub(rb"\$6\r\nserver\r\n\$5\r\nredis\r\n", b"$6\r\nserver\r\n$6\r\nvalkey\r\n",
+                 raw)
+    return re.sub(rb"\$7\r\nversion\r\n\$\d+\r\n7\.0\.\d+\r\n",
+                  b"$7\r\nversion\r\n$5\r\n8.0.1\r\n", raw)
+
+
+def _small_list_encoding(raw):
+    # Small lists are listpacks since Redis 7.2, so in Valkey 8 (src/t_list.c:
+    # createListListpackObject for new lists, converted to quicklist only past
+    # list-max-listpack-size); Redis 7.0 always answers quicklist.
+    return raw.replace(b"$9\r\nquicklist\r\n", b"$8\r\nlistpack\r\n")
+
+
+ALLOWED = [
+    (re.compile(r"^HELLO\b", re.I), _hello_identity,
+     "HELLO reports server=valkey, version=8.0.1 (Valkey 8) instead of redis/7.0.x"),
+    (re.compile(r"^OBJECT\s+ENCODING\s+l\b", re.I), _small_list_encoding,
+     "a 3-element list is a listpack in Valkey 8, a quicklist in Redis 7.0"),
+]
+
+
+# --------------------------------------------------------------------------------------
+# Scripts.
+# --------------------------------------------------------------------------------------
+
+class Line:
+    def __init__(self, script, number, text, args, tags):
+        self.script = script
+        self.number = number
+        self.text = text
+        self.args = args
+        self.tags = tags
+
+    def where(self):
+        return "%s:%d" % (os.path.basename(self.script), self.number)
+
+    def needs(self):
+        return [t.split(":", 1)[1] for t in self.tags if t.startswith("needs:")]
+
+    def masked(self):
+        out = set()
+        for t in self.tags:
+            if t.startswith("mask:"):
+                out.update(f.encode() for f in t[5:].split(","))
+        return out
+
+
+def parse_script(path):
+    lines = []
+    with open(path, "rb") as f:
+        for number, raw in enumerate(f.read().decode("utf-8").splitlines(), 1):
+            text = raw.strip()
+            if not text or text.startswith("#"):
+                continue
+            words = split_args(text)
+            if words is None:
+                raise ValueError("%s:%d: unbalanced quotes" % (path, number))
+            tags = []
+            while words and TAG_RE.match(words[-1].decode("latin-1")):
+                tags.insert(0, words.pop().decode("latin-1")[1:])
+            if not words:
+                raise ValueError("%s:%d: tags without a command" % (path, number))
+            for w in words:
+                if w.startswith(b"#") and not TAG_RE.match(w.decode("latin-1")):
+                    if re.match(rb"^#[a-z]+(:[a-z,]+)?$", w):
+                        raise ValueError("%s:%d: unknown tag %r" % (path, number, w))
+            lines.append(Line(path, number, text, words, tags))
+    return lines
+
+
+# --------------------------------------------------------------------------------------
+# Comparison.
+# --------------------------------------------------------------------------------------
+
+def canon(v):
+    """A hashable, type-preserving form of a decoded reply."""
+    for cls in (Err, Simple, Double, BigNum, Verbatim):
+        if isinstance(v, cls):
+            return (cls.__name__, bytes(v))
+    if isinstance(v, bool):
+        return ("bool", v)
+    if isinstance(v, int):
+        return ("int", v)
+    if isinstance(v, bytes):
+        return ("bulk", v)
+    if isinstance(v, Map):
+        return ("map", tuple((canon(k), canon(x)) for k, x in v))
+    for cls in (Set, Push):
+        if isinstance(v, cls):
+            return (cls.__name__, tuple(canon(x) for x in v))
+    if isinstance(v, list):
+        return ("array", tuple(canon(x) for x in v))
+    if isinstance(v, Null):
+        return ("null",)
+    if v is None:
+        return ("nil",)
+    return ("?", repr(v))
+
+
+def shape(v):
+    c = canon(v)
+    return c[0]
+
+
+def normalise(line, value):
+    """The comparable form of a reply under the line's tags."""
+    c = canon(value)
+    if "ttl" in line.tags and c[0] == "int":
+        return ("int", "positive") if c[1] > 0 else c
+    if "unordered" in line.tags and c[0] in ("array", "Set"):
+        return (c[0], tuple(sorted(c[1], key=repr)))
+    if "shape" in line.tags:
+        return (shape(value),)
+    masked = line.masked()
+    if masked:
+        if c[0] == "map":
+            return ("map", tuple((k, ("masked",) if k[1] in masked else x) for k, x in c[1]))
+        if c[0] == "array":
+            items = list(c[1])
+            for i in range(0, len(items) - 1, 2):
+                if items[i][0] == "bulk" and items[i][1] in masked:
+                    items[i + 1] = ("masked",)
+            return ("array", tuple(items))
+    return c
+
+
+def compare(line, ref, ks):
+    """(equal?, how). `ref` and `ks` are (raw, value) pairs; how starts with "allowed" when
+    an ALLOWED entry was needed for equality."""
+    if ref[0] == ks[0]:
+        return True, "identical"
+    ref_raw = ref[0]
+    allowed = []
+    for pattern, fix, why in ALLOWED:
+        if pattern.search(line.text):
+            fixed = fix(ref_raw)
+            if fixed != ref_raw:
+                allowed.append(why)
+                ref_raw = fixed
+    prefix = "allowed (%s)" % "; ".join(allowed) if allowed else ""
+    if allowed and ref_raw == ks[0]:
+        return True, prefix
+    if any(t in line.tags for t in ("ttl", "unordered", "shape")) or line.masked():
+        ref_value = RespConn.decode(ref_raw) if ref_raw != ref[0] else ref[1]
+        if normalise(line, ref_value) == normalise(line, ks[1]):
+            return True, (prefix + " " if prefix else "") + "equal under " + ",".join(line.tags)
+    return False, "differs"
+
+
+# --------------------------------------------------------------------------------------
+# Runner.
+# --------------------------------------------------------------------------------------
+
+class Pair:
+    """The reference and keyshift, started once for all scripts. With
+    KEYSHIFT_IT_DIFF_SELF=1 the second server is another redis-server 7.0: a script
+    author's check that a script is deterministic (it must then report no mismatch)."""
+
+    def __init__(self, h):
+        self.h = h
+        self.ref = h.redis_server()
+        self.ks = self._start_second()
+        self.available = {}
+
+    def _start_second(self):
+        if os.environ.get("KEYSHIFT_IT_DIFF_SELF") == "1":
+            return self.h.redis_server(name="redis-server-2")
+        return self.h.keyshift("--enable-debug-command", "yes", name="keyshift-diff")
+
+    def restart_keyshift(self):
+        self.ks.stop()
+        self.h.forget(self.ks)
+        self.ks = self._start_second()
+        self.available = {}
+
+    def has(self, kind):
+        if kind not in self.available:
+            with self.ks.conn() as c:
+                raw, _ = c.command(*PROBES[kind])
+                c.command("DEL", "__ks_probe__")
+            self.available[kind] = not raw.startswith(b"-ERR unknown command")
+        return self.available[kind]
+
+
+STATS = {"compared": 0, "skipped": 0, "allowed": 0, "mismatches": 0}
+
+
+def run_script(h, path):
+    if not hasattr(h, "pair"):
+        h.pair = Pair(h)
+    pair = h.pair
+    lines = parse_script(path)
+    mismatches = []
+    skipped = []
+    allowed = []
+    compared = 0
+    rc = pair.ref.conn()
+    kc = pair.ks.conn()
+    try:
+        for c in (rc, kc):
+            raw, _ = c.command("FLUSHALL")
+            if raw != b"+OK\r\n":
+                raise AssertionError("FLUSHALL before %s: %r" % (path, raw))
+        for line in lines:
+            missing = [n for n in line.needs() if not pair.has(n)]
+            if missing:
+                skipped.append("%s (needs %s)" % (line.where(), ",".join(missing)))
+                continue
+            payload = encode_command(line.args)
+            rc.send(payload)
+            ref = rc.read_reply()
+            try:
+                kc.send(payload)
+                ks = kc.read_reply()
+            except (ConnectionClosed, TimeoutError, BrokenPipeError, ConnectionResetError) as e:
+                alive = pair.ks.alive()
+                mismatches.append("%s  %s\n    redis-server: %s\n    keyshift:     %s"
+                                  % (line.where(), line.text, render(ref[1]),
+                                     "%s (%s)" % (e, "server alive" if alive else
+                                                  "SERVER DIED, log tail:\n" +
+                                                  pair.ks.log()[-1500:])))
+                if not alive:
+                    pair.restart_keyshift()
+                break
+            compared += 1
+            same, how = compare(line, ref, ks)
+            if how.startswith("allowed"):
+                allowed.append("%s %s" % (line.where(), how))
+            if not same:
+                mismatches.append("%s  %s\n    redis-server: %r\n    keyshift:     %r"
+                                  % (line.where(), line.text, ref[0], ks[0]))
+    finally:
+        rc.close()
+        kc.close()
+    STATS["compared"] += compared
+    STATS["skipped"] += len(skipped)
+    STATS["mismatches"] += len(mismatches)
+    STATS["allowed"] += len(allowed)
+    name = os.path.basename(path)
+    for a in allowed:
+        print("  " + a)
+    print("  %s: %d commands compared, %d mismatches, %d allowed, %d skipped%s"
+          % (name, compared, len(mismatches), len(allowed), len(skipped),
+             (" (" + "; ".join(skipped[:3]) + ("; ..." if len(skipped) > 3 else "") + ")")
+             if skipped else ""))
+    ok(compared > 0 or skipped, "%s has no commands" % name)
+    if mismatches:
+        raise AssertionError("%d of %d replies differ in %s:\n%s"
+                             % (len(mismatches), compared, name, "\n".join(mismatches)))
+    eq(len(mismatches), 0, "mismatches in %s" % name)
+
+
+def _make_test(path):
+    def fn(h):
+        run_script(h, path)
+    fn.__name__ = "script_" + os.path.splitext(os.path.basename(path))[0]
+    return fn
+
+
+@test
+def scripts_are_present_and_parse(h):
+    ok(len(SCRIPTS) >= 10, "expected the script set under %s/scripts" % HERE)
+    for path in SCRIPTS:
+        ok(len(parse_script(path)) > 0, "%s is empty" % path)
+
+
+for _path in SCRIPTS:
+    test(_make_test(_path))
+
+
+@test
+def summary(h):
+    print("  total: %(compared)d commands compared, %(mismatches)d mismatches, "
+          "%(allowed)d allowed differences, %(skipped)d lines skipped (#needs)" % STATS)
+    ok(STATS["compared"] > 0 or not SCRIPTS, "nothing was compared")
+
+
+if __name__ == "__main__":
+    run_tests()
