@@ -210,14 +210,19 @@ void Engine::dispatch(Session& session, std::span<const std::string_view> argv) 
     cmd = sub;
   }
   if (cmd == nullptr) {
+    // Valkey prints these with %s, so each stops at a NUL byte.
+    auto c_string = [](std::string_view s, size_t max) {
+      s = s.substr(0, s.find('\0'));
+      return s.substr(0, max);
+    };
     std::string args;
     for (size_t i = 1; i < argv.size() && args.size() < 128; ++i) {
       size_t room = 128 - args.size();
       args += '\'';
-      args += argv[i].substr(0, room);
+      args += c_string(argv[i], room);
       args += "' ";
     }
-    std::string err = "ERR unknown command '" + std::string(argv[0].substr(0, 128)) +
+    std::string err = "ERR unknown command '" + std::string(c_string(argv[0], 128)) +
                       "', with args beginning with: " + args;
     for (char& c : err) {
       if (c == '\r' || c == '\n') {
@@ -427,8 +432,10 @@ bool Engine::perform_evictions() {
     Db* victim_db = nullptr;
     std::string victim_key;
     if (policy == EvictionPolicy::allkeys_random || policy == EvictionPolicy::volatile_random) {
+      // One random starting database, then each in turn, so a non-empty one is found.
+      size_t first = static_cast<size_t>(m_rng());
       for (size_t i = 0; i < m_dbs.size() && victim_db == nullptr; ++i) {
-        Db& d = *m_dbs[(m_rng() + i) % m_dbs.size()];
+        Db& d = *m_dbs[(first + i) % m_dbs.size()];
         Entry* e =
             policy == EvictionPolicy::allkeys_random ? d.random_entry() : d.random_volatile_entry();
         if (e != nullptr) {

@@ -168,8 +168,12 @@ void cmd_hello(CmdContext& ctx) {
 
 void cmd_select(CmdContext& ctx) {
   int64_t index = 0;
-  if (!parse_i64(ctx.arg(1), index) || index < INT32_MIN || index > INT32_MAX) {
-    ctx.reply().error(errors::k_invalid_db_index);
+  if (!parse_i64(ctx.arg(1), index)) {
+    ctx.reply().error(errors::k_not_integer);
+    return;
+  }
+  if (index < INT32_MIN || index > INT32_MAX) {
+    ctx.reply().error(errors::k_int_out_of_range);
     return;
   }
   if (index < 0 || index >= ctx.engine().db_count()) {

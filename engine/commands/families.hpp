@@ -9,5 +9,6 @@ void register_connection_family(CommandRegistry& registry);
 void register_string_family(CommandRegistry& registry);
 void register_generic_family(CommandRegistry& registry);
 void register_server_family(CommandRegistry& registry);
+void register_scripting_family(CommandRegistry& registry);
 
 }  // namespace keyshift::engine

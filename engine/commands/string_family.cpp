@@ -179,12 +179,14 @@ bool parse_set_options(CmdContext& ctx, size_t pos, uint32_t allowed, SetParams&
       ctx.reply().error(errors::k_syntax);
       return false;
     }
+    // Repeating an option is allowed (the last value wins); only different ones clash.
+    uint32_t others = seen & ~opt;
     bool conflict = (opt == k_opt_nx && (seen & k_opt_xx)) ||
                     (opt == k_opt_xx && (seen & k_opt_nx)) ||
                     (opt == k_opt_keepttl && (seen & (k_expire_opts | k_opt_persist))) ||
                     (opt == k_opt_persist && (seen & (k_expire_opts | k_opt_keepttl))) ||
                     ((opt & k_expire_opts) &&
-                     (seen & (k_expire_opts | k_opt_keepttl | k_opt_persist)) != 0);
+                     (others & (k_expire_opts | k_opt_keepttl | k_opt_persist)) != 0);
     if (conflict) {
       ctx.reply().error(errors::k_syntax);
       return false;
@@ -483,7 +485,10 @@ void cmd_incrbyfloat(CmdContext& ctx) {
     ctx.reply().error(errors::k_incr_float_nan);
     return;
   }
-  db.set(ctx.arg(1), make_string_spec(text), -1, true);
+  // Valkey stores the result as a string object, never int-encoded.
+  Entry::ValueSpec spec = make_raw_string_spec(text);
+  spec.encoding = text.size() <= k_embstr_max ? ObjEncoding::embstr : ObjEncoding::raw;
+  db.set(ctx.arg(1), spec, -1, true);
   ctx.reply().bulk(text);
 }
 

@@ -333,7 +333,7 @@ void Server::process_input(Connection& c) {
     }
     if (status == RequestParser::Status::error) {
       ReplyBuilder rb(s.out, s.resp);
-      rb.error(c.parser.error());
+      rb.error("ERR " + std::string(c.parser.error()));
       ++m_engine.stats().total_error_replies;
       s.set(k_session_close_after_reply);
       c.in_start = c.in_end;
