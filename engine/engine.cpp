@@ -152,6 +152,24 @@ void Engine::on_expired(int db, std::string_view key) {
   (void)key;
 }
 
+void Engine::signal_modified_key(int db, std::string_view key) {
+  (void)db;
+  (void)key;
+}
+
+void Engine::notify_keyspace_event(uint32_t type, std::string_view event, std::string_view key,
+                                   int db) {
+  (void)type;
+  (void)event;
+  (void)key;
+  (void)db;
+}
+
+void Engine::signal_key_as_ready(int db, std::string_view key) {
+  (void)db;
+  (void)key;
+}
+
 void Engine::reject(Session& session, Command* cmd, std::string_view error) {
   if (cmd != nullptr) {
     ++cmd->stats.rejected_calls;

@@ -21,6 +21,24 @@
 
 namespace keyshift::engine {
 
+/// Classes of keyspace events, one bit per notify-keyspace-events letter.
+enum NotifyClass : uint32_t {
+  k_notify_keyspace = 1u << 0,   // K
+  k_notify_keyevent = 1u << 1,   // E
+  k_notify_generic = 1u << 2,    // g
+  k_notify_string = 1u << 3,     // $
+  k_notify_list = 1u << 4,       // l
+  k_notify_set = 1u << 5,        // s
+  k_notify_hash = 1u << 6,       // h
+  k_notify_zset = 1u << 7,       // z
+  k_notify_expired = 1u << 8,    // x
+  k_notify_evicted = 1u << 9,    // e
+  k_notify_stream = 1u << 10,    // t
+  k_notify_key_miss = 1u << 11,  // m
+  k_notify_module = 1u << 12,    // d
+  k_notify_new = 1u << 13,       // n
+};
+
 /// Server-wide counters that INFO stats reports.
 struct EngineStats {
   uint64_t total_connections_received = 0;
@@ -150,6 +168,16 @@ class Engine : public KeyspaceEvents {
   void reset_stats();
   /// Keys a mutation touched (for WATCH and keyspace notifications in later work).
   void on_expired(int db, std::string_view key) override;
+
+  // --- Change signals: every write calls these so WATCH, keyspace notifications and
+  // --- blocked clients see it (Valkey's signalModifiedKey / notifyKeyspaceEvent /
+  // --- signalKeyAsReady). Implemented with the connection features.
+  /// `key` in `db` changed (invalidates WATCH).
+  void signal_modified_key(int db, std::string_view key);
+  /// Emits keyspace/keyevent notification `event` of class `type` (NotifyClass bits).
+  void notify_keyspace_event(uint32_t type, std::string_view event, std::string_view key, int db);
+  /// `key` in `db` may now serve clients blocked on it (after a push/add).
+  void signal_key_as_ready(int db, std::string_view key);
 
  private:
   void dispatch(Session& session, std::span<const std::string_view> argv);
