@@ -7,8 +7,6 @@
 #include "engine/util/status.hpp"
 #include "engine/util/strconv.hpp"
 
-#include <climits>
-
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -37,6 +35,13 @@ bool is_keyword(std::string_view arg, std::string_view keyword) {
 /// False when the session asked for CLIENT NO-TOUCH (lookups then leave LRU/LFU alone).
 bool may_touch(CmdContext& ctx) {
   return !ctx.session().has(k_session_no_touch);
+}
+
+/// Tells WATCH and keyspace notifications that `key` in database `db` changed by a generic
+/// command, as event `event`.
+void signal_generic(CmdContext& ctx, int db, std::string_view key, std::string_view event) {
+  ctx.engine().signal_modified_key(db, key);
+  ctx.engine().notify_keyspace_event(k_notify_generic, event, key, db);
 }
 
 bool is_lfu_policy(EvictionPolicy p) {
@@ -138,13 +143,9 @@ bool parse_scan_cursor(std::string_view arg, uint64_t& out) {
 
 // --- Operations -------------------------------------------------------------------------
 
-/// Removes each key; counts the live keys removed (expired ones are reclaimed, not counted).
-int64_t op_del(Db& db, std::span<const std::string_view> keys) {
-  int64_t n = 0;
-  for (std::string_view k : keys) {
-    n += db.remove(k) ? 1 : 0;
-  }
-  return n;
+/// Removes `key`; true if it was live (an expired one is reclaimed but not counted).
+bool op_del(Db& db, std::string_view key) {
+  return db.remove(key);
 }
 
 /// Number of keys that are live, counting a repeated key each time it appears.
@@ -217,35 +218,37 @@ enum ExpireCondition : uint8_t {
   k_expire_lt = 8,
 };
 
+enum class ExpireOutcome : uint8_t { unchanged, set, deleted };
+
 /// Applies an absolute expire time under NX/XX/GT/LT; a time not after `now_ms` deletes the
-/// key. True when the key was changed (the command replies 1).
-bool op_expire(Db& db, std::string_view key, int64_t when_ms, uint8_t conditions, int64_t now_ms,
-               bool touch) {
+/// key.
+ExpireOutcome op_expire(Db& db, std::string_view key, int64_t when_ms, uint8_t conditions,
+                        int64_t now_ms, bool touch) {
   Entry* e = db.lookup(key, touch);
   if (e == nullptr) {
-    return false;
+    return ExpireOutcome::unchanged;
   }
   int64_t current = e->has_expire() ? e->expire_ms() : -1;
   bool has_ttl = e->has_expire();
   if ((conditions & k_expire_nx) && has_ttl) {
-    return false;
+    return ExpireOutcome::unchanged;
   }
   if ((conditions & k_expire_xx) && !has_ttl) {
-    return false;
+    return ExpireOutcome::unchanged;
   }
   // No TTL counts as an infinite one: never smaller, never exceeded.
   if ((conditions & k_expire_gt) && (!has_ttl || when_ms <= current)) {
-    return false;
+    return ExpireOutcome::unchanged;
   }
   if ((conditions & k_expire_lt) && has_ttl && when_ms >= current) {
-    return false;
+    return ExpireOutcome::unchanged;
   }
   if (when_ms <= now_ms) {
     db.remove(key);
-    return true;
+    return ExpireOutcome::deleted;
   }
   db.set_expire(e, when_ms);
-  return true;
+  return ExpireOutcome::set;
 }
 
 /// Remaining TTL (or absolute expire time) in ms: -2 missing, -1 no TTL.
@@ -318,7 +321,14 @@ uint64_t op_scan(Db& db, uint64_t cursor, const ScanFilter& f, std::vector<std::
 // --- Handlers ---------------------------------------------------------------------------
 
 void cmd_del(CmdContext& ctx) {
-  ctx.reply().integer(op_del(ctx.db(), ctx.args().subspan(1)));
+  int64_t n = 0;
+  for (size_t i = 1; i < ctx.argc(); ++i) {
+    if (op_del(ctx.db(), ctx.arg(i))) {
+      signal_generic(ctx, ctx.session().db, ctx.arg(i), "del");
+      ++n;
+    }
+  }
+  ctx.reply().integer(n);
 }
 
 void cmd_exists(CmdContext& ctx) {
@@ -337,6 +347,13 @@ void rename_generic(CmdContext& ctx, bool nx) {
     return;
   }
   bool renamed = *r == RenameOutcome::renamed;
+  if (renamed) {
+    int db = ctx.session().db;
+    ctx.engine().signal_modified_key(db, ctx.arg(1));
+    ctx.engine().signal_modified_key(db, ctx.arg(2));
+    ctx.engine().notify_keyspace_event(k_notify_generic, "rename_from", ctx.arg(1), db);
+    ctx.engine().notify_keyspace_event(k_notify_generic, "rename_to", ctx.arg(2), db);
+  }
   if (nx) {
     ctx.reply().integer(renamed ? 1 : 0);
   } else {
@@ -483,8 +500,14 @@ void expire_generic(CmdContext& ctx, TtlUnit unit, bool absolute) {
     ctx.reply().error(invalid_expire_error(ctx.command().full_name));
     return;
   }
-  bool changed = op_expire(ctx.db(), ctx.arg(1), when, conditions, ctx.now_ms(), may_touch(ctx));
-  ctx.reply().integer(changed ? 1 : 0);
+  ExpireOutcome outcome =
+      op_expire(ctx.db(), ctx.arg(1), when, conditions, ctx.now_ms(), may_touch(ctx));
+  if (outcome != ExpireOutcome::unchanged) {
+    // A time in the past removes the key, which watchers see as a DEL.
+    signal_generic(ctx, ctx.session().db, ctx.arg(1),
+                   outcome == ExpireOutcome::deleted ? "del" : "expire");
+  }
+  ctx.reply().integer(outcome != ExpireOutcome::unchanged ? 1 : 0);
 }
 
 void cmd_expire(CmdContext& ctx) {
@@ -506,7 +529,9 @@ void ttl_generic(CmdContext& ctx, bool in_ms, bool absolute) {
     ctx.reply().integer(t);
     return;
   }
-  ctx.reply().integer((t + 500) / 1000);  // Valkey rounds to the nearest second
+  // Rounded to the nearest second. `t` is never negative here, and the rounding must not
+  // overflow near INT64_MAX: Valkey's build replies the unsigned result there.
+  ctx.reply().integer(static_cast<int64_t>((static_cast<uint64_t>(t) + 500) / 1000));
 }
 
 void cmd_ttl(CmdContext& ctx) {
@@ -523,7 +548,11 @@ void cmd_pexpiretime(CmdContext& ctx) {
 }
 
 void cmd_persist(CmdContext& ctx) {
-  ctx.reply().integer(op_persist(ctx.db(), ctx.arg(1), may_touch(ctx)) ? 1 : 0);
+  bool removed = op_persist(ctx.db(), ctx.arg(1), may_touch(ctx));
+  if (removed) {
+    signal_generic(ctx, ctx.session().db, ctx.arg(1), "persist");
+  }
+  ctx.reply().integer(removed ? 1 : 0);
 }
 
 /// The OBJECT subcommands' key (argument 2), read without touching; replies null if missing.
@@ -611,6 +640,13 @@ void cmd_move(CmdContext& ctx) {
     return;
   }
   bool moved = op_move(ctx.db(), ctx.engine().db(target), ctx.arg(1), may_touch(ctx));
+  if (moved) {
+    int source = ctx.session().db;
+    ctx.engine().signal_modified_key(source, ctx.arg(1));
+    ctx.engine().signal_modified_key(target, ctx.arg(1));
+    ctx.engine().notify_keyspace_event(k_notify_generic, "move_from", ctx.arg(1), source);
+    ctx.engine().notify_keyspace_event(k_notify_generic, "move_to", ctx.arg(1), target);
+  }
   ctx.reply().integer(moved ? 1 : 0);
 }
 
@@ -637,6 +673,9 @@ void cmd_copy(CmdContext& ctx) {
   }
   bool copied =
       op_copy(ctx.db(), ctx.engine().db(target), ctx.arg(1), ctx.arg(2), replace, may_touch(ctx));
+  if (copied) {
+    signal_generic(ctx, target, ctx.arg(2), "copy_to");
+  }
   ctx.reply().integer(copied ? 1 : 0);
 }
 
