@@ -46,6 +46,16 @@ struct EngineConfig {
   int databases = 16;
   int hz = 10;
   bool active_expire = true;  // DEBUG SET-ACTIVE-EXPIRE
+  // notify-keyspace-events as Valkey's bit set (NotifyClass in engine.hpp); 0 = off.
+  uint32_t notify_keyspace_events = 0;
+
+  // Encodings of small hashes (the hash-max-ziplist-* names are aliases).
+  uint64_t hash_max_listpack_entries = 512;
+  uint64_t hash_max_listpack_value = 64;
+
+  // Encodings of small sorted sets (the zset-max-ziplist-* names are aliases).
+  uint64_t zset_max_listpack_entries = 128;
+  uint64_t zset_max_listpack_value = 64;
 
   // Memory.
   uint64_t maxmemory = 0;
