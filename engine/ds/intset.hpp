@@ -1,0 +1,79 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace keyshift::engine {
+
+/// A sorted set of distinct 64-bit integers stored in Valkey's intset byte format, so that
+/// RDB code can take and produce the blob unchanged:
+///
+///   encoding (u32 LE: 2, 4 or 8) | length (u32 LE) | length integers of `encoding` bytes,
+///   little-endian, strictly ascending
+///
+/// Every integer uses the width of the widest one ever inserted: inserting a wider value
+/// upgrades the whole blob, and removals never downgrade it (as Valkey).
+class Intset {
+ public:
+  /// Size of the blob header.
+  static constexpr size_t k_header_size = 8;
+  /// Most members an intset may hold (Valkey limits intsets to 2^30 entries).
+  static constexpr size_t k_max_entries = size_t{1} << 30;
+
+  /// An empty set with 2-byte encoding.
+  Intset();
+
+  /// Adopts a blob (from RDB) after checking it; nullopt if malformed. With `deep` the
+  /// ordering and uniqueness of the integers are checked too.
+  static std::optional<Intset> from_blob(std::string_view blob, bool deep = true);
+  /// True when `blob` is a well-formed intset (see from_blob).
+  static bool validate(std::string_view blob, bool deep);
+  /// Width in bytes (2, 4 or 8) that `value` needs.
+  static uint32_t width_for(int64_t value);
+
+  /// The blob in Valkey's format.
+  std::string_view blob() const {
+    return {reinterpret_cast<const char*>(m_blob.data()), m_blob.size()};
+  }
+  /// Number of integers.
+  uint32_t size() const { return read_u32(4); }
+  bool empty() const { return size() == 0; }
+  /// Current width of each integer in bytes (2, 4 or 8).
+  uint32_t encoding() const { return read_u32(0); }
+
+  /// Inserts `value`; false if it was already present.
+  bool insert(int64_t value);
+  /// Removes `value`; false if it was absent.
+  bool erase(int64_t value);
+  /// True if `value` is present.
+  bool contains(int64_t value) const;
+  /// The integer at sorted position `pos` (< size()).
+  int64_t at(uint32_t pos) const { return read_at(pos, encoding()); }
+  /// Smallest and largest integers (the set must not be empty).
+  int64_t min() const { return at(0); }
+  int64_t max() const { return at(size() - 1); }
+
+  /// Bytes allocated for the blob (for memory accounting).
+  size_t bytes() const { return m_blob.capacity(); }
+  /// Releases spare capacity.
+  void shrink_to_fit() { m_blob.shrink_to_fit(); }
+  /// Reserves room for `n` integers of the current width.
+  void reserve(size_t n) { m_blob.reserve(k_header_size + n * encoding()); }
+
+ private:
+  uint32_t read_u32(size_t offset) const;
+  void write_u32(size_t offset, uint32_t v);
+  int64_t read_at(uint32_t pos, uint32_t width) const;
+  void write_at(uint32_t pos, uint32_t width, int64_t value);
+  /// Binary search: true and the position if found, else false and the insert position.
+  bool search(int64_t value, uint32_t& pos) const;
+  /// Rewrites every integer at `width` and adds `value` at the front or back.
+  void upgrade_and_add(int64_t value, uint32_t width);
+
+  std::vector<uint8_t> m_blob;
+};
+
+}  // namespace keyshift::engine
