@@ -131,7 +131,7 @@ RequestParser::Status RequestParser::parse_multibulk(const char* base, size_t av
     if (available - m_pos < static_cast<size_t>(m_bulk_len) + 2) {
       return Status::need_more;
     }
-    m_slices.push_back({(m_pos), (m_bulk_len)});
+    m_slices.push_back({m_pos, static_cast<size_t>(m_bulk_len)});
     m_pos += static_cast<size_t>(m_bulk_len) + 2;
     m_bulk_len = -1;
     --m_args_left;
