@@ -29,11 +29,6 @@ std::string errno_text() {
   return std::strerror(errno);
 }
 
-void set_nonblocking(int fd) {
-  int flags = fcntl(fd, F_GETFL, 0);
-  fcntl(fd, F_SETFL, flags | O_NONBLOCK);
-}
-
 std::string peer_name(const sockaddr_storage& sa) {
   char host[INET6_ADDRSTRLEN] = {0};
   int port = 0;
@@ -378,7 +373,7 @@ void Server::update_interest(Connection& c, bool want_write) {
   }
   c.want_write = want_write;
   epoll_event ev{};
-  ev.events = EPOLLIN | (want_write ? EPOLLOUT : 0);
+  ev.events = want_write ? (EPOLLIN | EPOLLOUT) : EPOLLIN;
   ev.data.fd = c.fd;
   epoll_ctl(m_epoll, EPOLL_CTL_MOD, c.fd, &ev);
 }
