@@ -92,6 +92,11 @@ def geomean(values):
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
+def fmt_ratio3(v):
+    """Goal lines use three decimals so a value just under a threshold never prints as on it."""
+    return "n/a" if v is None else "%.3fx" % v
+
+
 def verdict(ok):
     return "PASS" if ok else "MISS"
 
@@ -192,12 +197,12 @@ def report(results_dir):
                 if goal is not None:
                     ok = gm is not None and gm >= goal and low is not None and low >= RPS_FLOOR
                     text = ("requests/s geomean %s (goal >= %.2fx), lowest %s (goal >= %.2fx): %s"
-                            % (fmt_ratio(gm), goal, fmt_ratio(low), RPS_FLOOR, verdict(ok)))
+                            % (fmt_ratio3(gm), goal, fmt_ratio3(low), RPS_FLOOR, verdict(ok)))
                     print("goal " + text)
                     summary.append("%s  %s" % (where, text))
                 ok = worst_p50 is not None and worst_p50 <= P50_GOAL
                 text = ("p50 no worse than redis: worst line %s (goal <= %.2fx): %s"
-                        % (fmt_ratio(worst_p50), P50_GOAL, verdict(ok)))
+                        % (fmt_ratio3(worst_p50), P50_GOAL, verdict(ok)))
                 print("goal " + text)
                 summary.append("%s  %s" % (where, text))
 
@@ -231,7 +236,7 @@ def report(results_dir):
         if ru.isdigit() and ku.isdigit():
             print("used_memory ratio (keyshift/redis): %s" % fmt_ratio(ratio(int(ku), int(ru))))
         text = "VmRSS keyshift/redis %s (goal <= %.2fx): %s" % (
-            fmt_ratio(rr), MEMORY_GOAL, verdict(rr is not None and rr <= MEMORY_GOAL))
+            fmt_ratio3(rr), MEMORY_GOAL, verdict(rr is not None and rr <= MEMORY_GOAL))
         print("goal " + text)
         summary.append("%-10s  %s" % ("memory", text))
 
