@@ -112,4 +112,15 @@ inline constexpr std::string_view k_debug_protocol_type =
     "string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false";
 inline constexpr std::string_view k_resp2_not_supported = "ERR RESP2 is not supported by this command";
 
+// Set family and SORT.
+inline constexpr std::string_view k_sintercard_numkeys = "ERR numkeys should be greater than 0";
+inline constexpr std::string_view k_numkeys_exceeds_args =
+    "ERR Number of keys can't be greater than number of args";
+inline constexpr std::string_view k_sintercard_limit_negative = "ERR LIMIT can't be negative";
+// SRANDMEMBER's count limits (Valkey's getRangeLongFromObjectOrReply with -LONG_MAX..LONG_MAX).
+inline constexpr std::string_view k_srandmember_count_range =
+    "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807";
+inline constexpr std::string_view k_sort_not_double =
+    "ERR One or more scores can't be converted into double";
+
 }  // namespace keyshift::engine::errors

@@ -8,6 +8,7 @@ void register_all_families(CommandRegistry& registry) {
   register_connection_family(registry);
   register_string_family(registry);
   register_generic_family(registry);
+  register_set_family(registry);
   register_server_family(registry);
   register_scripting_family(registry);
 }

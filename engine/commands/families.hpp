@@ -8,6 +8,7 @@ class CommandRegistry;
 void register_connection_family(CommandRegistry& registry);
 void register_string_family(CommandRegistry& registry);
 void register_generic_family(CommandRegistry& registry);
+void register_set_family(CommandRegistry& registry);
 void register_server_family(CommandRegistry& registry);
 void register_scripting_family(CommandRegistry& registry);
 

@@ -5,6 +5,7 @@
 #include "engine/commands/families.hpp"
 #include "engine/commands/info.hpp"
 #include "engine/keyspace/digest.hpp"
+#include "engine/keyspace/set_value.hpp"
 #include "engine/keyspace/string_value.hpp"
 #include "engine/server/config_table.hpp"
 #include "engine/util/glob.hpp"
@@ -1658,6 +1659,8 @@ Digest value_digest(const Entry* e, const Digest& seed) {
       IntBuffer buf;
       return digest_string(string_of(e, buf), has_expire, seed);
     }
+    case ObjType::set:
+      return digest_set(*static_cast<const SetValue*>(e->object()), has_expire, seed);
     default:
       // Collections arrive with their families, which digest through digest.hpp's builders.
       return seed;

@@ -57,6 +57,11 @@ struct EngineConfig {
   uint64_t zset_max_listpack_entries = 128;
   uint64_t zset_max_listpack_value = 64;
 
+  // Encodings of small sets.
+  uint64_t set_max_intset_entries = 512;
+  uint64_t set_max_listpack_entries = 128;
+  uint64_t set_max_listpack_value = 64;
+
   // Memory.
   uint64_t maxmemory = 0;
   EvictionPolicy maxmemory_policy = EvictionPolicy::noeviction;
