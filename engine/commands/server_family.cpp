@@ -72,7 +72,7 @@ std::string subcommand_syntax_error(CmdContext& ctx) {
 /// True for a client on the same host (unix socket, loopback, in-process).
 bool is_local(const Session& s) {
   return s.has(k_session_unix_socket) || s.has(k_session_in_process) ||
-         s.addr.starts_with("127.") || s.addr.starts_with("[::1]:");
+         s.addr.starts_with("127.") || s.addr.starts_with("[::1]:") || s.addr.starts_with("::1:");
 }
 
 /// The entry for `key` even if its TTL has passed (Valkey's dbFind: DEBUG and MEMORY look at
