@@ -275,14 +275,24 @@ class ChainedTable {
     }
   }
 
-  // During a resize a node is in the new table once its old bucket was moved.
+  // During a resize a node is in the new table once its old bucket was moved, and also when
+  // it was inserted after the resize began (inserts go to the new table), so a bucket not
+  // yet moved is searched. Must be called while the node is still linked.
   bool owner_is_second(Node* node) {
     if (!rehashing()) {
       return false;
     }
     uint64_t h = hash(Traits::key(node));
     size_t idx0 = h & (m_t[0].size - 1);
-    return static_cast<int64_t>(idx0) < m_rehash_idx;
+    if (static_cast<int64_t>(idx0) < m_rehash_idx) {
+      return true;
+    }
+    for (Node* n = m_t[0].buckets[idx0]; n != nullptr; n = Traits::next(n)) {
+      if (n == node) {
+        return false;
+      }
+    }
+    return true;
   }
 
   void step() {

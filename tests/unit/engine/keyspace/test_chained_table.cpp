@@ -103,4 +103,42 @@ TEST_SUITE("engine::chained_table") {
     }
     t.clear([](Node*) {});
   }
+
+  TEST_CASE("nodes inserted while a resize runs can be unlinked before their bucket moves") {
+    // Inserts during a resize go to the new table even when their old bucket was not moved
+    // yet; unlinking one must charge the new table, or the resize runs past the old buckets.
+    keyshift::engine::MemoryCounter mem;
+    std::vector<Node> nodes(700);
+    std::set<size_t> linked;
+    uint64_t state = 7;
+    auto next_random = [&] {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      return state >> 33;
+    };
+    {
+      Table t(mem, 42);
+      for (size_t i = 0; i < nodes.size(); ++i) {
+        nodes[i].key = "field:" + std::to_string(i);
+      }
+      for (int step = 0; step < 20000; ++step) {
+        size_t i = next_random() % nodes.size();
+        Node** link = t.find_link(nodes[i].key, t.hash(nodes[i].key));
+        if (next_random() % 4 == 0) {
+          if (link != nullptr) {
+            t.unlink(link);
+            linked.erase(i);
+          }
+        } else if (link == nullptr) {
+          t.insert(&nodes[i], t.hash(nodes[i].key));
+          linked.insert(i);
+        }
+        REQUIRE(t.size() == linked.size());
+      }
+      size_t walked = 0;
+      t.for_each([&](Node*) { ++walked; });
+      CHECK(walked == linked.size());
+      t.clear([](Node*) {});
+    }
+    CHECK(mem.used() == 0);
+  }
 }
