@@ -1,8 +1,11 @@
 #include "engine/engine.hpp"
 
+#include "engine/blocking.hpp"
 #include "engine/commands/context.hpp"
+#include "engine/pubsub.hpp"
 #include "engine/server/config_table.hpp"
 #include "engine/util/strconv.hpp"
+#include "engine/watch.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -39,6 +42,22 @@ Engine::Engine(EngineConfig config, const Clock& clock)
   }
   register_all_families(m_registry);
   m_identity.run_id = random_hex(m_rng, 40);
+  m_pubsub = std::make_unique<PubSub>();
+  m_watches = std::make_unique<WatchTable>(*this);
+  m_blocking = std::make_unique<Blocking>(*this);
+  m_special.exec = m_registry.find("exec");
+  m_special.discard = m_registry.find("discard");
+  m_special.multi = m_registry.find("multi");
+  m_special.watch = m_registry.find("watch");
+  m_special.quit = m_registry.find("quit");
+  m_special.reset = m_registry.find("reset");
+  m_special.ping = m_registry.find("ping");
+  m_special.subscribe = m_registry.find("subscribe");
+  m_special.unsubscribe = m_registry.find("unsubscribe");
+  m_special.psubscribe = m_registry.find("psubscribe");
+  m_special.punsubscribe = m_registry.find("punsubscribe");
+  m_special.ssubscribe = m_registry.find("ssubscribe");
+  m_special.sunsubscribe = m_registry.find("sunsubscribe");
   m_identity.start_time_ms = m_clock.now_ms();
   m_identity.tcp_port = m_config.port;
   m_identity.config_file = m_config.config_file;
@@ -137,6 +156,7 @@ Session& Engine::open_session(SessionHost* host) {
 
 void Engine::close_session(Session& session) {
   std::erase(m_monitors, &session);
+  reset_connection_state(session);
   if (&session == m_internal) {
     m_internal = nullptr;
   }
@@ -148,34 +168,135 @@ uint64_t Engine::used_memory() const {
 }
 
 void Engine::on_expired(int db, std::string_view key) {
-  (void)db;
-  (void)key;
+  // As Valkey's deleteExpiredKeyAndPropagate: the event first, then WATCH.
+  notify_keyspace_event(k_notify_expired, "expired", key, db);
+  signal_modified_key(db, key);
 }
 
 void Engine::signal_modified_key(int db, std::string_view key) {
-  (void)db;
-  (void)key;
+  m_watches->touch(db, key);
 }
 
 void Engine::notify_keyspace_event(uint32_t type, std::string_view event, std::string_view key,
                                    int db) {
-  (void)type;
-  (void)event;
-  (void)key;
-  (void)db;
+  uint32_t enabled = m_config.notify_keyspace_events;
+  if ((enabled & type) == 0) {
+    return;
+  }
+  std::string channel;
+  std::string db_text = std::to_string(db);
+  if ((enabled & k_notify_keyspace) != 0) {
+    channel.reserve(16 + db_text.size() + key.size());
+    channel.append("__keyspace@").append(db_text).append("__:").append(key);
+    m_pubsub->publish(channel, event, false);
+  }
+  if ((enabled & k_notify_keyevent) != 0) {
+    channel.clear();
+    channel.append("__keyevent@").append(db_text).append("__:").append(event);
+    m_pubsub->publish(channel, key, false);
+  }
 }
 
 void Engine::signal_key_as_ready(int db, std::string_view key) {
-  (void)db;
-  (void)key;
+  m_blocking->signal_ready(db, key);
 }
 
-void Engine::reject(Session& session, Command* cmd, std::string_view error) {
+void Engine::signal_flushed_db(int db) {
+  m_watches->touch_all_in_db(db, -1);
+}
+
+void Engine::swap_databases(int a, int b) {
+  if (a == b) {
+    return;
+  }
+  m_watches->touch_all_in_db(a, b);
+  m_watches->touch_all_in_db(b, a);
+  db(a).swap_contents(db(b));
+  // A client blocked on a key of one database may find it in the swapped-in contents.
+  m_blocking->signal_existing_keys(a);
+  m_blocking->signal_existing_keys(b);
+}
+
+Entry* Engine::find_entry_raw(int db_index, std::string_view key) {
+  // A time before every TTL, so the lookup neither reclaims nor hides the key.
+  int64_t saved = m_keyspace.command_time_ms;
+  m_keyspace.command_time_ms = 1;
+  Entry* e = db(db_index).lookup(key, false);
+  m_keyspace.command_time_ms = saved;
+  return e;
+}
+
+bool Engine::key_is_expired(int db_index, std::string_view key) {
+  Entry* e = find_entry_raw(db_index, key);
+  return e != nullptr && db(db_index).is_expired(e);
+}
+
+void Engine::discard_transaction(Session& session) {
+  session.multi_queue.clear();
+  session.multi_cmd_flags = 0;
+  session.clear(k_session_multi);
+  session.clear(k_session_dirty_cas);
+  session.clear(k_session_dirty_exec);
+  m_watches->unwatch_all(session);
+}
+
+void Engine::reset_connection_state(Session& session) {
+  discard_transaction(session);
+  m_blocking->forget(session);
+  m_pubsub->unsubscribe_all(session);
+  session.clear(k_session_pubsub);
+}
+
+void Engine::handle_blocked_clients() {
+  if (m_blocking->has_ready()) {
+    m_blocking->serve_ready();
+  }
+}
+
+void Engine::handle_blocked_timeouts() {
+  if (m_blocking->next_deadline_ms() < 0) {
+    return;
+  }
+  int64_t saved = m_keyspace.command_time_ms;
+  m_keyspace.command_time_ms = m_clock.now_ms();
+  m_blocking->handle_timeouts(m_keyspace.command_time_ms);
+  m_keyspace.command_time_ms = saved;
+}
+
+int64_t Engine::next_block_deadline_ms() const {
+  return m_blocking->next_deadline_ms();
+}
+
+bool Engine::unblock_client(uint64_t id, bool with_error) {
+  auto it = m_sessions.find(id);
+  return it != m_sessions.end() && m_blocking->unblock(*it->second, with_error);
+}
+
+void Engine::reject(Session& session, Command* cmd, std::string_view error,
+                    std::span<const std::string_view> argv) {
   if (cmd != nullptr) {
     ++cmd->stats.rejected_calls;
   }
   ReplyBuilder rb(session.out, session.resp);
-  rb.error(error);
+  if (cmd != nullptr && cmd == m_special.exec) {
+    // EXEC itself refused (OOM for its queue, ...): the transaction is dropped, and MONITOR
+    // sees the EXEC that closes the MULTI it already showed.
+    discard_transaction(session);
+    std::string text(errors::k_execabort_because_prefix);
+    text += error;
+    rb.error(text);
+    if (!m_monitors.empty()) {
+      feed_monitors(session, argv);
+    }
+  } else {
+    // A command refused while queueing dooms the transaction (Valkey's flagTransaction).
+    if (session.has(k_session_multi)) {
+      session.set(k_session_dirty_exec);
+      session.multi_queue.clear();
+      session.multi_cmd_flags = 0;
+    }
+    rb.error(error);
+  }
   ++m_stats.total_error_replies;
   ++m_stats.error_counts[std::string(rb.last_error_code())];
 }
@@ -195,6 +316,9 @@ void Engine::execute(Session& session, std::span<const std::string_view> argv) {
     session.out.resize(mark);
   }
   m_keyspace.command_time_ms = 0;
+  // As Valkey's processCommand: clients blocked on keys this command made ready are served
+  // right after it (after the whole transaction for EXEC).
+  handle_blocked_clients();
 }
 
 void Engine::dispatch(Session& session, std::span<const std::string_view> argv) {
@@ -222,7 +346,7 @@ void Engine::dispatch(Session& session, std::span<const std::string_view> argv) 
           c = ' ';
         }
       }
-      reject(session, nullptr, err);
+      reject(session, nullptr, err, argv);
       return;
     }
     cmd = sub;
@@ -247,13 +371,14 @@ void Engine::dispatch(Session& session, std::span<const std::string_view> argv) 
         c = ' ';
       }
     }
-    reject(session, nullptr, err);
+    reject(session, nullptr, err, argv);
     return;
   }
   const CommandSpec& spec = cmd->spec;
   int argc = static_cast<int>(argv.size());
   if ((spec.arity > 0 && spec.arity != argc) || argc < -spec.arity) {
-    reject(session, cmd, "ERR wrong number of arguments for '" + cmd->full_name + "' command");
+    reject(session, cmd, "ERR wrong number of arguments for '" + cmd->full_name + "' command",
+           argv);
     return;
   }
   if ((spec.flags & k_cmd_protected) != 0) {
@@ -262,41 +387,90 @@ void Engine::dispatch(Session& session, std::span<const std::string_view> argv) 
                     (session.has(k_session_unix_socket) || session.has(k_session_in_process) ||
                      session.addr.starts_with("127.0.0.1:") || session.addr.starts_with("[::1]:")));
     if (!allowed) {
-      reject(session, cmd, errors::k_debug_not_allowed);
+      reject(session, cmd, errors::k_debug_not_allowed, argv);
       return;
     }
   }
   if (!session.authenticated && (spec.flags & k_cmd_no_auth) == 0) {
-    reject(session, cmd, errors::k_noauth);
+    reject(session, cmd, errors::k_noauth, argv);
     return;
   }
   if (m_config.maxmemory != 0) {
+  bool in_multi = session.has(k_session_multi);
+  if (in_multi && (spec.flags & k_cmd_no_multi) != 0) {
+    reject(session, cmd, errors::k_multi_not_allowed, argv);
+    return;
+  }
+  bool is_exec = cmd == m_special.exec;
     bool oom = !perform_evictions();
-    if (oom && (spec.flags & k_cmd_denyoom) != 0) {
-      reject(session, cmd, errors::k_oom);
+    // EXEC is judged by the commands it queued.
+    uint32_t flags = spec.flags | (is_exec ? session.multi_cmd_flags : 0);
+    if (oom && (flags & k_cmd_denyoom) != 0) {
+      reject(session, cmd, errors::k_oom, argv);
       return;
     }
   }
   CmdContext ctx(*this, session, *cmd, argv);
+  if (session.has(k_session_pubsub) && session.resp == 2 && cmd != m_special.ping &&
+      cmd != m_special.subscribe && cmd != m_special.ssubscribe && cmd != m_special.unsubscribe &&
+      cmd != m_special.sunsubscribe && cmd != m_special.psubscribe &&
+      cmd != m_special.punsubscribe && cmd != m_special.quit && cmd != m_special.reset) {
+    reject(session, cmd,
+           "ERR Can't execute '" + cmd->full_name + std::string(errors::k_pubsub_context_suffix),
+           argv);
+    return;
+  }
+  if (!session.has(k_session_pubsub) &&
+      (cmd == m_special.unsubscribe || cmd == m_special.sunsubscribe ||
+       cmd == m_special.punsubscribe)) {
+    reject(session, cmd, "NOSUB '" + cmd->full_name + "' command executed not in subscribed mode",
+           argv);
+    return;
+  }
+  if (in_multi && !is_exec && cmd != m_special.discard && cmd != m_special.multi &&
+      cmd != m_special.watch && cmd != m_special.quit && cmd != m_special.reset) {
+    // A transaction already doomed keeps no more commands, but still answers QUEUED.
+    if (!session.has(k_session_dirty_cas) && !session.has(k_session_dirty_exec)) {
+      session.multi_queue.push_back({cmd, std::vector<std::string>(argv.begin(), argv.end())});
+      session.multi_cmd_flags |= spec.flags;
+    }
+    session.out.append("+QUEUED\r\n");
+    return;
+  }
+  call(session, *cmd, argv);
+}
+
+void Engine::call(Session& session, Command& command, std::span<const std::string_view> argv,
+                  bool reprocessing) {
+  Command* cmd = &command;
+  const CommandSpec& spec = cmd->spec;
   int64_t start = m_clock.monotonic_us();
   spec.handler(ctx);
   int64_t elapsed = m_clock.monotonic_us() - start;
   // As Valkey's call(): only executed commands count, and the slow log and monitors see
-  // them after they ran (so MONITOR shows the database SELECT switched to).
-  ++m_stats.total_commands_processed;
-  if ((spec.flags & k_cmd_skip_slowlog) == 0 && m_slowlog_slower_than_us >= 0 &&
+  bool blocked = session.has(k_session_blocked);
+  // them after they ran (so MONITOR shows the database SELECT switched to). A command that
+  // blocked is shown to monitors now but counted when it replies; one that runs again after
+  // blocking is not shown twice.
+  if (!blocked) {
+    ++m_stats.total_commands_processed;
+  }
+  if (!blocked && (spec.flags & k_cmd_skip_slowlog) == 0 && m_slowlog_slower_than_us >= 0 &&
       m_slowlog_max_len != 0 && elapsed >= m_slowlog_slower_than_us) {
     slowlog_push(session, argv, elapsed);
     if (m_slowlog.size() > m_slowlog_max_len) {
       m_slowlog.pop_back();
     }
   }
-  if (!m_monitors.empty() && (spec.flags & (k_cmd_skip_monitor | k_cmd_admin)) == 0) {
+  if (!reprocessing && !m_monitors.empty() &&
+      (spec.flags & (k_cmd_skip_monitor | k_cmd_admin)) == 0) {
     feed_monitors(session, argv);
   }
-  ++cmd->stats.calls;
+  if (!blocked) {
+    ++cmd->stats.calls;
+    ++session.total_commands;
+  }
   cmd->stats.usec += static_cast<uint64_t>(elapsed);
-  ++session.total_commands;
   session.last_command = cmd->full_name;
   if (ctx.reply().error_count() != 0) {
     ++cmd->stats.failed_calls;
@@ -423,6 +597,7 @@ void Engine::cron() {
   m_keyspace.command_time_ms = 0;
   if (m_config.maxmemory != 0) {
     perform_evictions();
+  handle_blocked_timeouts();
   }
 }
 
@@ -509,6 +684,8 @@ bool Engine::perform_evictions() {
       ++m_stats.evicted_keys;
     }
     // Never spend more than a short slice per call; the next command continues.
+      signal_modified_key(victim_db->id(), victim_key);
+      notify_keyspace_event(k_notify_evicted, "evicted", victim_key, victim_db->id());
     if (m_clock.monotonic_us() - start_us > 500 && used_memory() > limit) {
       m_stats.total_eviction_exceeded_time_us +=
           static_cast<uint64_t>(m_clock.monotonic_us() - start_us);

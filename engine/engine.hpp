@@ -21,7 +21,12 @@
 
 namespace keyshift::engine {
 
-/// Classes of keyspace events, one bit per notify-keyspace-events letter.
+class Blocking;
+class PubSub;
+class WatchTable;
+
+/// Classes of keyspace events, one bit per notify-keyspace-events letter (Valkey's values,
+/// which EngineConfig::notify_keyspace_events holds).
 enum NotifyClass : uint32_t {
   k_notify_keyspace = 1u << 0,   // K
   k_notify_keyevent = 1u << 1,   // E
@@ -35,8 +40,13 @@ enum NotifyClass : uint32_t {
   k_notify_evicted = 1u << 9,    // e
   k_notify_stream = 1u << 10,    // t
   k_notify_key_miss = 1u << 11,  // m
-  k_notify_module = 1u << 12,    // d
-  k_notify_new = 1u << 13,       // n
+  k_notify_loaded = 1u << 12,    // (module key loads; no letter)
+  k_notify_module = 1u << 13,    // d
+  k_notify_new = 1u << 14,       // n
+  // 'A': every type class but key-miss and new.
+  k_notify_all = k_notify_generic | k_notify_string | k_notify_list | k_notify_set | k_notify_hash |
+                 k_notify_zset | k_notify_expired | k_notify_evicted | k_notify_stream |
+                 k_notify_module,
 };
 
 /// Server-wide counters that INFO stats reports.
@@ -166,7 +176,7 @@ class Engine : public KeyspaceEvents {
   void refresh_settings();
   /// CONFIG RESETSTAT: clears the server, keyspace, command and error counters.
   void reset_stats();
-  /// Keys a mutation touched (for WATCH and keyspace notifications in later work).
+  /// A key expired (lazily or by the active cycle): WATCH and the "expired" event see it.
   void on_expired(int db, std::string_view key) override;
 
   // --- Change signals: every write calls these so WATCH, keyspace notifications and
@@ -178,10 +188,43 @@ class Engine : public KeyspaceEvents {
   void notify_keyspace_event(uint32_t type, std::string_view event, std::string_view key, int db);
   /// `key` in `db` may now serve clients blocked on it (after a push/add).
   void signal_key_as_ready(int db, std::string_view key);
+  /// Database `db` is about to be emptied (FLUSHDB/FLUSHALL): WATCH sees its keys change.
+  void signal_flushed_db(int db);
+  /// SWAPDB: swaps the contents of two databases, telling WATCH and blocked clients.
+  void swap_databases(int a, int b);
+
+  // --- Connection features: transactions, pub/sub, blocking commands.
+  PubSub& pubsub() { return *m_pubsub; }
+  WatchTable& watches() { return *m_watches; }
+  Blocking& blocking() { return *m_blocking; }
+  /// Runs `cmd` for `session` once dispatch accepted it (EXEC runs its queue through this,
+  /// and a blocked command runs again with `reprocessing`), then counts it as Valkey's
+  /// call(): command stats, slow log, MONITOR. A command that blocked is counted when it
+  /// replies.
+  void call(Session& session, Command& cmd, std::span<const std::string_view> argv,
+            bool reprocessing = false);
+  /// Leaves MULTI and forgets the queue and every WATCH (Valkey's discardTransaction).
+  void discard_transaction(Session& session);
+  /// RESET / disconnect: leaves MULTI, unwatches, unsubscribes everything, stops blocking.
+  void reset_connection_state(Session& session);
+  /// Serves clients blocked on keys signalled ready; runs after every command.
+  void handle_blocked_clients();
+  /// Replies to blocked clients whose timeout has passed (the host calls this every loop).
+  void handle_blocked_timeouts();
+  /// The nearest deadline of a blocked client in unix ms, or -1 when none has one.
+  int64_t next_block_deadline_ms() const;
+  /// CLIENT UNBLOCK: unblocks session `id` as a timeout or with the UNBLOCKED error; false
+  /// when there is no such blocked client.
+  bool unblock_client(uint64_t id, bool with_error);
+  /// The entry for `key` in `db` even when logically expired (Valkey's dbFind), untouched.
+  Entry* find_entry_raw(int db, std::string_view key);
+  /// True when `key` exists in `db` but its TTL has passed (Valkey's keyIsExpired).
+  bool key_is_expired(int db, std::string_view key);
 
  private:
   void dispatch(Session& session, std::span<const std::string_view> argv);
-  void reject(Session& session, Command* cmd, std::string_view error);
+  void reject(Session& session, Command* cmd, std::string_view error,
+              std::span<const std::string_view> argv);
   void slowlog_push(const Session& session, std::span<const std::string_view> argv,
                     int64_t duration_us);
 
@@ -195,6 +238,25 @@ class Engine : public KeyspaceEvents {
   EngineStats m_stats;
   ServerIdentity m_identity;
   std::map<uint64_t, std::unique_ptr<Session>> m_sessions;
+  std::unique_ptr<PubSub> m_pubsub;
+  std::unique_ptr<WatchTable> m_watches;
+  std::unique_ptr<Blocking> m_blocking;
+  // Commands dispatch treats specially (MULTI queueing, subscribed-mode rules).
+  struct SpecialCommands {
+    Command* exec = nullptr;
+    Command* discard = nullptr;
+    Command* multi = nullptr;
+    Command* watch = nullptr;
+    Command* quit = nullptr;
+    Command* reset = nullptr;
+    Command* ping = nullptr;
+    Command* subscribe = nullptr;
+    Command* unsubscribe = nullptr;
+    Command* psubscribe = nullptr;
+    Command* punsubscribe = nullptr;
+    Command* ssubscribe = nullptr;
+    Command* sunsubscribe = nullptr;
+  } m_special;
   uint64_t m_next_session_id = 1;
   Session* m_internal = nullptr;
   std::vector<Session*> m_monitors;

@@ -1,12 +1,16 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace keyshift::engine {
 
 class Session;
+struct Command;
 
 /// What an engine needs from whoever carries a session's bytes (the network server, or
 /// nothing for in-process use).
@@ -17,6 +21,9 @@ class SessionHost {
   virtual void wake(Session& session) = 0;
   /// SHUTDOWN was accepted; the host stops after the current event.
   virtual void request_shutdown() = 0;
+  /// `session` was unblocked (its blocking command has replied): the host goes on with the
+  /// commands it stopped reading while the session was blocked.
+  virtual void resume(Session& session) { (void)session; }
 };
 
 /// Flags of a session, as CLIENT LIST shows some of them.
@@ -31,9 +38,40 @@ enum SessionFlag : uint32_t {
   k_session_multi = 1u << 7,
   k_session_pubsub = 1u << 8,
   k_session_blocked = 1u << 9,
+  // A WATCHed key changed: EXEC fails with a null array (Valkey's dirty_cas).
+  k_session_dirty_cas = 1u << 10,
+  // A command was rejected while queueing: EXEC fails with EXECABORT (dirty_exec).
+  k_session_dirty_exec = 1u << 11,
+  // Blocking commands answer at once as if timed out (set while EXEC runs its queue).
+  k_session_deny_blocking = 1u << 12,
   // CLIENT REPLY: OFF drops every reply, SKIP drops the next command's reply only.
   k_session_reply_off = 1u << 20,
   k_session_reply_skip_next = 1u << 21,
+};
+
+/// A command queued between MULTI and EXEC, with its arguments copied.
+struct QueuedCommand {
+  Command* cmd = nullptr;
+  std::vector<std::string> argv;
+};
+
+/// A key a session WATCHes.
+struct WatchedKey {
+  int db = 0;
+  std::string key;
+  bool expired = false;  // it was logically expired when WATCH ran (a stale key)
+};
+
+/// What a client blocked by BLPOP and friends waits for; its command runs again once one of
+/// the keys becomes ready.
+struct BlockState {
+  Command* cmd = nullptr;
+  std::vector<std::string> argv;  // the blocked command, copied
+  std::vector<std::string> keys;  // distinct keys, in argument order
+  int db = 0;
+  uint8_t type = 0;           // BlockType of engine/blocking.hpp
+  int64_t deadline_ms = 0;    // unix ms; 0 waits forever
+  int64_t blocked_at_us = 0;  // monotonic, for the command's duration
 };
 
 /// One client's state inside the engine: selected database, protocol, identity, and the
@@ -68,6 +106,29 @@ class Session {
   uint64_t net_output_bytes = 0;
   /// Reply bytes not yet written to the peer.
   std::string out;
+
+  // Transactions: commands queued by MULTI, the OR of their flags (EXEC's OOM check) and
+  // the WATCHed keys.
+  std::vector<QueuedCommand> multi_queue;
+  uint32_t multi_cmd_flags = 0;
+  std::vector<WatchedKey> watched_keys;
+  // Pub/sub subscriptions, kept sorted so UNSUBSCRIBE without arguments is deterministic.
+  std::set<std::string, std::less<>> channels;
+  std::set<std::string, std::less<>> patterns;
+  std::set<std::string, std::less<>> shard_channels;
+  // Set while k_session_blocked.
+  BlockState block;
+
+  /// CLIENT LIST sub=, psub=, ssub=, multi= and watch= figures.
+  int sub_count() const { return static_cast<int>(channels.size()); }
+  int psub_count() const { return static_cast<int>(patterns.size()); }
+  int ssub_count() const { return static_cast<int>(shard_channels.size()); }
+  int multi_count() const {
+    return has(k_session_multi) ? static_cast<int>(multi_queue.size()) : -1;
+  }
+  int watch_count() const { return static_cast<int>(watched_keys.size()); }
+  /// Subscriptions counted by SUBSCRIBE/PSUBSCRIBE replies (channels plus patterns).
+  size_t subscription_count() const { return channels.size() + patterns.size(); }
 
   bool has(SessionFlag f) const { return (flags & f) != 0; }
   void set(SessionFlag f) { flags |= f; }

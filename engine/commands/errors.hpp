@@ -123,4 +123,19 @@ inline constexpr std::string_view k_srandmember_count_range =
 inline constexpr std::string_view k_sort_not_double =
     "ERR One or more scores can't be converted into double";
 
+// Transactions, pub/sub and blocking commands.
+inline constexpr std::string_view k_exec_without_multi = "ERR EXEC without MULTI";
+inline constexpr std::string_view k_discard_without_multi = "ERR DISCARD without MULTI";
+inline constexpr std::string_view k_execabort_because_prefix =
+    "EXECABORT Transaction discarded because of: ";
+inline constexpr std::string_view k_timeout_out_of_range = "ERR timeout is out of range";
+inline constexpr std::string_view k_unblocked_via_client_unblock =
+    "UNBLOCKED client unblocked via CLIENT UNBLOCK";
+inline constexpr std::string_view k_pubsub_context_suffix =
+    "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context";
+inline constexpr std::string_view k_ssubscribe_deny_blocking =
+    "ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client";
+inline constexpr std::string_view k_numkeys_positive = "ERR numkeys should be greater than 0";
+inline constexpr std::string_view k_count_positive = "ERR count should be greater than 0";
+
 }  // namespace keyshift::engine::errors

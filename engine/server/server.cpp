@@ -16,6 +16,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -88,6 +89,7 @@ struct Server::Connection {
   bool pending = false;
   bool want_write = false;
   bool closing = false;
+  bool resumed = false;  // queued in m_resumed
 };
 
 Server::Server(Engine& engine, Logger& log) : m_engine(engine), m_log(log) {}
@@ -318,8 +320,10 @@ void Server::process_input(Connection& c) {
   Session& s = *c.session;
   RequestLimits limits;
   limits.proto_max_bulk_len = m_engine.config().proto_max_bulk_len;
+  // A blocked client reads no further commands until its blocking one has replied.
   while (!c.closing && c.in_start < c.in_end &&
-         (s.flags & (k_session_close_after_reply | k_session_close_asap)) == 0) {
+         (s.flags & (k_session_close_after_reply | k_session_close_asap | k_session_blocked)) ==
+             0) {
     limits.auth_required = !s.authenticated;
     const char* base = c.in.data() + c.in_start;
     auto status = c.parser.parse(base, c.in_end - c.in_start, limits);
@@ -367,6 +371,17 @@ void Server::request_shutdown() {
   m_stopping = true;
 }
 
+void Server::resume(Session& session) {
+  if (session.fd < 0 || static_cast<size_t>(session.fd) >= m_by_fd.size()) {
+    return;
+  }
+  Connection* c = m_by_fd[static_cast<size_t>(session.fd)].get();
+  if (c != nullptr && !c->resumed) {
+    c->resumed = true;
+    m_resumed.push_back(c);
+  }
+}
+
 void Server::update_interest(Connection& c, bool want_write) {
   if (c.want_write == want_write) {
     return;
@@ -411,6 +426,18 @@ void Server::close_connection(Connection& c) {
 }
 
 void Server::after_events() {
+  // Clients unblocked during this pass go on with the commands they had already sent
+  // (which may unblock others in turn).
+  for (size_t i = 0; i < m_resumed.size(); ++i) {
+    Connection* c = m_resumed[i];
+    c->resumed = false;
+    if (!c->closing && !c->session->has(k_session_blocked)) {
+      m_engine.begin_batch();
+      process_input(*c);
+      m_engine.end_batch();
+    }
+  }
+  m_resumed.clear();
   for (size_t i = 0; i < m_pending.size(); ++i) {
     Connection* c = m_pending[i];
     c->pending = false;
@@ -470,7 +497,17 @@ int Server::run() {
       after_events();
       m_next_cron_us = now + 1000000 / hz;
     }
+    // Blocked clients time out with ms precision, not only at cron ticks (Valkey checks
+    // them before every sleep).
+    m_engine.handle_blocked_timeouts();
+    after_events();
     int timeout_ms = static_cast<int>((m_next_cron_us - now + 999) / 1000);
+    int64_t deadline = m_engine.next_block_deadline_ms();
+    if (deadline >= 0) {
+      // A client times out once the clock is past its deadline.
+      int64_t until = deadline + 1 - clock.now_ms();
+      timeout_ms = static_cast<int>(std::min<int64_t>(timeout_ms, std::max<int64_t>(until, 0)));
+    }
     if (timeout_ms < 0) {
       timeout_ms = 0;
     }

@@ -33,6 +33,7 @@ class Server final : public SessionHost {
 
   void wake(Session& session) override;
   void request_shutdown() override;
+  void resume(Session& session) override;
 
  private:
   struct Connection;
@@ -57,6 +58,7 @@ class Server final : public SessionHost {
   std::vector<std::unique_ptr<Connection>> m_by_fd;  // indexed by fd
   std::vector<Connection*> m_pending;                // have output to flush
   std::vector<Connection*> m_to_close;
+  std::vector<Connection*> m_resumed;  // unblocked: parse the input they stopped at
   size_t m_clients = 0;
   bool m_stopping = false;
   int64_t m_next_cron_us = 0;
