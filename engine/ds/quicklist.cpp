@@ -4,6 +4,7 @@
 
 #include <cassert>
 #include <cstdint>
+#include <vector>
 
 namespace keyshift::engine {
 namespace {
@@ -753,6 +754,82 @@ void Quicklist::del_range(int64_t start, int64_t count) {
     node = next;
     offset = 0;
   }
+}
+
+size_t Quicklist::remove_equal(std::string_view value, size_t limit, bool from_tail) {
+  size_t removed = 0;
+  Node* node = from_tail ? m_tail : m_head;
+  while (node != nullptr && (limit == 0 || removed < limit)) {
+    Node* following = from_tail ? node->m_prev : node->m_next;
+    std::string scratch;
+    if (node->is_plain()) {
+      if (node->raw(scratch) == value) {
+        del_node(node);
+        ++removed;
+      }
+      node = following;
+      continue;
+    }
+    // Find the matching offsets on a read-only view first, so nodes without a match are
+    // never decompressed for writing.
+    std::optional<Listpack> decoded;
+    const Listpack* view = nullptr;
+    if (node->m_compressed) {
+      decoded = Listpack::from_trusted(node->raw(scratch), node->m_count);
+      view = &*decoded;
+    } else {
+      view = &*node->m_lp;
+    }
+    std::vector<size_t> hits;  // ascending offsets
+    size_t n = view->size();
+    size_t budget = limit == 0 ? SIZE_MAX : limit - removed;
+    if (!from_tail) {
+      size_t i = 0;
+      for (Listpack::Pos p = view->first(); p != Listpack::k_none && hits.size() < budget;
+           p = view->next(p), ++i) {
+        if (view->get(p).equals(value)) {
+          hits.push_back(i);
+        }
+      }
+    } else {
+      size_t i = n;
+      for (Listpack::Pos p = view->last(); p != Listpack::k_none && hits.size() < budget;
+           p = view->prev(p)) {
+        --i;
+        if (view->get(p).equals(value)) {
+          hits.insert(hits.begin(), i);
+        }
+      }
+    }
+    if (!hits.empty()) {
+      decompress_for_use(node);
+      account(node, false);
+      Listpack& lp = *node->m_lp;
+      Listpack::Pos p = lp.first();
+      size_t i = 0;
+      size_t h = 0;
+      while (p != Listpack::k_none && h < hits.size()) {
+        if (i == hits[h]) {
+          p = lp.erase(p);
+          ++h;
+        } else {
+          p = lp.next(p);
+        }
+        ++i;
+      }
+      update_sz(node);
+      account(node, true);
+      m_count -= hits.size();
+      removed += hits.size();
+      if (node->m_count == 0) {
+        del_node(node);
+      } else {
+        recompress_only(node);
+      }
+    }
+    node = following;
+  }
+  return removed;
 }
 
 bool Quicklist::check(std::string* why) const {

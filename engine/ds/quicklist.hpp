@@ -139,6 +139,9 @@ class Quicklist {
   Location erase(Location loc, bool forward);
   /// Removes `count` elements starting at `start` (negative from the tail), clamped.
   void del_range(int64_t start, int64_t count);
+  /// Removes elements whose text equals `value`, scanning from the head (or the tail when
+  /// `from_tail`), at most `limit` of them (0: all); returns how many were removed (LREM).
+  size_t remove_equal(std::string_view value, size_t limit, bool from_tail);
 
   /// Checks the structure (links, counts, limits, raw head and tail, tracked bytes); on a
   /// problem returns false and describes it in `why` (tests and DEBUG use).
