@@ -2,6 +2,7 @@
 
 #include "engine/blocking.hpp"
 #include "engine/commands/context.hpp"
+#include "engine/commands/hash_family.hpp"
 #include "engine/pubsub.hpp"
 #include "engine/server/config_table.hpp"
 #include "engine/util/strconv.hpp"
@@ -41,7 +42,6 @@ Engine::Engine(EngineConfig config, const Clock& clock)
     m_dbs.push_back(std::make_unique<Db>(i, m_keyspace, m_rng()));
   }
   register_all_families(m_registry);
-  m_identity.run_id = random_hex(m_rng, 40);
   m_pubsub = std::make_unique<PubSub>();
   m_watches = std::make_unique<WatchTable>(*this);
   m_blocking = std::make_unique<Blocking>(*this);
@@ -58,6 +58,7 @@ Engine::Engine(EngineConfig config, const Clock& clock)
   m_special.punsubscribe = m_registry.find("punsubscribe");
   m_special.ssubscribe = m_registry.find("ssubscribe");
   m_special.sunsubscribe = m_registry.find("sunsubscribe");
+  m_identity.run_id = random_hex(m_rng, 40);
   m_identity.start_time_ms = m_clock.now_ms();
   m_identity.tcp_port = m_config.port;
   m_identity.config_file = m_config.config_file;
@@ -155,8 +156,8 @@ Session& Engine::open_session(SessionHost* host) {
 }
 
 void Engine::close_session(Session& session) {
-  std::erase(m_monitors, &session);
   reset_connection_state(session);
+  std::erase(m_monitors, &session);
   if (&session == m_internal) {
     m_internal = nullptr;
   }
@@ -315,10 +316,10 @@ void Engine::execute(Session& session, std::span<const std::string_view> argv) {
   if (skip || session.has(k_session_reply_off)) {
     session.out.resize(mark);
   }
-  m_keyspace.command_time_ms = 0;
   // As Valkey's processCommand: clients blocked on keys this command made ready are served
   // right after it (after the whole transaction for EXEC).
   handle_blocked_clients();
+  m_keyspace.command_time_ms = 0;
 }
 
 void Engine::dispatch(Session& session, std::span<const std::string_view> argv) {
@@ -395,13 +396,13 @@ void Engine::dispatch(Session& session, std::span<const std::string_view> argv) 
     reject(session, cmd, errors::k_noauth, argv);
     return;
   }
-  if (m_config.maxmemory != 0) {
   bool in_multi = session.has(k_session_multi);
   if (in_multi && (spec.flags & k_cmd_no_multi) != 0) {
     reject(session, cmd, errors::k_multi_not_allowed, argv);
     return;
   }
   bool is_exec = cmd == m_special.exec;
+  if (m_config.maxmemory != 0) {
     bool oom = !perform_evictions();
     // EXEC is judged by the commands it queued.
     uint32_t flags = spec.flags | (is_exec ? session.multi_cmd_flags : 0);
@@ -410,7 +411,6 @@ void Engine::dispatch(Session& session, std::span<const std::string_view> argv) 
       return;
     }
   }
-  CmdContext ctx(*this, session, *cmd, argv);
   if (session.has(k_session_pubsub) && session.resp == 2 && cmd != m_special.ping &&
       cmd != m_special.subscribe && cmd != m_special.ssubscribe && cmd != m_special.unsubscribe &&
       cmd != m_special.sunsubscribe && cmd != m_special.psubscribe &&
@@ -444,11 +444,12 @@ void Engine::call(Session& session, Command& command, std::span<const std::strin
                   bool reprocessing) {
   Command* cmd = &command;
   const CommandSpec& spec = cmd->spec;
+  CmdContext ctx(*this, session, *cmd, argv);
   int64_t start = m_clock.monotonic_us();
   spec.handler(ctx);
   int64_t elapsed = m_clock.monotonic_us() - start;
-  // As Valkey's call(): only executed commands count, and the slow log and monitors see
   bool blocked = session.has(k_session_blocked);
+  // As Valkey's call(): only executed commands count, and the slow log and monitors see
   // them after they ran (so MONITOR shows the database SELECT switched to). A command that
   // blocked is shown to monitors now but counted when it replies; one that runs again after
   // blocking is not shown twice.
@@ -584,6 +585,7 @@ void Engine::cron() {
     for (size_t i = 0; i < m_dbs.size(); ++i) {
       Db& d = *m_dbs[(m_expire_db_cursor + i) % m_dbs.size()];
       d.active_expire(deadline);
+      active_expire_hash_fields(*this, d, deadline);
       if (m_clock.monotonic_us() > deadline) {
         ++m_stats.expired_time_cap_reached_count;
         m_expire_db_cursor = (m_expire_db_cursor + i + 1) % m_dbs.size();
@@ -595,9 +597,9 @@ void Engine::cron() {
     d->rehash_step(100);
   }
   m_keyspace.command_time_ms = 0;
+  handle_blocked_timeouts();
   if (m_config.maxmemory != 0) {
     perform_evictions();
-  handle_blocked_timeouts();
   }
 }
 
@@ -682,10 +684,10 @@ bool Engine::perform_evictions() {
     }
     if (victim_db->remove(victim_key)) {
       ++m_stats.evicted_keys;
-    }
-    // Never spend more than a short slice per call; the next command continues.
       signal_modified_key(victim_db->id(), victim_key);
       notify_keyspace_event(k_notify_evicted, "evicted", victim_key, victim_db->id());
+    }
+    // Never spend more than a short slice per call; the next command continues.
     if (m_clock.monotonic_us() - start_us > 500 && used_memory() > limit) {
       m_stats.total_eviction_exceeded_time_us +=
           static_cast<uint64_t>(m_clock.monotonic_us() - start_us);
