@@ -53,6 +53,11 @@ struct EngineConfig {
   uint64_t hash_max_listpack_entries = 512;
   uint64_t hash_max_listpack_value = 64;
 
+  // Encodings of lists: list-max-listpack-size (negative: -1..-5 = 4..64 KB per node,
+  // positive: entries per node) and list-compress-depth (0 = no compression).
+  int list_max_listpack_size = -2;
+  int list_compress_depth = 0;
+
   // Encodings of small sorted sets (the zset-max-ziplist-* names are aliases).
   uint64_t zset_max_listpack_entries = 128;
   uint64_t zset_max_listpack_value = 64;
