@@ -138,4 +138,16 @@ inline constexpr std::string_view k_ssubscribe_deny_blocking =
 inline constexpr std::string_view k_numkeys_positive = "ERR numkeys should be greater than 0";
 inline constexpr std::string_view k_count_positive = "ERR count should be greater than 0";
 
+// List family.
+inline constexpr std::string_view k_lpos_rank_zero =
+    "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use "
+    "negative to start from the end of the list";
+inline constexpr std::string_view k_lpos_count_negative = "ERR COUNT can't be negative";
+inline constexpr std::string_view k_lpos_maxlen_negative = "ERR MAXLEN can't be negative";
+inline constexpr std::string_view k_lmpop_numkeys = "ERR numkeys should be greater than 0";
+inline constexpr std::string_view k_lmpop_count = "ERR count should be greater than 0";
+// LREM count and LPOS RANK limits (Valkey's getRangeLongFromObjectOrReply, -LONG_MAX..LONG_MAX).
+inline constexpr std::string_view k_list_long_range =
+    "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807";
+
 }  // namespace keyshift::engine::errors

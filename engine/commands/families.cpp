@@ -7,6 +7,7 @@ namespace keyshift::engine {
 void register_all_families(CommandRegistry& registry) {
   register_connection_family(registry);
   register_string_family(registry);
+  register_list_family(registry);
   register_bitmap_family(registry);
   register_generic_family(registry);
   register_set_family(registry);

@@ -7,6 +7,7 @@ class CommandRegistry;
 // One registration function per command family; each family file ends with its table.
 void register_connection_family(CommandRegistry& registry);
 void register_string_family(CommandRegistry& registry);
+void register_list_family(CommandRegistry& registry);
 void register_bitmap_family(CommandRegistry& registry);
 void register_generic_family(CommandRegistry& registry);
 void register_set_family(CommandRegistry& registry);
