@@ -37,6 +37,7 @@ void cmd_quit(CmdContext& ctx) {
 
 void cmd_reset(CmdContext& ctx) {
   Session& s = ctx.session();
+  ctx.engine().reset_connection_state(s);  // MULTI, WATCH and subscriptions end
   s.db = 0;
   s.resp = 2;
   s.name.clear();

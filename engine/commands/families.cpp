@@ -12,6 +12,8 @@ void register_all_families(CommandRegistry& registry) {
   register_generic_family(registry);
   register_set_family(registry);
   register_server_family(registry);
+  register_transaction_family(registry);
+  register_pubsub_family(registry);
   register_scripting_family(registry);
 }
 

@@ -12,6 +12,8 @@ void register_bitmap_family(CommandRegistry& registry);
 void register_generic_family(CommandRegistry& registry);
 void register_set_family(CommandRegistry& registry);
 void register_server_family(CommandRegistry& registry);
+void register_transaction_family(CommandRegistry& registry);
+void register_pubsub_family(CommandRegistry& registry);
 void register_scripting_family(CommandRegistry& registry);
 
 }  // namespace keyshift::engine

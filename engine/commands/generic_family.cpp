@@ -353,6 +353,7 @@ void rename_generic(CmdContext& ctx, bool nx) {
     ctx.engine().signal_modified_key(db, ctx.arg(2));
     ctx.engine().notify_keyspace_event(k_notify_generic, "rename_from", ctx.arg(1), db);
     ctx.engine().notify_keyspace_event(k_notify_generic, "rename_to", ctx.arg(2), db);
+    ctx.engine().signal_key_as_ready(db, ctx.arg(2));  // a list may serve blocked clients
   }
   if (nx) {
     ctx.reply().integer(renamed ? 1 : 0);
@@ -646,6 +647,7 @@ void cmd_move(CmdContext& ctx) {
     ctx.engine().signal_modified_key(target, ctx.arg(1));
     ctx.engine().notify_keyspace_event(k_notify_generic, "move_from", ctx.arg(1), source);
     ctx.engine().notify_keyspace_event(k_notify_generic, "move_to", ctx.arg(1), target);
+    ctx.engine().signal_key_as_ready(target, ctx.arg(1));
   }
   ctx.reply().integer(moved ? 1 : 0);
 }
@@ -675,6 +677,7 @@ void cmd_copy(CmdContext& ctx) {
       op_copy(ctx.db(), ctx.engine().db(target), ctx.arg(1), ctx.arg(2), replace, may_touch(ctx));
   if (copied) {
     signal_generic(ctx, target, ctx.arg(2), "copy_to");
+    ctx.engine().signal_key_as_ready(target, ctx.arg(2));
   }
   ctx.reply().integer(copied ? 1 : 0);
 }
@@ -691,9 +694,7 @@ void cmd_swapdb(CmdContext& ctx) {
     ctx.reply().error(errors::k_db_index_out_of_range);
     return;
   }
-  if (first != second) {
-    ctx.engine().db(first).swap_contents(ctx.engine().db(second));
-  }
+  ctx.engine().swap_databases(first, second);
   ctx.reply().ok();
 }
 

@@ -1,7 +1,10 @@
 #include "engine/commands/info.hpp"
 
+#include "engine/blocking.hpp"
 #include "engine/engine.hpp"
+#include "engine/pubsub.hpp"
 #include "engine/server/config_table.hpp"
+#include "engine/watch.hpp"
 
 #include <sys/resource.h>
 #include <sys/utsname.h>
@@ -231,11 +234,13 @@ void clients_section(Engine& engine, InfoWriter& w) {
   uint64_t max_in = 0;
   uint64_t max_out = 0;
   int blocked = 0;
+  int timeout_table = 0;
   int pubsub = 0;
   for (const auto& [id, s] : engine.sessions()) {
     max_in = std::max<uint64_t>(max_in, s->query_buffer_bytes);
     max_out = std::max<uint64_t>(max_out, s->out.size());
     blocked += s->has(k_session_blocked) ? 1 : 0;
+    timeout_table += s->has(k_session_blocked) && s->block.deadline_ms != 0 ? 1 : 0;
     pubsub += s->has(k_session_pubsub) ? 1 : 0;
   }
   w.section("Clients");
@@ -247,10 +252,10 @@ void clients_section(Engine& engine, InfoWriter& w) {
   w.field("blocked_clients", blocked);
   w.field("tracking_clients", 0);
   w.field("pubsub_clients", pubsub);
-  w.field("watching_clients", 0);
-  w.field("clients_in_timeout_table", 0);
-  w.field("total_watched_keys", 0);
-  w.field("total_blocking_keys", 0);
+  w.field("watching_clients", static_cast<uint64_t>(engine.watches().watching_clients()));
+  w.field("clients_in_timeout_table", timeout_table);
+  w.field("total_watched_keys", static_cast<uint64_t>(engine.watches().watched_keys()));
+  w.field("total_blocking_keys", static_cast<uint64_t>(engine.blocking().blocking_keys()));
   w.field("total_blocking_keys_on_nokey", 0);
 }
 
@@ -398,9 +403,9 @@ void stats_section(Engine& engine, InfoWriter& w) {
   w.field("current_eviction_exceeded_time", 0);
   w.field("keyspace_hits", ks.keyspace_hits);
   w.field("keyspace_misses", ks.keyspace_misses);
-  w.field("pubsub_channels", 0);
-  w.field("pubsub_patterns", 0);
-  w.field("pubsubshard_channels", 0);
+  w.field("pubsub_channels", static_cast<uint64_t>(engine.pubsub().channel_count()));
+  w.field("pubsub_patterns", static_cast<uint64_t>(engine.pubsub().pattern_count()));
+  w.field("pubsubshard_channels", static_cast<uint64_t>(engine.pubsub().shard_channel_count()));
   w.field("latest_fork_usec", 0);
   w.field("total_forks", 0);
   w.field("migrate_cached_sockets", 0);

@@ -1123,9 +1123,11 @@ std::string client_info_line(CmdContext& ctx, const Session& s) {
   line += " idle=" + std::to_string(ctx.now_ms() / 1000 - s.last_interaction_ms / 1000);
   line += " flags=" + flags;
   line += " db=" + std::to_string(s.db);
-  line += " sub=0 psub=0 ssub=0";
-  line += s.has(k_session_multi) ? " multi=0" : " multi=-1";
-  line += " watch=0";
+  line += " sub=" + std::to_string(s.sub_count());
+  line += " psub=" + std::to_string(s.psub_count());
+  line += " ssub=" + std::to_string(s.ssub_count());
+  line += " multi=" + std::to_string(s.multi_count());
+  line += " watch=" + std::to_string(s.watch_count());
   line += " qbuf=" + std::to_string(s.query_buffer_bytes);
   line += " qbuf-free=0";
   line += " argv-mem=" + std::to_string(argv_mem);
@@ -1403,8 +1405,9 @@ void cmd_client_unblock(CmdContext& ctx) {
   if (!parse_int_arg(ctx, ctx.arg(2), id)) {
     return;
   }
-  // No keyshift command blocks yet, so there is never a client to unblock.
-  ctx.reply().integer(0);
+  bool with_error = ctx.argc() == 4 && iequals(ctx.arg(3), "error");
+  bool unblocked = id > 0 && ctx.engine().unblock_client(static_cast<uint64_t>(id), with_error);
+  ctx.reply().integer(unblocked ? 1 : 0);
 }
 
 void cmd_client_capa(CmdContext& ctx) {
@@ -1946,6 +1949,7 @@ void cmd_flushdb(CmdContext& ctx) {
   if (!check_flush_args(ctx)) {
     return;
   }
+  ctx.engine().signal_flushed_db(ctx.session().db);
   ctx.db().flush();
   ctx.reply().ok();
 }
@@ -1955,6 +1959,7 @@ void cmd_flushall(CmdContext& ctx) {
     return;
   }
   for (int i = 0; i < ctx.engine().db_count(); ++i) {
+    ctx.engine().signal_flushed_db(i);
     ctx.engine().db(i).flush();
   }
   ctx.reply().ok();

@@ -65,12 +65,16 @@ struct SetParams {
   bool get = false;
   bool keep_ttl = false;
   int64_t expire_ms = -1;  // absolute
+  bool already_expired = false;  // expire_ms is not after the command's time
 };
 
-enum class SetOutcome : uint8_t { done, skipped };
+// `expired`: the absolute expire time had already passed, so an existing key was deleted
+// instead (Valkey's checkAlreadyExpired).
+enum class SetOutcome : uint8_t { done, skipped, expired };
 
 struct SetResult {
   SetOutcome outcome = SetOutcome::done;
+  bool deleted = false;  // SetOutcome::expired removed an existing key
   std::optional<std::string> old_value;
 };
 
@@ -89,11 +93,42 @@ Result<SetResult> op_set(Db& db, std::string_view key, std::string_view value,
     r.outcome = SetOutcome::skipped;
     return r;
   }
+  if (p.already_expired) {
+    r.outcome = SetOutcome::expired;
+    r.deleted = e != nullptr && db.remove(key);
+    return r;
+  }
   db.set(key, make_string_spec(value), p.expire_ms, p.keep_ttl);
   return r;
 }
 
 // --- Handlers ---------------------------------------------------------------------------
+
+/// Tells WATCH and keyspace notifications that the command changed `key` (event `event`).
+void signal_write(CmdContext& ctx, std::string_view key, std::string_view event,
+                  uint32_t type = k_notify_string) {
+  int db = ctx.session().db;
+  ctx.engine().signal_modified_key(db, key);
+  ctx.engine().notify_keyspace_event(type, event, key, db);
+}
+
+/// The signals of a SET-like write: "set", plus "expire" when it gave the key a TTL, or
+/// "del" when an already passed expire time removed the key instead.
+void signal_set(CmdContext& ctx, std::string_view key, const SetParams& p, const SetResult& r) {
+  if (r.outcome == SetOutcome::expired) {
+    if (r.deleted) {
+      signal_write(ctx, key, "del", k_notify_generic);
+    }
+    return;
+  }
+  if (r.outcome != SetOutcome::done) {
+    return;
+  }
+  signal_write(ctx, key, "set");
+  if (p.expire_ms >= 0) {
+    ctx.engine().notify_keyspace_event(k_notify_generic, "expire", key, ctx.session().db);
+  }
+}
 
 bool reply_status(CmdContext& ctx, OpStatus s) {
   switch (s) {
@@ -228,7 +263,7 @@ void reply_set(CmdContext& ctx, const Result<SetResult>& r, bool get) {
     }
   } else if (r->outcome == SetOutcome::skipped) {
     ctx.reply().null();
-  } else {
+  } else {  // done, or expired on arrival (Valkey answers OK)
     ctx.reply().ok();
   }
 }
@@ -241,13 +276,19 @@ void cmd_set(CmdContext& ctx) {
                          p, persist)) {
     return;
   }
-  reply_set(ctx, op_set(ctx.db(), ctx.arg(1), ctx.arg(2), p), p.get);
+  p.already_expired = p.expire_ms >= 0 && p.expire_ms <= ctx.now_ms();
+  auto r = op_set(ctx.db(), ctx.arg(1), ctx.arg(2), p);
+  if (r) {
+    signal_set(ctx, ctx.arg(1), p, *r);
+  }
+  reply_set(ctx, r, p.get);
 }
 
 void cmd_setnx(CmdContext& ctx) {
   SetParams p;
   p.nx = true;
   auto r = op_set(ctx.db(), ctx.arg(1), ctx.arg(2), p);
+  signal_set(ctx, ctx.arg(1), p, *r);
   ctx.reply().integer(r->outcome == SetOutcome::done ? 1 : 0);
 }
 
@@ -262,7 +303,8 @@ void setex_generic(CmdContext& ctx, TtlUnit unit) {
     ctx.reply().error(invalid_expire_error(ctx.command().full_name));
     return;
   }
-  op_set(ctx.db(), ctx.arg(1), ctx.arg(3), p);
+  auto r = op_set(ctx.db(), ctx.arg(1), ctx.arg(3), p);
+  signal_set(ctx, ctx.arg(1), p, *r);
   ctx.reply().ok();
 }
 
@@ -272,7 +314,11 @@ void cmd_psetex(CmdContext& ctx) { setex_generic(ctx, TtlUnit::milliseconds); }
 void cmd_getset(CmdContext& ctx) {
   SetParams p;
   p.get = true;
-  reply_set(ctx, op_set(ctx.db(), ctx.arg(1), ctx.arg(2), p), true);
+  auto r = op_set(ctx.db(), ctx.arg(1), ctx.arg(2), p);
+  if (r) {
+    signal_set(ctx, ctx.arg(1), p, *r);
+  }
+  reply_set(ctx, r, true);
 }
 
 void cmd_getdel(CmdContext& ctx) {
@@ -285,6 +331,7 @@ void cmd_getdel(CmdContext& ctx) {
     return;
   }
   ctx.db().remove(ctx.arg(1));
+  signal_write(ctx, ctx.arg(1), "del", k_notify_generic);
   ctx.reply().bulk(**r);
 }
 
@@ -310,11 +357,14 @@ void cmd_getex(CmdContext& ctx) {
   if (p.expire_ms >= 0) {
     if (p.expire_ms <= ctx.now_ms()) {
       db.remove(ctx.arg(1));
+      signal_write(ctx, ctx.arg(1), "del", k_notify_generic);
     } else {
       db.set_expire(e, p.expire_ms);
+      signal_write(ctx, ctx.arg(1), "expire", k_notify_generic);
     }
-  } else if (persist) {
+  } else if (persist && e->has_expire()) {
     db.persist(e);
+    signal_write(ctx, ctx.arg(1), "persist", k_notify_generic);
   }
   ctx.reply().bulk(value);
 }
@@ -339,6 +389,7 @@ void cmd_mset(CmdContext& ctx) {
   }
   for (size_t i = 1; i + 1 < ctx.argc(); i += 2) {
     ctx.db().set(ctx.arg(i), make_string_spec(ctx.arg(i + 1)));
+    signal_write(ctx, ctx.arg(i), "set");
   }
   ctx.reply().ok();
 }
@@ -356,6 +407,7 @@ void cmd_msetnx(CmdContext& ctx) {
   }
   for (size_t i = 1; i + 1 < ctx.argc(); i += 2) {
     ctx.db().set(ctx.arg(i), make_string_spec(ctx.arg(i + 1)));
+    signal_write(ctx, ctx.arg(i), "set");
   }
   ctx.reply().integer(1);
 }
@@ -392,6 +444,7 @@ void cmd_append(CmdContext& ctx) {
   Entry* e = db.lookup(key);
   if (e == nullptr) {
     db.set(key, make_raw_string_spec(add));
+    signal_write(ctx, key, "append");
     ctx.reply().integer(static_cast<int64_t>(add.size()));
     return;
   }
@@ -409,6 +462,7 @@ void cmd_append(CmdContext& ctx) {
     s.append(add);
     new_len = s.size();
   });
+  signal_write(ctx, key, "append");
   ctx.reply().integer(static_cast<int64_t>(new_len));
 }
 
@@ -431,6 +485,7 @@ void incr_generic(CmdContext& ctx, int64_t delta) {
   if (reply_status(ctx, r.status())) {
     return;
   }
+  signal_write(ctx, ctx.arg(1), "incrby");
   ctx.reply().integer(*r);
 }
 
@@ -489,6 +544,7 @@ void cmd_incrbyfloat(CmdContext& ctx) {
   Entry::ValueSpec spec = make_raw_string_spec(text);
   spec.encoding = text.size() <= k_embstr_max ? ObjEncoding::embstr : ObjEncoding::raw;
   db.set(ctx.arg(1), spec, -1, true);
+  signal_write(ctx, ctx.arg(1), "incrbyfloat");
   ctx.reply().bulk(text);
 }
 
@@ -561,6 +617,7 @@ void cmd_setrange(CmdContext& ctx) {
     std::string s(static_cast<size_t>(offset), '\0');
     s.append(value);
     db.set(ctx.arg(1), make_raw_string_spec(s));
+    signal_write(ctx, ctx.arg(1), "setrange");
     ctx.reply().integer(static_cast<int64_t>(s.size()));
     return;
   }
@@ -586,6 +643,7 @@ void cmd_setrange(CmdContext& ctx) {
     std::memcpy(s.data() + offset, value.data(), value.size());
     new_len = s.size();
   });
+  signal_write(ctx, ctx.arg(1), "setrange");
   ctx.reply().integer(static_cast<int64_t>(new_len));
 }
 
