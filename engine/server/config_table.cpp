@@ -420,23 +420,23 @@ struct EventClass {
   int bit;
 };
 
-// Keyspace event classes in the order Valkey prints them; the first eleven are the type
-// classes, 'A' in input stands for all of them but 'n'.
+// Keyspace event classes in the order Valkey prints them, with Valkey's bit values (as in
+// NotifyClass); the first eleven are the type classes.
 constexpr EventClass k_event_classes[] = {
     {'g', 1 << 2},  {'$', 1 << 3}, {'l', 1 << 4}, {'s', 1 << 5},  {'h', 1 << 6},
     {'z', 1 << 7},  {'x', 1 << 8}, {'e', 1 << 9}, {'t', 1 << 10}, {'d', 1 << 13},
     {'n', 1 << 14}, {'K', 1 << 0}, {'E', 1 << 1}, {'m', 1 << 11},
 };
 constexpr size_t k_event_type_classes = 11;
+constexpr int k_new_key_events = 1 << 14;
+// 'A': every type class but 'n' (and not K, E, m).
 constexpr int k_all_events = (1 << 2) | (1 << 3) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 7) |
                              (1 << 8) | (1 << 9) | (1 << 10) | (1 << 13);
 
-ParseResult parse_notify_keyspace_events(std::span<const std::string> args, std::string_view) {
-  if (args.size() != 1) {
-    return Unexpected{std::string(k_wrong_arg_count)};
-  }
+// Valkey's keyspaceEventsStringToFlags(); nullopt on a letter it does not know.
+std::optional<int> event_flags(std::string_view letters) {
   int flags = 0;
-  for (char c : args[0]) {
+  for (char c : letters) {
     auto it = std::find_if(std::begin(k_event_classes), std::end(k_event_classes),
                            [c](const EventClass& e) { return e.letter == c; });
     if (c == 'A') {
@@ -444,11 +444,16 @@ ParseResult parse_notify_keyspace_events(std::span<const std::string> args, std:
     } else if (it != std::end(k_event_classes)) {
       flags |= it->bit;
     } else {
-      return Unexpected{std::string("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")};
+      return std::nullopt;
     }
   }
+  return flags;
+}
+
+// Valkey's keyspaceEventsFlagsToString(): 'A' stands for all type classes and, as in Valkey,
+// hides an 'n' set with them ("KEAn" prints as "AKE").
+std::string event_letters(int flags) {
   std::string out;
-  // Like Valkey, "A" hides an 'n' given with it: "KEAn" reads back as "AKE".
   bool all = (flags & k_all_events) == k_all_events;
   if (all) {
     out += 'A';
@@ -460,6 +465,30 @@ ParseResult parse_notify_keyspace_events(std::span<const std::string> args, std:
     }
   }
   return out;
+}
+
+ParseResult parse_notify_keyspace_events(std::span<const std::string> args, std::string_view) {
+  if (args.size() != 1) {
+    return Unexpected{std::string(k_wrong_arg_count)};
+  }
+  std::optional<int> flags = event_flags(args[0]);
+  if (!flags) {
+    return Unexpected{std::string("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")};
+  }
+  // The stored form keeps an 'n' that printing hides, since Valkey still sends those events.
+  std::string letters = event_letters(*flags);
+  bool hidden_new = (*flags & k_all_events) == k_all_events && (*flags & k_new_key_events) != 0;
+  return hidden_new ? letters + 'n' : letters;
+}
+
+// notify-keyspace-events lives in EngineConfig as Valkey's bit set.
+constexpr FieldAccess notify_keyspace_events_field() {
+  return {[](const EngineConfig& c) {
+            return event_letters(static_cast<int>(c.notify_keyspace_events));
+          },
+          [](EngineConfig& c, std::string_view v) {
+            c.notify_keyspace_events = static_cast<uint32_t>(event_flags(v).value_or(0));
+          }};
 }
 
 ParseResult parse_bind(std::span<const std::string> args, std::string_view) {
@@ -831,7 +860,8 @@ constexpr DirectiveSpec k_directives[] = {
         "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
         parse_client_output_buffer_limit),
     special("oom-score-adj-values", {}, k_flag_multi_arg, "0 200 800", parse_oom_score_adj_values),
-    special("notify-keyspace-events", {}, 0, "", parse_notify_keyspace_events),
+    special("notify-keyspace-events", {}, 0, "", parse_notify_keyspace_events,
+            notify_keyspace_events_field()),
     special("bind", {}, k_flag_multi_arg, "* -::*", parse_bind, bind_field()),
     special("replicaof", "slaveof", k_flag_immutable | k_flag_multi_arg, "", parse_replicaof),
     special("latency-tracking-info-percentiles", {}, k_flag_multi_arg, "50 99 99.9",
