@@ -84,6 +84,8 @@ const char* encoding_name(ObjEncoding encoding) {
       return "stream";
     case ObjEncoding::listpack:
       return "listpack";
+    case ObjEncoding::listpack_ex:
+      return "listpackex";
   }
   return "unknown";
 }

@@ -30,6 +30,7 @@ enum class ObjEncoding : uint8_t {
   quicklist = 9,
   stream = 10,
   listpack = 11,
+  listpack_ex = 12,  // Redis 7.4: a listpack hash whose fields may carry a TTL
 };
 
 /// Name TYPE prints for `type`.
