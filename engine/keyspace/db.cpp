@@ -1,5 +1,7 @@
 #include "engine/keyspace/db.hpp"
 
+#include "engine/keyspace/hash_value.hpp"
+
 #include <utility>
 
 namespace keyshift::engine {
@@ -177,6 +179,7 @@ Entry* Db::add(std::string_view key, const Entry::ValueSpec& value, int64_t expi
   if (e->has_expire()) {
     index_expire(e);
   }
+  register_if_hash_with_field_ttls(e);
   return e;
 }
 
@@ -204,6 +207,7 @@ Entry* Db::set(std::string_view key, const Entry::ValueSpec& value, int64_t expi
       old_e->set_expire_ms(new_expire);
     }
     touch_entry(old_e);
+    register_if_hash_with_field_ttls(old_e);
     return old_e;
   }
   Entry* e = Entry::make(*m_shared->memory, key, value, new_expire);
@@ -211,6 +215,7 @@ Entry* Db::set(std::string_view key, const Entry::ValueSpec& value, int64_t expi
   replace_entry(link, old_e, e);
   Entry::destroy(*m_shared->memory, old_e);
   touch_entry(e);
+  register_if_hash_with_field_ttls(e);
   return e;
 }
 
@@ -255,6 +260,7 @@ void Db::attach(Entry* e) {
   if (e->has_expire()) {
     index_expire(e);
   }
+  register_if_hash_with_field_ttls(e);
 }
 
 Entry* Db::attach_renamed(Entry* e, std::string_view new_key) {
@@ -318,6 +324,7 @@ size_t Db::flush() {
   m_expires.clear();
   m_expires.shrink_to_fit();
   m_avg_ttl = 0;
+  m_field_expiry.clear();
   return n;
 }
 
@@ -326,6 +333,30 @@ void Db::swap_contents(Db& other) {
   m_table.swap(other.m_table);
   std::swap(m_expires, other.m_expires);
   std::swap(m_avg_ttl, other.m_avg_ttl);
+  std::swap(m_field_expiry, other.m_field_expiry);
+}
+
+void Db::register_if_hash_with_field_ttls(const Entry* e) {
+  // A hash arriving under a new name (RENAME, MOVE, COPY, RESTORE) keeps expiring actively.
+  if (e->type() == ObjType::hash && e->kind() == Entry::Kind::object) {
+    const auto* hash = static_cast<const HashValue*>(e->object());
+    if (hash->has_field_expires()) {
+      register_field_expiry(e->key(), hash->min_expire());
+    }
+  }
+}
+
+void Db::register_field_expiry(std::string_view key, int64_t when_ms) {
+  m_field_expiry.emplace(when_ms, std::string(key));
+}
+
+bool Db::pop_due_field_expiry(int64_t now_ms, std::string& key) {
+  if (m_field_expiry.empty() || m_field_expiry.begin()->first > now_ms) {
+    return false;
+  }
+  auto node = m_field_expiry.extract(m_field_expiry.begin());
+  key = std::move(node.value().second);
+  return true;
 }
 
 size_t Db::active_expire(int64_t deadline_us, size_t* sampled_out) {

@@ -9,8 +9,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <random>
+#include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace keyshift::engine {
@@ -133,6 +135,15 @@ class Db {
   /// Removes `e` (found with lookup) without expiry checks; used by eviction.
   void remove_entry(Entry* e);
 
+  // --- Hashes with field TTLs (active field expiry). A registration is a hint: the key
+  // --- may since have been deleted, renamed or rewritten, so whoever pops one re-checks.
+  /// Notes that the hash at `key` has a field due at `when_ms`.
+  void register_field_expiry(std::string_view key, int64_t when_ms);
+  /// Pops the earliest registration due at `now_ms` into `key`; false when none is due.
+  bool pop_due_field_expiry(int64_t now_ms, std::string& key);
+  /// Number of registrations (stale ones included).
+  size_t field_expiry_registrations() const { return m_field_expiry.size(); }
+
  private:
   Entry** find_link(std::string_view key) { return m_table.find_link(key, m_table.hash(key)); }
   void unlink_expired(Entry** link);
@@ -140,12 +151,14 @@ class Db {
   void unindex_expire(Entry* e);
   void replace_entry(Entry** link, Entry* old_e, Entry* new_e);
   void free_entry(Entry* e);
+  void register_if_hash_with_field_ttls(const Entry* e);
 
   int m_id;
   KeyspaceShared* m_shared;
   Table m_table;
   std::vector<Entry*> m_expires;
   int64_t m_avg_ttl = 0;
+  std::set<std::pair<int64_t, std::string>> m_field_expiry;  // (due ms, hash key)
 };
 
 /// A deep copy of the value of `e` as a ValueSpec for `Db::add`/`Db::set` (COPY): heap
