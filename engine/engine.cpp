@@ -2,6 +2,7 @@
 
 #include "engine/blocking.hpp"
 #include "engine/commands/context.hpp"
+#include "engine/commands/hash_family.hpp"
 #include "engine/pubsub.hpp"
 #include "engine/server/config_table.hpp"
 #include "engine/util/strconv.hpp"
@@ -584,6 +585,7 @@ void Engine::cron() {
     for (size_t i = 0; i < m_dbs.size(); ++i) {
       Db& d = *m_dbs[(m_expire_db_cursor + i) % m_dbs.size()];
       d.active_expire(deadline);
+      active_expire_hash_fields(*this, d, deadline);
       if (m_clock.monotonic_us() > deadline) {
         ++m_stats.expired_time_cap_reached_count;
         m_expire_db_cursor = (m_expire_db_cursor + i + 1) % m_dbs.size();

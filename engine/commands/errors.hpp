@@ -150,4 +150,24 @@ inline constexpr std::string_view k_lmpop_count = "ERR count should be greater t
 inline constexpr std::string_view k_list_long_range =
     "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807";
 
+// Hash family.
+inline constexpr std::string_view k_hash_not_integer = "ERR hash value is not an integer";
+inline constexpr std::string_view k_hash_not_float = "ERR hash value is not a float";
+inline constexpr std::string_view k_value_nan_or_inf = "ERR value is NaN or Infinity";
+inline constexpr std::string_view k_value_out_of_range = "ERR value is out of range";
+// HRANDFIELD's count limits (Valkey's getRangeLongFromObjectOrReply with -LONG_MAX..LONG_MAX).
+inline constexpr std::string_view k_hrandfield_count_range =
+    "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807";
+// Hash field expiry (HEXPIRE & co.), worded as Redis 7.4 (Valkey 8.0 has no such commands).
+inline constexpr std::string_view k_hfe_fields_missing =
+    "ERR Mandatory argument FIELDS is missing or not at the right position";
+inline constexpr std::string_view k_hfe_numfields_positive =
+    "ERR Parameter `numFields` should be greater than 0";
+inline constexpr std::string_view k_hfe_numfields_mismatch =
+    "ERR The `numfields` parameter must match the number of arguments";
+// HTTL/HPTTL/HEXPIRETIME/HPEXPIRETIME/HPERSIST word a bad count differently from HEXPIRE.
+inline constexpr std::string_view k_hfe_fields_count_positive =
+    "ERR Number of fields must be a positive integer";
+inline constexpr std::string_view k_hfe_expire_negative = "ERR invalid expire time, must be >= 0";
+
 }  // namespace keyshift::engine::errors

@@ -5,6 +5,7 @@
 #include "engine/commands/families.hpp"
 #include "engine/commands/info.hpp"
 #include "engine/keyspace/digest.hpp"
+#include "engine/keyspace/hash_value.hpp"
 #include "engine/keyspace/list_value.hpp"
 #include "engine/keyspace/set_value.hpp"
 #include "engine/keyspace/string_value.hpp"
@@ -1667,6 +1668,8 @@ Digest value_digest(const Entry* e, const Digest& seed) {
       return digest_set(*static_cast<const SetValue*>(e->object()), has_expire, seed);
     case ObjType::list:
       return digest_list(*static_cast<const ListValue*>(e->object()), has_expire, seed);
+    case ObjType::hash:
+      return digest_hash(*static_cast<const HashValue*>(e->object()), has_expire, seed);
     default:
       // Collections arrive with their families, which digest through digest.hpp's builders.
       return seed;
