@@ -1,5 +1,15 @@
 // Hash commands: HSET and friends, counters, iteration, random fields and field expiry
 // (HEXPIRE & co., with Redis 7.4's replies: Valkey 8.0 has no field TTLs).
+//
+// Field expiry choices:
+// - Exact, never lazy-counted: every command first removes the hash's due fields (emitting
+//   hexpired, and del when none is left), so no reply ever shows or counts a dead field;
+//   Redis 7.4's HLEN may still count them. Cron removes due fields of registered hashes.
+// - A field is dead once its time is <= now (as keys here, and as HEXPIRE's "2").
+// - Limits and errors as Redis 7.4: absolute times up to 2^46 - 1 ms (its 48-bit field
+//   with two bits reserved), a negative time is "invalid expire time, must be >= 0", a word
+//   other than one NX/XX/GT/LT before FIELDS is "Mandatory argument FIELDS is missing...".
+// - Encodings as Redis 7.4: listpack becomes listpackex at the first HEXPIRE on the hash.
 #include "engine/commands/hash_family.hpp"
 
 #include "engine/commands/context.hpp"
