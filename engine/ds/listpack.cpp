@@ -305,6 +305,7 @@ Listpack Listpack::from_trusted(std::string_view bytes, size_t count) {
 void Listpack::append_all(const Listpack& other) {
   auto from = other.m_buf.begin() + k_header_size;
   auto to = other.m_buf.end() - 1;
+  grow(static_cast<size_t>(to - from));
   m_buf.insert(m_buf.end() - 1, from, to);
   m_count += other.m_count;
   set_header();
@@ -313,12 +314,25 @@ void Listpack::append_all(const Listpack& other) {
 void Listpack::prepend_all(const Listpack& other) {
   auto from = other.m_buf.begin() + k_header_size;
   auto to = other.m_buf.end() - 1;
+  grow(static_cast<size_t>(to - from));
   m_buf.insert(m_buf.begin() + k_header_size, from, to);
   m_count += other.m_count;
   set_header();
 }
 
+void Listpack::grow(size_t extra) {
+  size_t need = m_buf.size() + extra;
+  if (need > m_buf.capacity()) {
+    // An eighth of headroom: appends stay amortized O(1) without doubling the memory.
+    m_buf.reserve(need + need / 8 + 16);
+  }
+}
+
 void Listpack::set_header() {
+  // Give memory back once most of the buffer is unused (after pops, trims, merges).
+  if (m_buf.capacity() > 2 * m_buf.size() + 64) {
+    m_buf.shrink_to_fit();
+  }
   write_le(m_buf.data(), m_buf.size(), 4);
   write_le(m_buf.data() + 4, m_count < k_count_unknown ? m_count : k_count_unknown, 2);
 }
@@ -479,12 +493,14 @@ Listpack::Pos Listpack::insert_at(Pos at, const LpValue& v) {
     if (s >= m_buf.data() && s < m_buf.data() + m_buf.size()) {
       std::vector<uint8_t> tmp(total);
       write_entry(tmp.data(), v, payload);
+      grow(total);
       m_buf.insert(m_buf.begin() + static_cast<ptrdiff_t>(at), tmp.begin(), tmp.end());
       ++m_count;
       set_header();
       return at;
     }
   }
+  grow(total);
   m_buf.insert(m_buf.begin() + static_cast<ptrdiff_t>(at), total, 0);
   write_entry(m_buf.data() + at, v, payload);
   ++m_count;
@@ -526,6 +542,9 @@ Listpack::Pos Listpack::replace(Pos p, const LpValue& v) {
       std::string copy(v.str());
       return replace(p, LpValue::of_str(copy));
     }
+  }
+  if (total > old_total) {
+    grow(total - old_total);
   }
   auto it = m_buf.begin() + static_cast<ptrdiff_t>(p);
   if (total > old_total) {

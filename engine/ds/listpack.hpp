@@ -158,6 +158,9 @@ class Listpack {
   static void write_entry(uint8_t* dst, const LpValue& v, size_t payload);
   /// Inserts a new entry at byte offset `at`.
   Pos insert_at(Pos at, const LpValue& v);
+  /// Makes room for `extra` more bytes with modest headroom.
+  void grow(size_t extra);
+  /// Rewrites the header after a change (and trims a mostly unused buffer).
   void set_header();
 
   std::vector<uint8_t> m_buf;

@@ -78,6 +78,27 @@ std::string arr(std::initializer_list<std::string_view> items) {
   return out;
 }
 
+/// The keyevent notifications waiting for `s` (subscribed to __keyevent@0__:*), as
+/// "event key" strings, in order.
+std::vector<std::string> drain_events(Session& s) {
+  std::vector<std::string> out;
+  std::string_view data(s.out);
+  while (!data.empty()) {
+    RespValue v;
+    size_t used = 0;
+    if (keyshift::engine::parse_resp(data, v, used) != keyshift::engine::RespParse::ok) {
+      break;
+    }
+    data.remove_prefix(used);
+    if (v.elements.size() == 4 && v.elements[0].str == "pmessage") {
+      std::string channel = v.elements[2].str;
+      out.push_back(channel.substr(channel.find(':') + 1) + " " + v.elements[3].str);
+    }
+  }
+  s.out.clear();
+  return out;
+}
+
 constexpr std::string_view k_wrongtype =
     "WRONGTYPE Operation against a key holding the wrong kind of value";
 
@@ -458,5 +479,35 @@ TEST_SUITE("engine::list_family") {
     CHECK(q({"DEBUG", "DIGEST-VALUE", "l"}) == h({"DEBUG", "DIGEST-VALUE", "l"}));
     CHECK(q({"DEBUG", "DIGEST"}) == h({"DEBUG", "DIGEST"}));
     CHECK(h({"DEBUG", "DIGEST"}) != "0000000000000000000000000000000000000000");
+  }
+
+  TEST_CASE("writes emit Valkey's list events, with del when a list empties") {
+    Harness h;
+    CHECK(h({"CONFIG", "SET", "notify-keyspace-events", "Elg"}) == "OK");
+    Session& sub = h.engine.open_session(nullptr);
+    std::vector<std::string_view> ps = {"PSUBSCRIBE", "__keyevent@0__:*"};
+    h.engine.execute(sub, ps);
+    sub.out.clear();
+    using V = std::vector<std::string>;
+    h({"RPUSH", "l", "a", "b", "c"});
+    h({"LPUSH", "l", "z"});
+    h({"LPUSHX", "nothing", "z"});
+    CHECK(drain_events(sub) == V{"rpush l", "lpush l"});
+    h({"LINSERT", "l", "AFTER", "a", "x"});
+    h({"LINSERT", "l", "AFTER", "missing-pivot", "x"});
+    h({"LSET", "l", "0", "y"});
+    h({"LREM", "l", "0", "x"});
+    h({"LREM", "l", "0", "not-there"});
+    CHECK(drain_events(sub) == V{"linsert l", "lset l", "lrem l"});
+    h({"LMOVE", "l", "m", "LEFT", "RIGHT"});
+    CHECK(drain_events(sub) == V{"rpush m", "lpop l"});
+    h({"LTRIM", "l", "0", "0"});
+    h({"RPOP", "l"});
+    CHECK(drain_events(sub) == V{"ltrim l", "rpop l", "del l"});
+    h({"LMPOP", "1", "m", "LEFT", "COUNT", "5"});
+    CHECK(drain_events(sub) == V{"lpop m", "del m"});
+    h({"RPUSH", "t", "a"});
+    h({"LTRIM", "t", "1", "0"});
+    CHECK(drain_events(sub) == V{"rpush t", "ltrim t", "del t"});
   }
 }
