@@ -84,6 +84,24 @@ std::vector<std::string> numbered(std::string_view prefix, int from, int to) {
   return out;
 }
 
+/// The "event key" pairs of the keyevent notifications waiting in `sub`'s output.
+std::vector<std::string> drain_events(Session& sub) {
+  std::vector<std::string> out;
+  std::string_view data(sub.out);
+  while (!data.empty()) {
+    RespValue v;
+    size_t used = 0;
+    REQUIRE(ks::parse_resp(data, v, used) == ks::RespParse::ok);
+    data.remove_prefix(used);
+    if (v.elements.size() == 4 && v.elements[0].str == "pmessage") {
+      std::string_view channel = v.elements[2].str;
+      out.push_back(std::string(channel.substr(channel.find(':') + 1)) + " " + v.elements[3].str);
+    }
+  }
+  sub.out.clear();
+  return out;
+}
+
 constexpr std::string_view k_wrongtype =
     "WRONGTYPE Operation against a key holding the wrong kind of value";
 
@@ -686,6 +704,61 @@ TEST_SUITE("engine::set_family") {
     CHECK(h.encoding("u") == "hashtable");
     CHECK(h.raw({"DEBUG", "DIGEST-VALUE", "u"}).elements[0].str ==
           "e8f32bbb1ad9bf537c8867de4f19fec9e001296d");
+  }
+
+  TEST_CASE("writes emit Valkey's keyspace events and only when something changed") {
+    Harness h;
+    Session& sub = h.engine.open_session(nullptr);
+    h({"CONFIG", "SET", "notify-keyspace-events", "Egs"});
+    std::vector<std::string_view> psub{"PSUBSCRIBE", "__keyevent@0__:*"};
+    h.engine.execute(sub, psub);
+    sub.out.clear();
+    h({"SADD", "s", "a", "b"});
+    h({"SADD", "s", "a"});
+    h({"SREM", "s", "zz"});
+    h({"SREM", "s", "a"});
+    h({"SMOVE", "s", "d", "b"});
+    h({"SMOVE", "s", "d", "b"});
+    h({"SPOP", "d"});
+    h({"SADD", "x", "1", "2", "3"});
+    h({"SPOP", "x", "5"});
+    h({"SADD", "a", "1", "2"});
+    h({"SADD", "b", "2", "3"});
+    h({"SPOP", "b", "0"});
+    h({"SINTERSTORE", "dst", "a", "b"});
+    h({"SUNIONSTORE", "dst", "a", "b"});
+    h({"SDIFFSTORE", "dst", "a", "a"});
+    h({"SINTERSTORE", "dst", "a", "missing"});
+    h({"SADD", "c", "1", "2", "3", "4", "5", "6"});
+    h({"SPOP", "c", "2"});
+    h({"SREM", "c", "1", "2", "3", "4", "5", "6"});
+    CHECK(drain_events(sub) ==
+          std::vector<std::string>{"sadd s", "srem s", "srem s", "del s", "sadd d", "spop d",
+                                   "del d", "sadd x", "spop x", "del x", "sadd a", "sadd b",
+                                   "sinterstore dst", "sunionstore dst", "del dst", "sadd c",
+                                   "spop c", "srem c", "del c"});
+  }
+
+  TEST_CASE("set writes invalidate WATCH") {
+    Harness h;
+    Session& other = h.engine.open_session(nullptr);
+    h({"SADD", "s", "a"});
+    for (std::vector<std::string> write : std::vector<std::vector<std::string>>{
+             {"SADD", "s", "b"},
+             {"SREM", "s", "b"},
+             {"SPOP", "s", "0"},
+             {"SINTERSTORE", "s", "s", "s"},
+         }) {
+      CAPTURE(write[0]);
+      CHECK(h({"WATCH", "s"}) == "OK");
+      std::vector<std::string_view> argv(write.begin(), write.end());
+      h.engine.run(other, argv);
+      CHECK(h({"MULTI"}) == "OK");
+      h({"SCARD", "s"});
+      bool aborted = h.raw({"EXEC"}).type == RespValue::Type::null;
+      // SPOP with a zero count changes nothing and leaves the transaction alone.
+      CHECK(aborted == (write[0] != "SPOP"));
+    }
   }
 
   TEST_CASE("COPY duplicates a set with its encoding") {
