@@ -75,7 +75,6 @@ inline constexpr std::string_view k_lcs_over_bulk_len =
 inline constexpr std::string_view k_lcs_alloc_failed =
     "ERR Insufficient memory, failed allocating transient memory for LCS";
 
-
 // Server family (INFO, CONFIG, COMMAND, CLIENT, DEBUG, MEMORY, SLOWLOG, SHUTDOWN, ...).
 inline constexpr std::string_view k_no_config_file =
     "ERR The server is running without a config file";
@@ -106,11 +105,13 @@ inline constexpr std::string_view k_slowlog_count =
 inline constexpr std::string_view k_no_shutdown_in_progress = "ERR No shutdown in progress.";
 inline constexpr std::string_view k_no_latency_samples_prefix =
     "ERR No samples available for event '";
-inline constexpr std::string_view k_must_be_positive = "ERR value is out of range, must be positive";
+inline constexpr std::string_view k_must_be_positive =
+    "ERR value is out of range, must be positive";
 inline constexpr std::string_view k_debug_protocol_type =
     "ERR Wrong protocol type name. Please use one of the following: "
     "string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false";
-inline constexpr std::string_view k_resp2_not_supported = "ERR RESP2 is not supported by this command";
+inline constexpr std::string_view k_resp2_not_supported =
+    "ERR RESP2 is not supported by this command";
 
 // Set family and SORT.
 inline constexpr std::string_view k_sintercard_numkeys = "ERR numkeys should be greater than 0";

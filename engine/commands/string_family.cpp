@@ -1,15 +1,14 @@
 // String commands: GET/SET and friends, counters, ranges.
-#include <cmath>
-#include <cstring>
-
-#include <optional>
-
 #include "engine/commands/context.hpp"
 #include "engine/commands/expire_args.hpp"
 #include "engine/commands/families.hpp"
 #include "engine/keyspace/string_value.hpp"
 #include "engine/util/status.hpp"
 #include "engine/util/strconv.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <optional>
 
 namespace keyshift::engine {
 namespace {
@@ -64,7 +63,7 @@ struct SetParams {
   bool xx = false;
   bool get = false;
   bool keep_ttl = false;
-  int64_t expire_ms = -1;  // absolute
+  int64_t expire_ms = -1;        // absolute
   bool already_expired = false;  // expire_ms is not after the command's time
 };
 
@@ -78,8 +77,7 @@ struct SetResult {
   std::optional<std::string> old_value;
 };
 
-Result<SetResult> op_set(Db& db, std::string_view key, std::string_view value,
-                         const SetParams& p) {
+Result<SetResult> op_set(Db& db, std::string_view key, std::string_view value, const SetParams& p) {
   SetResult r;
   Entry* e = db.lookup(key, false);
   if (p.get && e != nullptr) {
@@ -183,8 +181,7 @@ enum SetOption : uint32_t {
   k_opt_persist = 256,
 };
 
-bool parse_set_options(CmdContext& ctx, size_t pos, uint32_t allowed, SetParams& p,
-                       bool& persist) {
+bool parse_set_options(CmdContext& ctx, size_t pos, uint32_t allowed, SetParams& p, bool& persist) {
   uint32_t seen = 0;
   constexpr uint32_t k_expire_opts = k_opt_ex | k_opt_px | k_opt_exat | k_opt_pxat;
   for (size_t i = pos; i < ctx.argc(); ++i) {
@@ -216,12 +213,11 @@ bool parse_set_options(CmdContext& ctx, size_t pos, uint32_t allowed, SetParams&
     }
     // Repeating an option is allowed (the last value wins); only different ones clash.
     uint32_t others = seen & ~opt;
-    bool conflict = (opt == k_opt_nx && (seen & k_opt_xx)) ||
-                    (opt == k_opt_xx && (seen & k_opt_nx)) ||
-                    (opt == k_opt_keepttl && (seen & (k_expire_opts | k_opt_persist))) ||
-                    (opt == k_opt_persist && (seen & (k_expire_opts | k_opt_keepttl))) ||
-                    ((opt & k_expire_opts) &&
-                     (others & (k_expire_opts | k_opt_keepttl | k_opt_persist)) != 0);
+    bool conflict =
+        (opt == k_opt_nx && (seen & k_opt_xx)) || (opt == k_opt_xx && (seen & k_opt_nx)) ||
+        (opt == k_opt_keepttl && (seen & (k_expire_opts | k_opt_persist))) ||
+        (opt == k_opt_persist && (seen & (k_expire_opts | k_opt_keepttl))) ||
+        ((opt & k_expire_opts) && (others & (k_expire_opts | k_opt_keepttl | k_opt_persist)) != 0);
     if (conflict) {
       ctx.reply().error(errors::k_syntax);
       return false;
@@ -271,8 +267,9 @@ void reply_set(CmdContext& ctx, const Result<SetResult>& r, bool get) {
 void cmd_set(CmdContext& ctx) {
   SetParams p;
   bool persist = false;
-  if (!parse_set_options(ctx, 3, k_opt_nx | k_opt_xx | k_opt_get | k_opt_keepttl | k_opt_ex |
-                                     k_opt_px | k_opt_exat | k_opt_pxat,
+  if (!parse_set_options(ctx, 3,
+                         k_opt_nx | k_opt_xx | k_opt_get | k_opt_keepttl | k_opt_ex | k_opt_px |
+                             k_opt_exat | k_opt_pxat,
                          p, persist)) {
     return;
   }
@@ -308,8 +305,12 @@ void setex_generic(CmdContext& ctx, TtlUnit unit) {
   ctx.reply().ok();
 }
 
-void cmd_setex(CmdContext& ctx) { setex_generic(ctx, TtlUnit::seconds); }
-void cmd_psetex(CmdContext& ctx) { setex_generic(ctx, TtlUnit::milliseconds); }
+void cmd_setex(CmdContext& ctx) {
+  setex_generic(ctx, TtlUnit::seconds);
+}
+void cmd_psetex(CmdContext& ctx) {
+  setex_generic(ctx, TtlUnit::milliseconds);
+}
 
 void cmd_getset(CmdContext& ctx) {
   SetParams p;
@@ -338,8 +339,8 @@ void cmd_getdel(CmdContext& ctx) {
 void cmd_getex(CmdContext& ctx) {
   SetParams p;
   bool persist = false;
-  if (!parse_set_options(ctx, 2, k_opt_ex | k_opt_px | k_opt_exat | k_opt_pxat | k_opt_persist,
-                         p, persist)) {
+  if (!parse_set_options(ctx, 2, k_opt_ex | k_opt_px | k_opt_exat | k_opt_pxat | k_opt_persist, p,
+                         persist)) {
     return;
   }
   Db& db = ctx.db();
@@ -489,8 +490,12 @@ void incr_generic(CmdContext& ctx, int64_t delta) {
   ctx.reply().integer(*r);
 }
 
-void cmd_incr(CmdContext& ctx) { incr_generic(ctx, 1); }
-void cmd_decr(CmdContext& ctx) { incr_generic(ctx, -1); }
+void cmd_incr(CmdContext& ctx) {
+  incr_generic(ctx, 1);
+}
+void cmd_decr(CmdContext& ctx) {
+  incr_generic(ctx, -1);
+}
 
 void cmd_incrby(CmdContext& ctx) {
   int64_t d = 0;
@@ -836,6 +841,8 @@ constexpr CommandSpec k_string_commands[] = {
 
 }  // namespace
 
-void register_string_family(CommandRegistry& registry) { registry.add(k_string_commands); }
+void register_string_family(CommandRegistry& registry) {
+  registry.add(k_string_commands);
+}
 
 }  // namespace keyshift::engine

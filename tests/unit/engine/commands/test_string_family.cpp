@@ -1,8 +1,8 @@
-#include <string>
+#include "engine/engine.hpp"
 
 #include <doctest/doctest.h>
 
-#include "engine/engine.hpp"
+#include <string>
 
 using keyshift::engine::Engine;
 using keyshift::engine::EngineConfig;
@@ -17,15 +17,21 @@ struct Fixture {
   RespValue run(std::initializer_list<std::string_view> args) { return engine.run(args); }
 };
 
-bool is_ok(const RespValue& v) { return v.type == RespValue::Type::simple && v.str == "OK"; }
-bool is_nil(const RespValue& v) { return v.type == RespValue::Type::null; }
+bool is_ok(const RespValue& v) {
+  return v.type == RespValue::Type::simple && v.str == "OK";
+}
+bool is_nil(const RespValue& v) {
+  return v.type == RespValue::Type::null;
+}
 bool is_int(const RespValue& v, int64_t n) {
   return v.type == RespValue::Type::integer && v.integer == n;
 }
 bool is_bulk(const RespValue& v, std::string_view s) {
   return v.type == RespValue::Type::bulk && v.str == s;
 }
-bool is_err(const RespValue& v, std::string_view s) { return v.is_error() && v.str == s; }
+bool is_err(const RespValue& v, std::string_view s) {
+  return v.is_error() && v.str == s;
+}
 
 }  // namespace
 
@@ -78,8 +84,8 @@ TEST_SUITE("engine::string_family") {
     Fixture f;
     CHECK(is_err(f.run({"SET", "k", "v", "EX", "0"}), "ERR invalid expire time in 'set' command"));
     CHECK(is_err(f.run({"SETEX", "k", "-1", "v"}), "ERR invalid expire time in 'setex' command"));
-    CHECK(is_err(f.run({"SET", "k", "v", "EX", "x"}),
-                 "ERR value is not an integer or out of range"));
+    CHECK(
+        is_err(f.run({"SET", "k", "v", "EX", "x"}), "ERR value is not an integer or out of range"));
     CHECK(is_err(f.run({"SET", "k", "v", "EX", "9223372036854775807"}),
                  "ERR invalid expire time in 'set' command"));
   }
@@ -94,8 +100,7 @@ TEST_SUITE("engine::string_family") {
     CHECK(is_err(f.run({"INCR", "s"}), "ERR value is not an integer or out of range"));
     f.run({"SET", "big", "9223372036854775807"});
     CHECK(is_err(f.run({"INCR", "big"}), "ERR increment or decrement would overflow"));
-    CHECK(is_err(f.run({"DECRBY", "n", "-9223372036854775808"}),
-                 "ERR decrement would overflow"));
+    CHECK(is_err(f.run({"DECRBY", "n", "-9223372036854775808"}), "ERR decrement would overflow"));
     f.run({"SET", "sp", " 1"});
     CHECK(is_err(f.run({"INCR", "sp"}), "ERR value is not an integer or out of range"));
   }
@@ -141,7 +146,8 @@ TEST_SUITE("engine::string_family") {
     CHECK(is_nil(v.elements[2]));
     CHECK(is_int(f.run({"MSETNX", "c", "3", "a", "9"}), 0));
     CHECK(is_int(f.run({"MSETNX", "c", "3", "d", "4"}), 1));
-    CHECK(is_err(f.run({"MSET", "a", "1", "b"}), "ERR wrong number of arguments for 'mset' command"));
+    CHECK(
+        is_err(f.run({"MSET", "a", "1", "b"}), "ERR wrong number of arguments for 'mset' command"));
   }
 
   TEST_CASE("GETEX sets or removes the TTL and GETDEL removes the key") {
