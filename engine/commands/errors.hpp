@@ -171,4 +171,26 @@ inline constexpr std::string_view k_hfe_fields_count_positive =
     "ERR Number of fields must be a positive integer";
 inline constexpr std::string_view k_hfe_expire_negative = "ERR invalid expire time, must be >= 0";
 
+// Sorted-set family.
+inline constexpr std::string_view k_zadd_xx_nx =
+    "ERR XX and NX options at the same time are not compatible";
+inline constexpr std::string_view k_zadd_incr_single =
+    "ERR INCR option supports a single increment-element pair";
+inline constexpr std::string_view k_zadd_nan = "ERR resulting score is not a number (NaN)";
+inline constexpr std::string_view k_zrange_not_float = "ERR min or max is not a float";
+inline constexpr std::string_view k_zrange_not_lex = "ERR min or max not valid string range item";
+inline constexpr std::string_view k_zrange_limit_needs_by =
+    "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX";
+inline constexpr std::string_view k_zrange_withscores_bylex =
+    "ERR syntax error, WITHSCORES not supported in combination with BYLEX";
+inline constexpr std::string_view k_zmpop_numkeys = "ERR numkeys should be greater than 0";
+inline constexpr std::string_view k_zmpop_count = "ERR count should be greater than 0";
+inline constexpr std::string_view k_zrandmember_count_range =
+    "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807";
+inline constexpr std::string_view k_zrandmember_out_of_range = "ERR value is out of range";
+// Followed by the command's name and "' command".
+inline constexpr std::string_view k_zsetop_no_keys_prefix = "ERR at least 1 input key is needed for '";
+inline constexpr std::string_view k_zsetop_weight_not_float = "ERR weight value is not a float";
+inline constexpr std::string_view k_zintercard_limit_negative = "ERR LIMIT can't be negative";
+
 }  // namespace keyshift::engine::errors

@@ -11,6 +11,7 @@ void register_all_families(CommandRegistry& registry) {
   register_bitmap_family(registry);
   register_generic_family(registry);
   register_hash_family(registry);
+  register_zset_family(registry);
   register_set_family(registry);
   register_server_family(registry);
   register_transaction_family(registry);

@@ -11,6 +11,7 @@ void register_list_family(CommandRegistry& registry);
 void register_bitmap_family(CommandRegistry& registry);
 void register_generic_family(CommandRegistry& registry);
 void register_hash_family(CommandRegistry& registry);
+void register_zset_family(CommandRegistry& registry);
 void register_set_family(CommandRegistry& registry);
 void register_server_family(CommandRegistry& registry);
 void register_transaction_family(CommandRegistry& registry);

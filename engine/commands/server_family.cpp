@@ -9,6 +9,7 @@
 #include "engine/keyspace/list_value.hpp"
 #include "engine/keyspace/set_value.hpp"
 #include "engine/keyspace/string_value.hpp"
+#include "engine/keyspace/zset_value.hpp"
 #include "engine/server/config_table.hpp"
 #include "engine/util/glob.hpp"
 #include "engine/util/split_args.hpp"
@@ -1670,6 +1671,8 @@ Digest value_digest(const Entry* e, const Digest& seed) {
       return digest_list(*static_cast<const ListValue*>(e->object()), has_expire, seed);
     case ObjType::hash:
       return digest_hash(*static_cast<const HashValue*>(e->object()), has_expire, seed);
+    case ObjType::zset:
+      return digest_zset(*static_cast<const ZSetValue*>(e->object()), has_expire, seed);
     default:
       // Collections arrive with their families, which digest through digest.hpp's builders.
       return seed;
