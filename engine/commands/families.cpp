@@ -16,6 +16,7 @@ void register_all_families(CommandRegistry& registry) {
   register_server_family(registry);
   register_transaction_family(registry);
   register_pubsub_family(registry);
+  register_blocking_family(registry);
   register_scripting_family(registry);
 }
 

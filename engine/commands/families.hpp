@@ -16,6 +16,7 @@ void register_set_family(CommandRegistry& registry);
 void register_server_family(CommandRegistry& registry);
 void register_transaction_family(CommandRegistry& registry);
 void register_pubsub_family(CommandRegistry& registry);
+void register_blocking_family(CommandRegistry& registry);
 void register_scripting_family(CommandRegistry& registry);
 
 }  // namespace keyshift::engine
