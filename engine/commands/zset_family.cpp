@@ -1,5 +1,7 @@
-// Sorted-set commands: ZADD and friends, ranges by rank/score/lex, range removal, pops,
-// set algebra (ZUNION/ZINTER/ZDIFF and their STORE forms), ZRANDMEMBER and ZSCAN.
+// Sorted-set commands: ZADD and friends, ranges by rank/score/lex, range removal, pops
+// (blocking ones through engine/blocking.hpp), set algebra (ZUNION/ZINTER/ZDIFF and their
+// STORE forms), ZRANDMEMBER and ZSCAN.
+#include "engine/blocking.hpp"
 #include "engine/commands/context.hpp"
 #include "engine/commands/families.hpp"
 #include "engine/keyspace/set_value.hpp"
@@ -903,6 +905,56 @@ void cmd_zmpop(CmdContext& ctx) {
   zpop_generic(ctx, ctx.args().subspan(2, numkeys), max, true, count, true, true);
 }
 
+/// BZPOPMIN/BZPOPMAX (`count` -1, flat [key, member, score]) and BZMPOP (nested): pops from
+/// the first non-empty sorted set among `keys`, else blocks until one gets members. The
+/// command runs again from the start when a key becomes ready.
+void blocking_zpop(CmdContext& ctx, std::span<const std::string_view> keys, bool max,
+                   std::string_view timeout, int64_t count, bool nested) {
+  int64_t deadline = 0;
+  if (!parse_block_timeout(ctx, timeout, deadline)) {
+    return;
+  }
+  for (size_t i = 0; i < keys.size(); ++i) {
+    bool wrong = false;
+    Entry* e = lookup_write(ctx, keys[i], wrong);
+    if (wrong) {
+      return;
+    }
+    if (e == nullptr || zset_of(e)->empty()) {
+      continue;
+    }
+    zpop_generic(ctx, keys.subspan(i, 1), max, true, count, nested, nested);
+    return;
+  }
+  // Inside MULTI/EXEC the wait is over at once, as a timeout.
+  if (!may_block(ctx)) {
+    ctx.reply().null_array();
+    return;
+  }
+  block_for_keys(ctx, keys, BlockType::zset, deadline);
+}
+
+void cmd_bzpopmin(CmdContext& ctx) {
+  blocking_zpop(ctx, ctx.args().subspan(1, ctx.argc() - 2), false, ctx.arg(ctx.argc() - 1), -1,
+                false);
+}
+
+void cmd_bzpopmax(CmdContext& ctx) {
+  blocking_zpop(ctx, ctx.args().subspan(1, ctx.argc() - 2), true, ctx.arg(ctx.argc() - 1), -1,
+                false);
+}
+
+void cmd_bzmpop(CmdContext& ctx) {
+  // Valkey checks numkeys, MIN|MAX and COUNT before the timeout.
+  size_t numkeys = 0;
+  bool max = false;
+  int64_t count = 0;
+  if (!parse_mpop(ctx, 2, numkeys, max, count)) {
+    return;
+  }
+  blocking_zpop(ctx, ctx.args().subspan(3, numkeys), max, ctx.arg(1), count, true);
+}
+
 // --- ZRANDMEMBER ------------------------------------------------------------------------
 
 void zrandmember_with_count(CmdContext& ctx, int64_t l, bool with_scores) {
@@ -1466,6 +1518,12 @@ constexpr CommandSpec k_zset_commands[] = {
     {"zpopmin", -2, k_cmd_write | k_cmd_fast, 1, 1, 1, cmd_zpopmin, "@write @sortedset @fast"},
     {"zpopmax", -2, k_cmd_write | k_cmd_fast, 1, 1, 1, cmd_zpopmax, "@write @sortedset @fast"},
     {"zmpop", -4, k_cmd_write | k_cmd_movablekeys, 0, 0, 0, cmd_zmpop, "@write @sortedset @slow"},
+    {"bzpopmin", -3, k_cmd_write | k_cmd_fast | k_cmd_blocking, 1, -2, 1, cmd_bzpopmin,
+     "@write @sortedset @fast @blocking"},
+    {"bzpopmax", -3, k_cmd_write | k_cmd_fast | k_cmd_blocking, 1, -2, 1, cmd_bzpopmax,
+     "@write @sortedset @fast @blocking"},
+    {"bzmpop", -5, k_cmd_write | k_cmd_blocking | k_cmd_movablekeys, 0, 0, 0, cmd_bzmpop,
+     "@write @sortedset @slow @blocking"},
     {"zrandmember", -2, k_cmd_readonly, 1, 1, 1, cmd_zrandmember, "@read @sortedset @slow"},
     {"zunion", -3, k_cmd_readonly | k_cmd_movablekeys, 0, 0, 0, cmd_zunion,
      "@read @sortedset @slow"},

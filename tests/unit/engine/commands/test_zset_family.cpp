@@ -394,6 +394,59 @@ TEST_SUITE("engine::zset_family") {
           "-WRONGTYPE Operation against a key holding the wrong kind of value");
   }
 
+  TEST_CASE("BZPOPMIN and BZPOPMAX pop at once from the first non-empty sorted set") {
+    Fixture f;
+    f.r({"ZADD", "b", "1", "x", "2", "y"});
+    CHECK(f.r({"BZPOPMIN", "a", "b", "0"}) == "[b,x,1]");
+    CHECK(f.r3({"BZPOPMAX", "a", "b", "0"}) == "[b,y,,2]");
+    CHECK(f.r({"EXISTS", "b"}) == ":0");
+    f.r({"SET", "s", "v"});
+    CHECK(f.r({"BZPOPMIN", "a", "s", "0"}) ==
+          "-WRONGTYPE Operation against a key holding the wrong kind of value");
+    CHECK(f.r({"BZPOPMIN", "a", "-1"}) == "-ERR timeout is negative");
+    CHECK(f.r({"BZPOPMIN", "a", "x"}) == "-ERR timeout is not a float or out of range");
+    f.r({"ZADD", "m", "1", "x", "2", "y", "3", "z"});
+    CHECK(f.r({"BZMPOP", "0", "2", "a", "m", "MAX", "COUNT", "2"}) == "[m,[[z,3],[y,2]]]");
+    CHECK(f.r({"BZMPOP", "x", "0", "a", "MIN"}) == "-ERR numkeys should be greater than 0");
+    CHECK(f.r({"BZMPOP", "x", "1", "a", "MIN"}) == "-ERR timeout is not a float or out of range");
+  }
+
+  TEST_CASE("a blocked BZPOPMIN waits until ZADD adds members, then pops") {
+    Fixture f;
+    Session& waiter = f.engine.open_session(nullptr);
+    std::vector<std::string_view> block = {"BZPOPMIN", "q", "0"};
+    f.engine.execute(waiter, block);
+    CHECK(waiter.out.empty());
+    CHECK(waiter.has(keyshift::engine::k_session_blocked));
+    CHECK(f.r({"ZADD", "q", "2", "b", "1", "a"}) == ":2");
+    CHECK(!waiter.has(keyshift::engine::k_session_blocked));
+    RespValue v;
+    size_t used = 0;
+    REQUIRE(keyshift::engine::parse_resp(waiter.out, v, used) == keyshift::engine::RespParse::ok);
+    CHECK(show(v) == "[q,a,1]");
+    CHECK(f.r({"ZRANGE", "q", "0", "-1"}) == "[b]");
+    // BZMPOP blocks as well and is served by a store into its key.
+    waiter.out.clear();
+    std::vector<std::string_view> mblock = {"BZMPOP", "0", "1", "d", "MIN", "COUNT", "5"};
+    f.engine.execute(waiter, mblock);
+    CHECK(waiter.out.empty());
+    CHECK(f.r({"ZUNIONSTORE", "d", "1", "q"}) == ":1");
+    REQUIRE(keyshift::engine::parse_resp(waiter.out, v, used) == keyshift::engine::RespParse::ok);
+    CHECK(show(v) == "[d,[[b,2]]]");
+    CHECK(f.r({"EXISTS", "d"}) == ":0");
+  }
+
+  TEST_CASE("a blocked BZPOPMAX times out with a null array") {
+    Fixture f;
+    Session& waiter = f.engine.open_session(nullptr);
+    std::vector<std::string_view> block = {"BZPOPMAX", "q", "0.5"};
+    f.engine.execute(waiter, block);
+    CHECK(waiter.out.empty());
+    f.clock.advance_ms(501);
+    f.engine.handle_blocked_timeouts();
+    CHECK(waiter.out == "*-1\r\n");
+  }
+
   TEST_CASE("ZUNION, ZINTER and ZDIFF with weights, aggregates and scores") {
     Fixture f;
     f.r({"ZADD", "a", "1", "x", "2", "y", "3", "z"});
