@@ -2,6 +2,7 @@
 
 #include "engine/commands/context.hpp"
 #include "engine/engine.hpp"
+#include "engine/pubsub.hpp"
 #include "engine/session.hpp"
 #include "engine/util/strconv.hpp"
 
@@ -209,7 +210,10 @@ void Blocking::serve_key(int db, const std::string& key) {
     std::vector<std::string_view> argv(saved.argv.begin(), saved.argv.end());
     m_reprocessing = &s;
     m_reprocessing_deadline = saved.deadline_ms;
+    m_engine.pubsub().set_current(&s);
     m_engine.call(s, *saved.cmd, argv, true);
+    m_engine.pubsub().flush_pending();
+    m_engine.pubsub().set_current(nullptr);
     m_reprocessing = nullptr;
     if (!s.has(k_session_blocked)) {
       wake_and_resume(s);

@@ -312,10 +312,14 @@ void Engine::execute(Session& session, std::span<const std::string_view> argv) {
   bool skip = session.has(k_session_reply_skip_next);
   session.clear(k_session_reply_skip_next);
   size_t mark = session.out.size();
+  m_pubsub->set_current(&session);
   dispatch(session, argv);
   if (skip || session.has(k_session_reply_off)) {
     session.out.resize(mark);
   }
+  // Messages the command published to its own client come after its reply.
+  m_pubsub->flush_pending();
+  m_pubsub->set_current(nullptr);
   // As Valkey's processCommand: clients blocked on keys this command made ready are served
   // right after it (after the whole transaction for EXEC).
   handle_blocked_clients();

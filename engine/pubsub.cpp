@@ -87,12 +87,24 @@ void PubSub::unsubscribe_all(Session& s) {
   }
 }
 
+std::string& PubSub::output_of(Session& s) {
+  return &s == m_current ? m_pending : s.out;
+}
+
+void PubSub::flush_pending() {
+  if (m_current != nullptr && !m_pending.empty()) {
+    m_current->out += m_pending;
+    wake(*m_current);
+  }
+  m_pending.clear();
+}
+
 int64_t PubSub::publish(std::string_view channel, std::string_view message, bool shard) {
   int64_t receivers = 0;
   const ChannelMap& map = shard ? m_shard_channels : m_channels;
   if (auto c = map.find(channel); c != map.end()) {
     for (auto& [id, s] : c->second) {
-      ReplyBuilder rb(s->out, s->resp);
+      ReplyBuilder rb(output_of(*s), s->resp);
       rb.push(3);
       rb.bulk(shard ? "smessage" : "message");
       rb.bulk(channel);
@@ -109,7 +121,7 @@ int64_t PubSub::publish(std::string_view channel, std::string_view message, bool
       continue;
     }
     for (auto& [id, s] : subs) {
-      ReplyBuilder rb(s->out, s->resp);
+      ReplyBuilder rb(output_of(*s), s->resp);
       rb.push(4);
       rb.bulk("pmessage");
       rb.bulk(pattern);

@@ -39,6 +39,12 @@ class PubSub {
                                            bool shard) const;
   /// Number of sessions subscribed to `channel` (patterns excluded).
   size_t subscribers(std::string_view channel, bool shard) const;
+  /// The session whose command runs now (nullptr between commands). Messages for it wait
+  /// in a side buffer until `flush_pending`, so they follow the reply it is building (even a
+  /// whole EXEC), as Valkey's pending push messages do.
+  void set_current(Session* s) { m_current = s; }
+  /// Appends the messages held back for the current session to its output.
+  void flush_pending();
   /// Channels, patterns and shard channels with at least one subscriber (INFO stats).
   size_t channel_count() const { return m_channels.size(); }
   size_t pattern_count() const { return m_patterns.size(); }
@@ -53,9 +59,13 @@ class PubSub {
   using Subscribers = std::map<uint64_t, Session*>;
   using ChannelMap = std::unordered_map<std::string, Subscribers, Hash, std::equal_to<>>;
 
+  std::string& output_of(Session& s);
+
   ChannelMap m_channels;
   ChannelMap m_shard_channels;
   std::map<std::string, Subscribers, std::less<>> m_patterns;
+  Session* m_current = nullptr;
+  std::string m_pending;  // messages for m_current
 };
 
 }  // namespace keyshift::engine

@@ -324,4 +324,40 @@ TEST_SUITE("engine::pubsub") {
     REQUIRE(msgs.size() == 1);
     CHECK(is_message(msgs[0], "__keyevent@0__:evicted", "victim"));
   }
+  TEST_CASE("messages a RESP3 client publishes to itself follow its reply, even a whole EXEC") {
+    Fixture f;
+    Session& c = f.client();
+    f.run(c, {"HELLO", "3"});
+    f.send(c, {"SUBSCRIBE", "self"});
+    Fixture::drain(c);
+    f.send(c, {"PUBLISH", "self", "one"});
+    auto out = Fixture::drain(c);
+    REQUIRE(out.size() == 2);
+    CHECK(is_int(out[0], 1));
+    CHECK(is_message(out[1], "self", "one", k_push));
+
+    f.run(c, {"MULTI"});
+    f.run(c, {"PUBLISH", "self", "two"});
+    f.run(c, {"GET", "k"});
+    f.send(c, {"EXEC"});
+    out = Fixture::drain(c);
+    REQUIRE(out.size() == 2);
+    REQUIRE(out[0].elements.size() == 2);
+    CHECK(is_int(out[0].elements[0], 1));
+    CHECK(is_message(out[1], "self", "two", k_push));
+
+    // A key expiring in the middle of MGET does not split the array reply.
+    f.run(c, {"CONFIG", "SET", "notify-keyspace-events", "Ex"});
+    f.send(c, {"SUBSCRIBE", "__keyevent@0__:expired"});
+    Fixture::drain(c);
+    f.run(c, {"SET", "a", "1", "PX", "5"});
+    f.run(c, {"SET", "b", "2"});
+    f.clock.advance_ms(10);
+    f.send(c, {"MGET", "a", "b"});
+    out = Fixture::drain(c);
+    REQUIRE(out.size() == 2);
+    CHECK(out[0].type == RespValue::Type::array);
+    CHECK(out[0].elements.size() == 2);
+    CHECK(is_message(out[1], "__keyevent@0__:expired", "a", k_push));
+  }
 }
