@@ -4,6 +4,7 @@
 #include "engine/util/strconv.hpp"
 
 #include <algorithm>
+#include <vector>
 
 namespace keyshift::engine {
 namespace {
@@ -341,13 +342,29 @@ SetMember SetValue::random(std::mt19937_64& rng) const {
       return SetMember::of_int(m_intset.at(static_cast<uint32_t>(rng() % m_intset.size())));
     case ObjEncoding::listpack:
       return listpack_at(rng() % m_lp.size());
-    default: {
-      m_table->set_rehash_paused(true);
-      SetNode* n = m_table->random(rng);
-      m_table->set_rehash_paused(false);
-      return SetMember::of_str(n->member());
-    }
+    default:
+      return SetMember::of_str(fair_random_node(rng)->member());
   }
+}
+
+SetNode* SetValue::fair_random_node(std::mt19937_64& rng) const {
+  // Picking a random bucket and then a random node of its chain favours nodes in short
+  // chains. Like Valkey's dictGetFairRandomKey, gather about k_fair_sample nodes from the
+  // buckets after a random one and pick among them: exactly uniform for small sets, and
+  // close to it for large ones.
+  std::vector<SetNode*> sample;
+  sample.reserve(k_fair_sample * 2);
+  uint64_t cursor = rng();
+  for (size_t steps = 0; sample.size() < k_fair_sample && steps < k_fair_sample * 10; ++steps) {
+    cursor = m_table->scan(cursor, [&](SetNode* n) { sample.push_back(n); });
+  }
+  if (sample.empty()) {
+    m_table->set_rehash_paused(true);
+    SetNode* n = m_table->random(rng);
+    m_table->set_rehash_paused(false);
+    return n;
+  }
+  return sample[rng() % sample.size()];
 }
 
 std::string SetValue::pop_random(std::mt19937_64& rng) {

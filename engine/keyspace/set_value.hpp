@@ -157,6 +157,11 @@ class SetValue final : public HeapObject {
   void release_table();
   /// Converts an intset that outgrew its limit to hashtable.
   void maybe_convert_intset(const SetLimits& limits);
+  /// A node of the hashtable encoding chosen close to uniformly (the set must not be empty).
+  SetNode* fair_random_node(std::mt19937_64& rng) const;
+
+  /// Nodes gathered per fair random pick (Valkey's GETFAIR_NUM_ENTRIES).
+  static constexpr size_t k_fair_sample = 20;
 
   ObjEncoding m_encoding;
   uint64_t m_seed;

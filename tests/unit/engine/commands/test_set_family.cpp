@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
@@ -446,6 +447,53 @@ TEST_SUITE("engine::set_family") {
     // RESP3 keeps the array shape.
     h.session.resp = 3;
     CHECK(h.raw({"SRANDMEMBER", "lp", "3"}).type == RespValue::Type::array);
+  }
+
+  TEST_CASE("SRANDMEMBER draws members evenly in every encoding (chi-square, as Valkey)") {
+    Harness h;
+    h({"CONFIG", "SET", "set-max-listpack-value", "32"});
+    struct Shape {
+      std::string encoding;
+      std::vector<std::string> members;
+    };
+    std::vector<Shape> shapes{
+        {"listpack",
+         {"1", "5", "10", "50", "125", "MARY", "PATRICIA", "LINDA", "BARBARA", "ELIZABETH"}},
+        {"intset", numbered("", 0, 9)},
+        {"hashtable",
+         {"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", "1", "5", "10", "50", "125", "MARY", "PATRICIA",
+          "LINDA", "BARBARA"}}};
+    auto chi_square = [](const std::vector<std::string>& draws) {
+      std::map<std::string, int> counts;
+      for (const std::string& d : draws) {
+        ++counts[d];
+      }
+      double expected = static_cast<double>(draws.size() / counts.size());
+      double x2 = 0;
+      for (const auto& [member, n] : counts) {
+        x2 += (n - expected) * (n - expected) / expected;
+      }
+      return x2;
+    };
+    for (const Shape& shape : shapes) {
+      CAPTURE(shape.encoding);
+      h({"DEL", "myset"});
+      for (const std::string& m : shape.members) {
+        h({"SADD", "myset", m});
+      }
+      REQUIRE(h.encoding("myset") == shape.encoding);
+      // df = 9: 40 has a probability of 0.00001.
+      CHECK(chi_square(strings(h.raw({"SRANDMEMBER", "myset", "-1000"}))) < 40);
+      for (int size : {8, 2}) {
+        std::vector<std::string> all;
+        for (int i = 0; i < 1000 / size; ++i) {
+          for (std::string& m : strings(h.raw({"SRANDMEMBER", "myset", std::to_string(size)}))) {
+            all.push_back(std::move(m));
+          }
+        }
+        CHECK(chi_square(all) < 40);
+      }
+    }
   }
 
   TEST_CASE("SPOP without a count pops one member and deletes the emptied key") {
