@@ -189,7 +189,8 @@ inline constexpr std::string_view k_zrandmember_count_range =
     "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807";
 inline constexpr std::string_view k_zrandmember_out_of_range = "ERR value is out of range";
 // Followed by the command's name and "' command".
-inline constexpr std::string_view k_zsetop_no_keys_prefix = "ERR at least 1 input key is needed for '";
+inline constexpr std::string_view k_zsetop_no_keys_prefix =
+    "ERR at least 1 input key is needed for '";
 inline constexpr std::string_view k_zsetop_weight_not_float = "ERR weight value is not a float";
 inline constexpr std::string_view k_zintercard_limit_negative = "ERR LIMIT can't be negative";
 
