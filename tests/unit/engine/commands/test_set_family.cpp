@@ -624,6 +624,41 @@ TEST_SUITE("engine::set_family") {
     CHECK(h({"TTL", "d"}) == num(-1));
   }
 
+  TEST_CASE("Valkey's encoding cases: big integers, variadic limits, integer results") {
+    Harness h;
+    h({"SADD", "big", "213244124402402314402033402"});
+    CHECK(h.encoding("big") == "listpack");
+    CHECK(h({"SISMEMBER", "big", "213244124402402314402033402"}) == num(1));
+
+    // A new key created by one SADD of exactly the listpack limit stays a listpack.
+    std::vector<std::string> args{"a"};
+    for (const std::string& n : numbered("", 0, 126)) {
+      args.push_back(n);
+    }
+    h.sadd("lp", args);
+    CHECK(h.encoding("lp") == "listpack");
+    h({"SADD", "lp2", "a"});
+    h.sadd("lp2", args);
+    CHECK(h.encoding("lp2") == "listpack");
+    CHECK(h({"SCARD", "lp2"}) == num(128));
+    h({"SADD", "lp2", "b"});
+    CHECK(h.encoding("lp2") == "hashtable");
+
+    // Intersections of listpacks or hashtables that hold only integers store an intset.
+    h({"SADD", "set1", "a", "b", "c", "1", "3", "6", "x", "y", "z"});
+    h({"SADD", "set2", "e", "f", "g", "1", "2", "3", "u", "v", "w"});
+    CHECK(h({"SINTERSTORE", "res", "set1", "set2"}) == num(2));
+    CHECK(h.encoding("res") == "intset");
+    h({"DEL", "set1", "set2"});
+    h({"SADD", "set1", "a", "b", "c", "444", "555", "666"});
+    h({"SADD", "set2", "e", "f", "g", "111", "222", "333"});
+    h.sadd("set1", numbered("", 1, 129));
+    h.sadd("set2", numbered("", 1, 129));
+    REQUIRE(h.encoding("set1") == "hashtable");
+    CHECK(h({"SINTERSTORE", "res", "set1", "set2"}) == num(129));
+    CHECK(h.encoding("res") == "intset");
+  }
+
   TEST_CASE("SINTERCARD counts up to LIMIT and checks its arguments") {
     Harness h;
     h({"SADD", "a", "1", "2", "3", "4"});
