@@ -63,7 +63,7 @@ TEST_SUITE("engine::request_parser") {
   }
 
   TEST_CASE("binary-safe bulks keep CR LF and NUL bytes") {
-    std::string in = std::string("*2\r\n$3\r\nGET\r\n$4\r\na\r\n\0\r\n", 25);
+    std::string in = std::string("*2\r\n$3\r\nGET\r\n$4\r\na\r\n\0\r\n", 23);
     auto cmds = parse_all(in, 2);
     REQUIRE(cmds.size() == 1);
     CHECK(cmds[0][1] == std::string("a\r\n\0", 4));
