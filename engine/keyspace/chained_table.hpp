@@ -126,15 +126,19 @@ class ChainedTable {
     return v;
   }
 
-  /// A node chosen at random (uniform over buckets, then over the chain), or nullptr.
+  /// A node chosen at random, or nullptr. Picking a bucket and then a chain position would
+  /// favour nodes in short chains, so a slot (bucket, position < k_fair_chain) is drawn and
+  /// retried when empty: every node in a chain no longer than k_fair_chain is equally likely.
   template <typename Rng>
   Node* random(Rng& rng) {
     if (size() == 0) {
       return nullptr;
     }
     step();
-    Node* head = nullptr;
-    for (int tries = 0; head == nullptr; ++tries) {
+    constexpr size_t k_fair_chain = 8;
+    Node* fallback = nullptr;
+    for (int tries = 0; tries < 100000; ++tries) {
+      Node* head = nullptr;
       if (rehashing()) {
         // Buckets below the rehash index in the old table are empty.
         uint64_t total = m_t[0].size + m_t[1].size - static_cast<uint64_t>(m_rehash_idx);
@@ -143,23 +147,26 @@ class ChainedTable {
       } else {
         head = m_t[0].buckets[rng() % m_t[0].size];
       }
-      if (tries > 1000000) {
-        break;
+      if (head == nullptr) {
+        continue;
       }
+      size_t len = 0;
+      for (Node* n = head; n != nullptr; n = Traits::next(n)) {
+        ++len;
+      }
+      size_t bound = len > k_fair_chain ? len : k_fair_chain;
+      size_t pick = rng() % bound;
+      if (pick >= len) {
+        fallback = head;
+        continue;
+      }
+      Node* n = head;
+      while (pick-- > 0) {
+        n = Traits::next(n);
+      }
+      return n;
     }
-    if (head == nullptr) {
-      return nullptr;
-    }
-    size_t len = 0;
-    for (Node* n = head; n != nullptr; n = Traits::next(n)) {
-      ++len;
-    }
-    size_t pick = rng() % len;
-    Node* n = head;
-    while (pick-- > 0) {
-      n = Traits::next(n);
-    }
-    return n;
+    return fallback;
   }
 
   /// Calls `fn(Node*)` for every node; `fn` may not modify the table.
