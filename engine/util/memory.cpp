@@ -13,6 +13,20 @@
 
 namespace keyshift::engine {
 
+namespace {
+
+// Takes a non-const pointer: GCC 12 under ASan treats a fresh block passed as `const void*`
+// as a read of uninitialised memory (-Wmaybe-uninitialized).
+size_t block_size(void* block) {
+#if defined(KEYSHIFT_HAVE_MIMALLOC)
+  return mi_usable_size(block);
+#else
+  return malloc_usable_size(block);
+#endif
+}
+
+}  // namespace
+
 void* MemoryCounter::allocate(size_t size) {
 #if defined(KEYSHIFT_HAVE_MIMALLOC)
   void* p = mi_malloc(size);
@@ -22,7 +36,7 @@ void* MemoryCounter::allocate(size_t size) {
   if (p == nullptr) {
     throw std::bad_alloc();
   }
-  m_used += usable_size(p);
+  m_used += block_size(p);
   return p;
 }
 
@@ -36,7 +50,7 @@ void* MemoryCounter::reallocate(void* block, size_t size) {
   if (p == nullptr) {
     throw std::bad_alloc();
   }
-  m_used = m_used - old + usable_size(p);
+  m_used = m_used - old + block_size(p);
   return p;
 }
 
@@ -53,11 +67,7 @@ void MemoryCounter::deallocate(void* block) {
 }
 
 size_t MemoryCounter::usable_size(const void* block) {
-#if defined(KEYSHIFT_HAVE_MIMALLOC)
-  return mi_usable_size(block);
-#else
-  return malloc_usable_size(const_cast<void*>(block));
-#endif
+  return block_size(const_cast<void*>(block));
 }
 
 uint64_t process_rss_bytes() {
