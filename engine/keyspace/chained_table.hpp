@@ -59,10 +59,21 @@ class ChainedTable {
     return nullptr;
   }
 
-  /// Finds the node with `key`, or nullptr.
-  Node* find(std::string_view key) {
-    Node** link = find_link(key, hash(key));
-    return link != nullptr ? *link : nullptr;
+  /// Finds the node with `key`, or nullptr. Unlike find_link it never moves a resize on:
+  /// reads must not change the table's memory, which values report to the engine.
+  Node* find(std::string_view key) const {
+    uint64_t h = hash(key);
+    for (int t = 0; t <= (rehashing() ? 1 : 0); ++t) {
+      if (m_t[t].size == 0) {
+        continue;
+      }
+      for (Node* n = m_t[t].buckets[h & (m_t[t].size - 1)]; n != nullptr; n = Traits::next(n)) {
+        if (Traits::key(n) == key) {
+          return n;
+        }
+      }
+    }
+    return nullptr;
   }
 
   /// Links `node` (whose key must not be present) with hash `h`.
@@ -129,12 +140,12 @@ class ChainedTable {
   /// A node chosen at random, or nullptr. Picking a bucket and then a chain position would
   /// favour nodes in short chains, so a slot (bucket, position < k_fair_chain) is drawn and
   /// retried when empty: every node in a chain no longer than k_fair_chain is equally likely.
+  /// Leaves an ongoing resize alone, as find does.
   template <typename Rng>
   Node* random(Rng& rng) {
     if (size() == 0) {
       return nullptr;
     }
-    step();
     constexpr size_t k_fair_chain = 8;
     Node* fallback = nullptr;
     for (int tries = 0; tries < 100000; ++tries) {
@@ -252,7 +263,7 @@ class ChainedTable {
     std::swap(m_rehash_idx, other.m_rehash_idx);
   }
 
-  /// Pauses automatic resizing (while a fork-like snapshot is taken); unused for now.
+  /// Pauses automatic resizing (while a snapshot iterates the table).
   void set_rehash_paused(bool paused) { m_paused = paused; }
 
  private:

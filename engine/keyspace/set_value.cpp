@@ -126,11 +126,7 @@ bool SetValue::table_insert(std::string_view member) {
 }
 
 bool SetValue::table_contains(std::string_view member) const {
-  // Reads leave an ongoing resize alone so that they never change bytes().
-  m_table->set_rehash_paused(true);
-  bool found = m_table->find_link(member, m_table->hash(member)) != nullptr;
-  m_table->set_rehash_paused(false);
-  return found;
+  return m_table->find(member) != nullptr;
 }
 
 bool SetValue::table_erase(std::string_view member) {
@@ -359,10 +355,7 @@ SetNode* SetValue::fair_random_node(std::mt19937_64& rng) const {
     cursor = m_table->scan(cursor, [&](SetNode* n) { sample.push_back(n); });
   }
   if (sample.empty()) {
-    m_table->set_rehash_paused(true);
-    SetNode* n = m_table->random(rng);
-    m_table->set_rehash_paused(false);
-    return n;
+    return m_table->random(rng);
   }
   return sample[rng() % sample.size()];
 }

@@ -11,19 +11,6 @@ namespace {
 // Valkey's lpSafeToAdd: a listpack stays below 1 GiB.
 constexpr size_t k_listpack_safety_size = size_t{1} << 30;
 
-// Lookups on behalf of reads must not move the index's incremental rehash along: that frees
-// buckets, and a read must leave bytes() (and so the engine's memory count) unchanged.
-class ReadOnlyLookup {
- public:
-  explicit ReadOnlyLookup(ZSetValue::Table& t) : m_table(t) { m_table.set_rehash_paused(true); }
-  ~ReadOnlyLookup() { m_table.set_rehash_paused(false); }
-  ReadOnlyLookup(const ReadOnlyLookup&) = delete;
-  ReadOnlyLookup& operator=(const ReadOnlyLookup&) = delete;
-
- private:
-  ZSetValue::Table& m_table;
-};
-
 }  // namespace
 
 ZSetValue::ZSetValue(uint64_t seed) : m_seed(seed) {}
@@ -72,7 +59,6 @@ Listpack::Pos ZSetValue::lp_find(std::string_view member) const {
 }
 
 ZNode* ZSetValue::table_find(std::string_view member) const {
-  ReadOnlyLookup guard(*m_table);
   return m_table->find(member);
 }
 
@@ -431,7 +417,6 @@ size_t ZSetValue::count_in_lex_range(const ZLexRange& range) const {
 
 void ZSetValue::random_member(std::mt19937_64& rng, std::string& member, double& score) const {
   if (m_list) {
-    ReadOnlyLookup guard(*m_table);
     ZNode* n = m_table->random(rng);
     member.assign(n->member());
     score = n->score();
