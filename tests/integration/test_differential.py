@@ -24,6 +24,7 @@ Run: KEYSHIFT_BIN=build/keyshift /usr/bin/python3 tests/integration/test_differe
      [SCRIPT-NAME...]
 """
 
+import decimal
 import glob
 import os
 import re
@@ -74,11 +75,80 @@ def _small_list_encoding(raw):
     return raw.replace(b"$9\r\nquicklist\r\n", b"$8\r\nlistpack\r\n")
 
 
+def _lpos_rank_min(raw):
+    # LPOS RANK takes -LONG_MAX..LONG_MAX in Valkey 8 (src/t_list.c lposCommand:
+    # getRangeLongFromObjectOrReply(c, ..., -LONG_MAX, LONG_MAX, &rank, NULL)), so LLONG_MIN
+    # can no longer be negated into an overflow; Redis 7.0 accepted it.
+    return (b"-ERR value is out of range, value must between -9223372036854775807 and "
+            b"9223372036854775807\r\n") if raw.startswith(b":") else raw
+
+
+def _valkey_double_text(text):
+    """Valkey 8's d2string of the double Redis 7.0 printed as "%.17g" (`text`), or None
+    when `text` is not such a number (a member name, say)."""
+    try:
+        v = float(text)
+    except ValueError:
+        return None
+    if v != v or v in (float("inf"), float("-inf")) or ("%.17g" % v).encode() != text:
+        return None
+    if v == 0:
+        return b"-0" if str(v).startswith("-") else b"0"
+    if v == int(v) and abs(v) <= 2.0 ** 62:
+        return str(int(v)).encode()
+    # fpconv_dtoa (deps/fpconv/fpconv_dtoa.c emit_digits) over the shortest round-trip digits
+    sign, digit_tuple, k = decimal.Decimal(repr(v)).as_tuple()
+    digits = "".join(map(str, digit_tuple)).lstrip("0")
+    k += len(digits) - len(digits.rstrip("0"))
+    digits = digits.rstrip("0")
+    n = len(digits)
+    e = abs(k + n - 1)
+    if k >= 0 and e < n + 7:
+        out = digits + "0" * k
+    elif k < 0 and (k > -7 or e < 4):
+        off = n + k
+        out = "0." + "0" * -off + digits if off <= 0 else digits[:off] + "." + digits[off:]
+    else:
+        out = digits[0] + ("." + digits[1:] if n > 1 else "") + "e" + \
+            ("-" if k + n - 1 < 0 else "+") + str(e)
+    return (("-" if sign else "") + out).encode()
+
+
+def _grisu_scores(raw):
+    # Scores in replies: Valkey 8 prints doubles with d2string, i.e. fpconv_dtoa's shortest
+    # round-trip text (src/networking.c addReplyDouble, src/util.c d2string), Redis 7.0 with
+    # "%.17g": 0.1 is "0.1" in Valkey 8, "0.10000000000000001" in Redis 7.0. Applies to
+    # bulk strings (RESP2) and doubles (RESP3) that are exactly some double's "%.17g" text.
+    def bulk(m):
+        new = _valkey_double_text(m.group(2))
+        return m.group(0) if new is None else b"$%d\r\n%s\r\n" % (len(new), new)
+
+    def dbl(m):
+        new = _valkey_double_text(m.group(1))
+        return m.group(0) if new is None else b"," + new + b"\r\n"
+
+    raw = re.sub(rb"\$(\d+)\r\n([-+.0-9e]+)\r\n", bulk, raw)
+    return re.sub(rb"(?m)^,([-+.0-9e]+)\r\n", dbl, raw)
+
+
+def _since_72(reply):
+    # An option Redis 7.2 added, which Valkey 8 has and Redis 7.0 rejects as a syntax error:
+    # the Valkey 8 reply is written out in the entry.
+    return lambda raw: reply if raw == b"-ERR syntax error\r\n" else raw
+
+
 ALLOWED = [
     (re.compile(r"^HELLO\b", re.I), _hello_identity,
      "HELLO reports server=valkey, version=8.0.1 (Valkey 8) instead of redis/7.0.x"),
     (re.compile(r"^OBJECT\s+ENCODING\s+l\b", re.I), _small_list_encoding,
      "a 3-element list is a listpack in Valkey 8, a quicklist in Redis 7.0"),
+    (re.compile(r"^OBJECT\s+ENCODING\s+lp\w*\b", re.I), _small_list_encoding,
+     "lists named lp* are small, so listpacks in Valkey 8 and quicklists in Redis 7.0"),
+    (re.compile(r"^LPOS\b.*\bRANK\s+-9223372036854775808\b", re.I), _lpos_rank_min,
+     "LPOS RANK rejects LLONG_MIN in Valkey 8 (range -LONG_MAX..LONG_MAX)"),
+    (re.compile(r"^(Z(M?SCORE|INCRBY|ADD|(REV)?RANGE\w*|POPM(IN|AX)|MPOP|UNION|INTER|DIFF|"
+                r"RANDMEMBER|(REV)?RANK)|BZ\w+)\b", re.I), _grisu_scores,
+     "scores are printed as shortest round-trip text (Valkey 8), not \"%.17g\" (Redis 7.0)"),
 ]
 
 
