@@ -131,10 +131,17 @@ def _grisu_scores(raw):
     return re.sub(rb"(?m)^,([-+.0-9e]+)\r\n", dbl, raw)
 
 
-def _since_72(reply):
-    # An option Redis 7.2 added, which Valkey 8 has and Redis 7.0 rejects as a syntax error:
-    # the Valkey 8 reply is written out in the entry.
+def _new_option(reply):
+    # An option added after Redis 7.0 (in Redis 7.2 or Valkey 8.0), which Valkey 8 has and
+    # Redis 7.0 rejects as a syntax error: the entry writes out the Valkey 8 reply.
     return lambda raw: reply if raw == b"-ERR syntax error\r\n" else raw
+
+
+def _negative_scan_cursor(raw):
+    # A negative cursor is "invalid cursor" in Valkey 8 (src/db.c parseScanCursorOrReply:
+    # string2ull, src/util.c, returns 0 for ll < 0); Redis 7.0 parsed it with strtoull,
+    # which wraps -1 around to 2^64-1.
+    return b"-ERR invalid cursor\r\n" if raw.startswith(b"*") else raw
 
 
 ALLOWED = [
@@ -149,6 +156,11 @@ ALLOWED = [
     (re.compile(r"^(Z(M?SCORE|INCRBY|ADD|(REV)?RANGE\w*|POPM(IN|AX)|MPOP|UNION|INTER|DIFF|"
                 r"RANDMEMBER|(REV)?RANK)|BZ\w+)\b", re.I), _grisu_scores,
      "scores are printed as shortest round-trip text (Valkey 8), not \"%.17g\" (Redis 7.0)"),
+    (re.compile(r"^[HSZ]SCAN\s+\S+\s+-", re.I), _negative_scan_cursor,
+     "a negative HSCAN/SSCAN/ZSCAN cursor is invalid in Valkey 8"),
+    (re.compile(r"^HSCAN r 0 NOVALUES$"),
+     _new_option(b"*2\r\n$1\r\n0\r\n*3\r\n$2\r\nf1\r\n$2\r\nf2\r\n$2\r\nf3\r\n"),
+     "HSCAN NOVALUES is new in Valkey 8.0 (src/db.c scanGenericCommand \"novalues\")"),
 ]
 
 
