@@ -393,6 +393,7 @@ void sort_generic(CmdContext& ctx, bool readonly) {
     ctx.db().set(dst, spec);
     ctx.engine().signal_modified_key(db, dst);
     ctx.engine().notify_keyspace_event(k_notify_list, "sortstore", dst, db);
+    ctx.engine().signal_key_as_ready(db, dst);  // a client may wait in BLPOP on dst
   } else if (ctx.db().remove(dst)) {
     ctx.engine().signal_modified_key(db, dst);
     ctx.engine().notify_keyspace_event(k_notify_generic, "del", dst, db);

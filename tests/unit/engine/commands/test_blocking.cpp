@@ -291,6 +291,17 @@ TEST_SUITE("engine::blocking") {
     CHECK(is_strings(take_one(w), {"c", "copied"}));
   }
 
+  TEST_CASE("SORT STORE serves a client waiting for the list it creates") {
+    Fixture f;
+    Session& w = f.client();
+    Session& p = f.client();
+    f.send(w, {"BLPOP", "sorted", "0"});
+    f.run(p, {"SADD", "src", "3", "1", "2"});
+    CHECK(is_int(f.run(p, {"SORT", "src", "STORE", "sorted"}), 3));
+    CHECK(is_strings(take_one(w), {"sorted", "1"}));
+    CHECK(is_int(f.run(p, {"LLEN", "sorted"}), 2));
+  }
+
   TEST_CASE("a client waits in its own database") {
     Fixture f;
     Session& w = f.client();
