@@ -144,6 +144,13 @@ def _negative_scan_cursor(raw):
     return b"-ERR invalid cursor\r\n" if raw.startswith(b"*") else raw
 
 
+def _small_set_encoding(raw):
+    # Small sets of strings (or of integers plus a string) are listpacks since Redis 7.2, so
+    # in Valkey 8 (src/t_set.c setTypeCreate and setTypeMaybeConvert: listpack while within
+    # set-max-listpack-entries/-value); Redis 7.0 has intset or hashtable only.
+    return raw.replace(b"$9\r\nhashtable\r\n", b"$8\r\nlistpack\r\n")
+
+
 ALLOWED = [
     (re.compile(r"^HELLO\b", re.I), _hello_identity,
      "HELLO reports server=valkey, version=8.0.1 (Valkey 8) instead of redis/7.0.x"),
@@ -161,6 +168,12 @@ ALLOWED = [
     (re.compile(r"^HSCAN r 0 NOVALUES$"),
      _new_option(b"*2\r\n$1\r\n0\r\n*3\r\n$2\r\nf1\r\n$2\r\nf2\r\n$2\r\nf3\r\n"),
      "HSCAN NOVALUES is new in Valkey 8.0 (src/db.c scanGenericCommand \"novalues\")"),
+    (re.compile(r"^SSCAN\b.*\bNOVALUES\b", re.I),
+     _new_option(b"-ERR NOVALUES option can only be used in HSCAN\r\n"),
+     "NOVALUES on another type than a hash is its own error in Valkey 8 (src/db.c "
+     "scanGenericCommand)"),
+    (re.compile(r"^OBJECT\s+ENCODING\s+sp\w*$", re.I), _small_set_encoding,
+     "sets named sp* are small, so listpacks in Valkey 8 where Redis 7.0 has a hashtable"),
 ]
 
 
