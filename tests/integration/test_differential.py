@@ -132,9 +132,10 @@ def _grisu_scores(raw):
 
 
 def _new_option(reply):
-    # An option added after Redis 7.0 (in Redis 7.2 or Valkey 8.0), which Valkey 8 has and
-    # Redis 7.0 rejects as a syntax error: the entry writes out the Valkey 8 reply.
-    return lambda raw: reply if raw == b"-ERR syntax error\r\n" else raw
+    # An option or argument form added after Redis 7.0 (in Redis 7.2 or Valkey 8.0), which
+    # Valkey 8 has and Redis 7.0 rejects (syntax error or arity error): the entry writes out
+    # the Valkey 8 reply.
+    return lambda raw: reply if raw.startswith(b"-ERR ") else raw
 
 
 def _negative_scan_cursor(raw):
@@ -172,6 +173,21 @@ ALLOWED = [
      _new_option(b"-ERR NOVALUES option can only be used in HSCAN\r\n"),
      "NOVALUES on another type than a hash is its own error in Valkey 8 (src/db.c "
      "scanGenericCommand)"),
+    # ZRANK/ZREVRANK take an optional WITHSCORE since Redis 7.2 (Valkey 8 src/t_zset.c
+    # zrankGenericCommand: arity -3, a 4th argument other than WITHSCORE is a syntax error,
+    # a missing member is a null array); Redis 7.0's arity is exactly 3.
+    (re.compile(r"^ZRANK z a x$"), _new_option(b"-ERR syntax error\r\n"),
+     "ZRANK's 4th argument is parsed (syntax error) in Valkey 8"),
+    (re.compile(r"^ZRANK z2 b WITHSCORE$"), _new_option(b"*2\r\n:1\r\n$1\r\n2\r\n"),
+     "ZRANK WITHSCORE (Valkey 8)"),
+    (re.compile(r"^ZREVRANK z2 b WITHSCORE$"), _new_option(b"*2\r\n:1\r\n$1\r\n2\r\n"),
+     "ZREVRANK WITHSCORE (Valkey 8)"),
+    (re.compile(r"^ZRANK z2 nobody WITHSCORE$"), _new_option(b"*-1\r\n"),
+     "ZRANK WITHSCORE of a missing member is a null array (Valkey 8, RESP2)"),
+    (re.compile(r"^ZRANK z2 c WITHSCORE$"), _new_option(b"*2\r\n:2\r\n,3\r\n"),
+     "ZRANK WITHSCORE under RESP3: the score is a double (Valkey 8 addReplyDouble)"),
+    (re.compile(r"^ZRANK z2 nobody3 WITHSCORE$"), _new_option(b"_\r\n"),
+     "ZRANK WITHSCORE of a missing member is a null under RESP3 (Valkey 8)"),
     (re.compile(r"^OBJECT\s+ENCODING\s+sp\w*$", re.I), _small_set_encoding,
      "sets named sp* are small, so listpacks in Valkey 8 where Redis 7.0 has a hashtable"),
 ]
