@@ -164,6 +164,11 @@ ALLOWED = [
     (re.compile(r"^(Z(M?SCORE|INCRBY|ADD|(REV)?RANGE\w*|POPM(IN|AX)|MPOP|UNION|INTER|DIFF|"
                 r"RANDMEMBER|(REV)?RANK)|BZ\w+)\b", re.I), _grisu_scores,
      "scores are printed as shortest round-trip text (Valkey 8), not \"%.17g\" (Redis 7.0)"),
+    # A listpack sorted set stores non-integral scores as d2string text (Valkey 8
+    # src/t_zset.c zzlInsertAt) and ZSCAN returns that text as stored (src/db.c
+    # scanGenericCommand, lpGet), so the listpack zset "solo" scans as "0.1" in Valkey 8.
+    (re.compile(r"^ZSCAN\s+solo\b", re.I), _grisu_scores,
+     "a listpack sorted set's ZSCAN scores are the stored shortest text in Valkey 8"),
     (re.compile(r"^[HSZ]SCAN\s+\S+\s+-", re.I), _negative_scan_cursor,
      "a negative HSCAN/SSCAN/ZSCAN cursor is invalid in Valkey 8"),
     (re.compile(r"^HSCAN r 0 NOVALUES$"),
