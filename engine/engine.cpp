@@ -283,8 +283,15 @@ void Engine::reject(Session& session, Command* cmd, std::string_view error,
     // EXEC itself refused (OOM for its queue, ...): the transaction is dropped, and MONITOR
     // sees the EXEC that closes the MULTI it already showed.
     discard_transaction(session);
+    // Valkey words these refusals without the generic "ERR " code ("wrong number of
+    // arguments ...") and adds it only for a plain reply, so the reason quoted after
+    // EXECABORT lacks it; errors with their own code (OOM, NOAUTH) keep theirs.
+    std::string_view reason = error;
+    if (reason.starts_with(errors::k_generic_error_code)) {
+      reason.remove_prefix(errors::k_generic_error_code.size());
+    }
     std::string text(errors::k_execabort_because_prefix);
-    text += error;
+    text += reason;
     rb.error(text);
     if (!m_monitors.empty()) {
       feed_monitors(session, argv);
@@ -311,11 +318,19 @@ void Engine::execute(Session& session, std::span<const std::string_view> argv) {
   // queue it; CLIENT REPLY ON's own OK survives because the flag is cleared by then.
   bool skip = session.has(k_session_reply_skip_next);
   session.clear(k_session_reply_skip_next);
+  if (skip) {
+    session.set(k_session_reply_skip_current);
+  }
   size_t mark = session.out.size();
   m_pubsub->set_current(&session);
   dispatch(session, argv);
+  session.clear(k_session_reply_skip_current);
   if (skip || session.has(k_session_reply_off)) {
     session.out.resize(mark);
+  }
+  if (!session.kept_pushes.empty()) {
+    session.out += session.kept_pushes;
+    session.kept_pushes.clear();
   }
   // Messages the command published to its own client come after its reply.
   m_pubsub->flush_pending();

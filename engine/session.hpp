@@ -47,6 +47,8 @@ enum SessionFlag : uint32_t {
   // CLIENT REPLY: OFF drops every reply, SKIP drops the next command's reply only.
   k_session_reply_off = 1u << 20,
   k_session_reply_skip_next = 1u << 21,
+  // Set while the command whose reply SKIP drops runs.
+  k_session_reply_skip_current = 1u << 22,
 };
 
 /// A command queued between MULTI and EXEC, with its arguments copied.
@@ -106,6 +108,9 @@ class Session {
   uint64_t net_output_bytes = 0;
   /// Reply bytes not yet written to the peer.
   std::string out;
+  /// Pub/sub pushes written while CLIENT REPLY OFF/SKIP drops the command's reply: as in
+  /// Valkey (its "pushing" flag) they are delivered all the same.
+  std::string kept_pushes;
 
   // Transactions: commands queued by MULTI, the OR of their flags (EXEC's OOM check) and
   // the WATCHed keys.
@@ -118,6 +123,11 @@ class Session {
   std::set<std::string, std::less<>> shard_channels;
   // Set while k_session_blocked.
   BlockState block;
+
+  /// True while the running command's reply is dropped (CLIENT REPLY OFF or SKIP).
+  bool replies_silenced() const {
+    return has(k_session_reply_off) || has(k_session_reply_skip_current);
+  }
 
   /// CLIENT LIST sub=, psub=, ssub=, multi= and watch= figures.
   int sub_count() const { return static_cast<int>(channels.size()); }

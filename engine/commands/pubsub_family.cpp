@@ -34,6 +34,8 @@ int64_t confirmation_count(const Session& s, PubSubKind kind) {
 void confirm(CmdContext& ctx, std::string_view word, const std::string_view* name,
              PubSubKind kind) {
   ReplyBuilder& r = ctx.reply();
+  Session& s = ctx.session();
+  size_t mark = s.out.size();
   r.push(3);
   r.bulk(word);
   if (name != nullptr) {
@@ -41,7 +43,11 @@ void confirm(CmdContext& ctx, std::string_view word, const std::string_view* nam
   } else {
     r.null();
   }
-  r.integer(confirmation_count(ctx.session(), kind));
+  r.integer(confirmation_count(s, kind));
+  if (s.replies_silenced() && s.out.size() >= mark) {
+    s.kept_pushes.append(s.out, mark, std::string::npos);
+    s.out.resize(mark);
+  }
 }
 
 /// Leaves pub/sub mode once nothing is subscribed any more.

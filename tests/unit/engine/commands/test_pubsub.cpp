@@ -132,6 +132,39 @@ TEST_SUITE("engine::pubsub") {
     CHECK(is_message(msgs[0], "a", "m", k_push));
   }
 
+  TEST_CASE("CLIENT REPLY OFF and SKIP drop replies but not subscription confirmations") {
+    for (int resp : {2, 3}) {
+      CAPTURE(resp);
+      auto type = resp == 3 ? k_push : RespValue::Type::array;
+      Fixture f;
+      Session& sub = f.client();
+      Session& pub = f.client();
+      f.run(sub, {"HELLO", std::to_string(resp)});
+      Session& skipper = f.client();
+      f.run(skipper, {"HELLO", std::to_string(resp)});
+      f.send(skipper, {"CLIENT", "REPLY", "SKIP"});
+      f.send(skipper, {"SUBSCRIBE", "first"});
+      auto replies = Fixture::drain(skipper);
+      REQUIRE(replies.size() == 1);
+      CHECK(is_confirm(replies[0], "subscribe", "first", 1, type));
+      // A RESP2 subscriber may not run CLIENT, so OFF comes first.
+      f.send(sub, {"CLIENT", "REPLY", "OFF"});
+      f.send(sub, {"SUBSCRIBE", "ch"});
+      f.send(sub, {"PSUBSCRIBE", "c*"});
+      f.send(sub, {"PING"});
+      replies = Fixture::drain(sub);
+      REQUIRE(replies.size() == 2);
+      CHECK(is_confirm(replies[0], "subscribe", "ch", 1, type));
+      CHECK(is_confirm(replies[1], "psubscribe", "c*", 2, type));
+      CHECK(is_int(f.run(pub, {"PUBLISH", "ch", "hi"}), 2));
+      CHECK(Fixture::drain(sub).size() == 2);
+      f.send(sub, {"UNSUBSCRIBE", "ch"});
+      replies = Fixture::drain(sub);
+      REQUIRE(replies.size() == 1);
+      CHECK(is_confirm(replies[0], "unsubscribe", "ch", 1, type));
+    }
+  }
+
   TEST_CASE("sharded channels are apart from channels and patterns") {
     Fixture f;
     Session& sub = f.client();
