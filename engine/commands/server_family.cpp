@@ -896,10 +896,32 @@ std::optional<std::vector<KeyRef>> keys_from_specs(const CommandDoc& doc, const 
   return keys;
 }
 
-/// Keys of SET and BITFIELD, whose key-spec flags depend on the arguments (Valkey decides
-/// them in setGetKeys/bitfieldGetKeys); nullopt for other commands.
+/// Keys of SET and BITFIELD, whose key-spec flags depend on the arguments, and of SORT and
+/// SORT_RO, whose STORE/BY/GET specs are incomplete (Valkey decides them in its setGetKeys,
+/// bitfieldGetKeys, sortGetKeys and sortROGetKeys); nullopt for other commands.
 std::optional<std::vector<KeyRef>> variable_flag_keys(const Command& c,
                                                       std::span<const std::string_view> argv) {
+  if (c.full_name == "sort_ro") {
+    return std::vector<KeyRef>{{1, k_key_ro | k_key_access}};
+  }
+  if (c.full_name == "sort") {
+    // Only options with arguments are skipped; the last STORE wins, as SORT itself does.
+    std::vector<KeyRef> keys{{1, k_key_ro | k_key_access}};
+    std::optional<size_t> store;
+    for (size_t i = 2; i < argv.size(); ++i) {
+      if (iequals(argv[i], "limit")) {
+        i += 2;
+      } else if (iequals(argv[i], "store") && i + 1 < argv.size()) {
+        store = i + 1;
+      } else if (iequals(argv[i], "get") || iequals(argv[i], "by")) {
+        i += 1;
+      }
+    }
+    if (store) {
+      keys.push_back({*store, k_key_ow | k_key_update});
+    }
+    return keys;
+  }
   if (c.full_name == "set") {
     for (size_t i = 3; i < argv.size(); ++i) {
       if (iequals(argv[i], "get")) {

@@ -826,6 +826,22 @@ TEST_SUITE("engine::server_family") {
     CHECK(strings(v.elements[0].elements[1]) == std::vector<std::string>{"RO", "access"});
   }
 
+  TEST_CASE("COMMAND GETKEYS finds SORT's last STORE key and skips option arguments") {
+    Fixture f;
+    using V = std::vector<std::string>;
+    CHECK(strings(f.run({"COMMAND", "GETKEYS", "SORT", "abc"})) == V{"abc"});
+    CHECK(strings(f.run({"COMMAND", "GETKEYS", "SORT", "abc", "STORE", "def"})) == V{"abc", "def"});
+    CHECK(strings(f.run({"COMMAND", "GETKEYS", "SORT", "abc", "store", "invalid", "store",
+                         "stillbad", "store", "def"})) == V{"abc", "def"});
+    CHECK(strings(f.run({"COMMAND", "GETKEYS", "SORT", "abc", "BY", "store", "GET", "store",
+                         "LIMIT", "store", "store"})) == V{"abc"});
+    CHECK(strings(f.run({"COMMAND", "GETKEYS", "SORT_RO", "abc", "BY", "x"})) == V{"abc"});
+    RespValue v = f.run({"COMMAND", "GETKEYSANDFLAGS", "SORT", "a", "STORE", "b"});
+    REQUIRE(v.elements.size() == 2);
+    CHECK(strings(v.elements[0].elements[1]) == V{"RO", "access"});
+    CHECK(strings(v.elements[1].elements[1]) == V{"OW", "update"});
+  }
+
   TEST_CASE("COMMAND GETKEYS errors use Valkey's words") {
     Fixture f;
     CHECK(
