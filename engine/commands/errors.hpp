@@ -129,6 +129,8 @@ inline constexpr std::string_view k_exec_without_multi = "ERR EXEC without MULTI
 inline constexpr std::string_view k_discard_without_multi = "ERR DISCARD without MULTI";
 inline constexpr std::string_view k_execabort_because_prefix =
     "EXECABORT Transaction discarded because of: ";
+/// The code of errors without one of their own; EXECABORT's quoted reason drops it.
+inline constexpr std::string_view k_generic_error_code = "ERR ";
 inline constexpr std::string_view k_timeout_out_of_range = "ERR timeout is out of range";
 inline constexpr std::string_view k_unblocked_via_client_unblock =
     "UNBLOCKED client unblocked via CLIENT UNBLOCK";

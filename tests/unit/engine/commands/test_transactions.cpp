@@ -355,6 +355,17 @@ TEST_SUITE("engine::transactions") {
     f.engine.config().maxmemory = 0;
   }
 
+  TEST_CASE("EXEC refused for its arity quotes the reason without the ERR code") {
+    Fixture f;
+    Session& a = f.client();
+    f.run(a, {"MULTI"});
+    CHECK(is_err(f.run(a, {"EXEC", "x"}),
+                 "EXECABORT Transaction discarded because of: wrong number of arguments for "
+                 "'exec' command"));
+    // The transaction is gone.
+    CHECK(is_err(f.run(a, {"EXEC"}), "ERR EXEC without MULTI"));
+  }
+
   TEST_CASE("commandstats and the command counter count each command EXEC ran") {
     Fixture f;
     Session& a = f.client();
