@@ -145,6 +145,21 @@ def _negative_scan_cursor(raw):
     return b"-ERR invalid cursor\r\n" if raw.startswith(b"*") else raw
 
 
+def _no_multi(raw):
+    # MULTI and WATCH carry the no-multi flag in Valkey 8, so inside MULTI they are refused
+    # by processCommand (src/server.c: "Command not allowed inside a transaction" through
+    # rejectCommandFormat, which also flags the transaction); Redis 7.0 refused them in
+    # multiCommand/watchCommand with their own texts and left the transaction intact.
+    return re.sub(rb"^-ERR (MULTI calls can not be nested|WATCH inside MULTI is not allowed)"
+                  rb"\r\n$", b"-ERR Command not allowed inside a transaction\r\n", raw)
+
+
+def _doomed_exec(raw):
+    # The EXEC after such a refusal: Valkey 8 flagged the transaction, so EXEC aborts.
+    return (b"-EXECABORT Transaction discarded because of previous errors.\r\n"
+            if raw.startswith(b"*") else raw)
+
+
 def _small_set_encoding(raw):
     # Small sets of strings (or of integers plus a string) are listpacks since Redis 7.2, so
     # in Valkey 8 (src/t_set.c setTypeCreate and setTypeMaybeConvert: listpack while within
@@ -193,6 +208,11 @@ ALLOWED = [
      "ZRANK WITHSCORE under RESP3: the score is a double (Valkey 8 addReplyDouble)"),
     (re.compile(r"^ZRANK z2 nobody3 WITHSCORE$"), _new_option(b"_\r\n"),
      "ZRANK WITHSCORE of a missing member is a null under RESP3 (Valkey 8)"),
+    (re.compile(r"^(MULTI|WATCH)\b", re.I), _no_multi,
+     "MULTI/WATCH inside MULTI are refused as no-multi commands in Valkey 8"),
+    # Only the EXEC written in lower case in transactions.txt follows a refused WATCH.
+    (re.compile(r"^exec$"), _doomed_exec,
+     "a WATCH refused inside MULTI dooms the transaction in Valkey 8"),
     (re.compile(r"^OBJECT\s+ENCODING\s+sp\w*$", re.I), _small_set_encoding,
      "sets named sp* are small, so listpacks in Valkey 8 where Redis 7.0 has a hashtable"),
 ]
