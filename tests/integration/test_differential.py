@@ -173,7 +173,8 @@ ALLOWED = [
     (re.compile(r"^OBJECT\s+ENCODING\s+l\b", re.I), _small_list_encoding,
      "a 3-element list is a listpack in Valkey 8, a quicklist in Redis 7.0"),
     (re.compile(r"^OBJECT\s+ENCODING\s+lp\w*\b", re.I), _small_list_encoding,
-     "lists named lp* are small, so listpacks in Valkey 8 and quicklists in Redis 7.0"),
+     "lists named lp* fit list-max-listpack-size (8 KB), so listpacks in Valkey 8 and quicklists "
+     "in Redis 7.0"),
     (re.compile(r"^LPOS\b.*\bRANK\s+-9223372036854775808\b", re.I), _lpos_rank_min,
      "LPOS RANK rejects LLONG_MIN in Valkey 8 (range -LONG_MAX..LONG_MAX)"),
     (re.compile(r"^(Z(M?SCORE|INCRBY|ADD|(REV)?RANGE\w*|POPM(IN|AX)|MPOP|UNION|INTER|DIFF|"
