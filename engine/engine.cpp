@@ -178,6 +178,14 @@ void Engine::signal_modified_key(int db, std::string_view key) {
   m_watches->touch(db, key);
 }
 
+void Engine::on_new_key(int db, std::string_view key) {
+  notify_keyspace_event(k_notify_new, "new", key, db);
+}
+
+void Engine::on_key_miss(int db, std::string_view key) {
+  notify_keyspace_event(k_notify_key_miss, "keymiss", key, db);
+}
+
 void Engine::notify_keyspace_event(uint32_t type, std::string_view event, std::string_view key,
                                    int db) {
   uint32_t enabled = m_config.notify_keyspace_events;

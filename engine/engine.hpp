@@ -178,6 +178,8 @@ class Engine : public KeyspaceEvents {
   void reset_stats();
   /// A key expired (lazily or by the active cycle): WATCH and the "expired" event see it.
   void on_expired(int db, std::string_view key) override;
+  void on_new_key(int db, std::string_view key) override;
+  void on_key_miss(int db, std::string_view key) override;
 
   // --- Change signals: every write calls these so WATCH, keyspace notifications and
   // --- blocked clients see it (Valkey's signalModifiedKey / notifyKeyspaceEvent /

@@ -121,6 +121,9 @@ Entry* Db::lookup_read(std::string_view key, bool touch) {
     ++m_shared->keyspace_hits;
   } else {
     ++m_shared->keyspace_misses;
+    if (m_shared->events != nullptr && m_shared->config->notify_keyspace_events != 0) {
+      m_shared->events->on_key_miss(m_id, key);
+    }
   }
   return e;
 }
@@ -180,19 +183,28 @@ Entry* Db::add(std::string_view key, const Entry::ValueSpec& value, int64_t expi
     index_expire(e);
   }
   register_if_hash_with_field_ttls(e);
+  announce_new_key(e->key());
   return e;
+}
+
+void Db::announce_new_key(std::string_view key) {
+  if (m_shared->events != nullptr && m_shared->config->notify_keyspace_events != 0) {
+    m_shared->events->on_new_key(m_id, key);
+  }
 }
 
 Entry* Db::set(std::string_view key, const Entry::ValueSpec& value, int64_t expire_ms,
                bool keep_ttl) {
   Entry** link = find_link(key);
+  if (link != nullptr && is_expired(*link)) {
+    // As Valkey's setKey after its lookup: the stale key expires, then a new one is added.
+    unlink_expired(link);
+    link = nullptr;
+  }
   if (link == nullptr) {
     return add(key, value, expire_ms);
   }
   Entry* old_e = *link;
-  if (is_expired(old_e)) {
-    keep_ttl = false;
-  }
   int64_t new_expire = expire_ms;
   if (keep_ttl && old_e->has_expire() && expire_ms < 0) {
     new_expire = old_e->expire_ms();
@@ -261,6 +273,7 @@ void Db::attach(Entry* e) {
     index_expire(e);
   }
   register_if_hash_with_field_ttls(e);
+  announce_new_key(e->key());
 }
 
 Entry* Db::attach_renamed(Entry* e, std::string_view new_key) {

@@ -24,6 +24,10 @@ class KeyspaceEvents {
   virtual ~KeyspaceEvents() = default;
   /// `key` in database `db` expired and was removed.
   virtual void on_expired(int db, std::string_view key) = 0;
+  /// `key` was added to database `db` (Valkey's "new" event, fired by dbAdd).
+  virtual void on_new_key(int db, std::string_view key) = 0;
+  /// A read found no `key` in database `db` (Valkey's "keymiss" event).
+  virtual void on_key_miss(int db, std::string_view key) = 0;
 };
 
 /// State every database of one engine shares.
@@ -146,6 +150,7 @@ class Db {
 
  private:
   Entry** find_link(std::string_view key) { return m_table.find_link(key, m_table.hash(key)); }
+  void announce_new_key(std::string_view key);
   void unlink_expired(Entry** link);
   void index_expire(Entry* e);
   void unindex_expire(Entry* e);

@@ -292,6 +292,40 @@ TEST_SUITE("engine::pubsub") {
                  "Invalid event class character. Use 'Ag$lshzxeKEtmdn'."));
   }
 
+  TEST_CASE("new-key and key-miss events come only when asked for by n and m") {
+    Fixture f;
+    Session& sub = f.client();
+    Session& c = f.client();
+    f.send(sub, {"PSUBSCRIBE", "__keyevent@*__:*"});
+    Fixture::drain(sub);
+    f.run(c, {"CONFIG", "SET", "notify-keyspace-events", "EA"});  // A has neither n nor m
+    f.run(c, {"GET", "missing"});
+    f.run(c, {"SET", "fresh", "v"});
+    auto msgs = Fixture::drain(sub);
+    REQUIRE(msgs.size() == 1);
+    CHECK(is_strings(msgs[0], {"pmessage", "__keyevent@*__:*", "__keyevent@0__:set", "fresh"}));
+
+    f.run(c, {"CONFIG", "SET", "notify-keyspace-events", "Enm"});
+    f.run(c, {"GET", "missing"});
+    f.run(c, {"SET", "fresh", "again"});  // exists: no new event
+    f.run(c, {"RPUSH", "list", "a"});
+    f.run(c, {"SET", "src", "v"});
+    f.run(c, {"RENAME", "src", "dst"});
+    f.run(c, {"MOVE", "dst", "2"});
+    f.run(c, {"EXISTS", "nothing"});
+    msgs = Fixture::drain(sub);
+    std::vector<std::pair<std::string, std::string>> got;
+    for (const RespValue& m : msgs) {
+      REQUIRE(m.elements.size() == 4);
+      got.emplace_back(m.elements[2].str, m.elements[3].str);
+    }
+    std::vector<std::pair<std::string, std::string>> want{
+        {"__keyevent@0__:keymiss", "missing"}, {"__keyevent@0__:new", "list"},
+        {"__keyevent@0__:new", "src"},         {"__keyevent@0__:new", "dst"},
+        {"__keyevent@2__:new", "dst"},         {"__keyevent@0__:keymiss", "nothing"}};
+    CHECK(got == want);
+  }
+
   TEST_CASE("string and generic writes publish Valkey's event names") {
     Fixture f;
     Session& sub = f.client();
