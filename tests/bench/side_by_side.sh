@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Side-by-side benchmark: Debian's redis-server vs `keyshift serve`, driven by redis-benchmark.
 # Prints requests/s and p50 per test with keyshift/redis ratios, the goals from the issue as
-# PASS/MISS (information only), and a 1,000,000-key memory comparison. See README.md here.
+# PASS/MISS (information only), and memory comparisons (1,000,000 string keys; 100,000 small
+# hashes, sets and sorted sets). Two benchmark groups: strings (ping,set,get,incr,mset) and
+# collections (list/set/hash/zset commands and LRANGE). See README.md here.
 #
 # Exit status: 0 when everything ran (whatever the goals say); non-zero when something failed
 # to run (missing binary, a server that did not start or died, a benchmark that failed).
@@ -22,7 +24,14 @@ BENCH_CLIENTS=${BENCH_CLIENTS:-50}       # redis-benchmark -c
 BENCH_TRANSPORTS=${BENCH_TRANSPORTS:-"tcp unix"}
 N_P1=${N_P1:-}                           # explicit -n for -P 1 (default 200000 * BENCH_SCALE)
 N_P64=${N_P64:-}                         # explicit -n for -P 64 (default 2000000 * BENCH_SCALE)
-MEMORY_KEYS=${MEMORY_KEYS:-1000000}      # keys loaded for the memory measurement
+MEMORY_KEYS=${MEMORY_KEYS:-1000000}      # keys loaded for the strings memory measurement
+COLL_MEMORY_KEYS=${COLL_MEMORY_KEYS:-100000} # keys per small-collection memory measurement
+MEMORY_TYPES=${MEMORY_TYPES:-"strings hash set zset"}
+BENCH_GROUPS=${BENCH_GROUPS:-"strings collections"}
+N_COLL_P1=${N_COLL_P1:-}                 # collections group, non-LRANGE tests (default 200000 * scale)
+N_COLL_P64=${N_COLL_P64:-}               # (default 2000000 * scale)
+N_LRANGE_P1=${N_LRANGE_P1:-}             # collections group, LRANGE_* tests (default 100000 * scale)
+N_LRANGE_P64=${N_LRANGE_P64:-}           # (default 200000 * scale)
 SKIP_BENCH=${SKIP_BENCH:-0}
 SKIP_MEMORY=${SKIP_MEMORY:-0}
 SERVER_CPU=${SERVER_CPU:-0}              # both servers are pinned here (taskset -c)
@@ -33,6 +42,14 @@ KEYSHIFT_ARGS=${KEYSHIFT_ARGS:-}         # extra `keyshift serve` flags, word-sp
 KEEP_TMP=${KEEP_TMP:-0}                  # 1 keeps the work dir (logs, CSVs) after exit
 
 TESTS="ping,set,get,incr,mset"
+# The collections group runs as two redis-benchmark invocations per (server, transport,
+# pipeline), each on a FLUSHALLed server: the LRANGE tests answer 100..600 elements per call,
+# so they get their own (smaller) -n. redis-benchmark fills the list for them itself: whenever
+# any lrange_* test is selected it first runs "LPUSH (needed to benchmark LRANGE)" with the same
+# -n (whether or not lpush is selected), 3-byte values from a fixed-seed generator, so both
+# servers hold the same list; -n must therefore be at least 600 for LRANGE_600 to read 600.
+COLL_TESTS="lpush,rpush,lpop,rpop,sadd,hset,spop,zadd,zpopmin"
+LRANGE_TESTS="lrange_100,lrange_300,lrange_500,lrange_600"
 PIPELINES=(1 64)
 SERVERS=(redis keyshift)
 
@@ -73,7 +90,7 @@ REDIS_BENCHMARK_BIN=$(need_bin redis-benchmark "$REDIS_BENCHMARK_BIN")
 REDIS_CLI_BIN=$(need_bin redis-cli "$REDIS_CLI_BIN")
 
 is_number "$BENCH_SCALE" || die "BENCH_SCALE must be a positive number, got '$BENCH_SCALE'"
-for knob in ROUNDS BENCH_CLIENTS MEMORY_KEYS PING_RETRIES BENCH_TIMEOUT; do
+for knob in ROUNDS BENCH_CLIENTS MEMORY_KEYS COLL_MEMORY_KEYS PING_RETRIES BENCH_TIMEOUT; do
     positive_int "$knob" "${!knob}"
 done
 for t in $BENCH_TRANSPORTS; do [[ $t == tcp || $t == unix ]] || die "BENCH_TRANSPORTS: unknown transport '$t' (tcp, unix)"; done
@@ -83,6 +100,18 @@ N_P64=${N_P64:-$(scaled 2000000 "$BENCH_SCALE")}
 positive_int N_P1 "$N_P1"
 positive_int N_P64 "$N_P64"
 declare -A N_FOR=([1]=$N_P1 [64]=$N_P64)
+N_COLL_P1=${N_COLL_P1:-$(scaled 200000 "$BENCH_SCALE")}
+N_COLL_P64=${N_COLL_P64:-$(scaled 2000000 "$BENCH_SCALE")}
+N_LRANGE_P1=${N_LRANGE_P1:-$(scaled 100000 "$BENCH_SCALE")}
+N_LRANGE_P64=${N_LRANGE_P64:-$(scaled 200000 "$BENCH_SCALE")}
+for knob in N_COLL_P1 N_COLL_P64 N_LRANGE_P1 N_LRANGE_P64; do positive_int "$knob" "${!knob}"; done
+((N_LRANGE_P1 >= 600 && N_LRANGE_P64 >= 600)) ||
+    die "N_LRANGE_P1/N_LRANGE_P64 must be >= 600 (the list LRANGE_600 reads holds -n elements)"
+declare -A N_COLL_FOR=([1]=$N_COLL_P1 [64]=$N_COLL_P64)
+declare -A N_LRANGE_FOR=([1]=$N_LRANGE_P1 [64]=$N_LRANGE_P64)
+for g in $BENCH_GROUPS; do [[ $g == strings || $g == collections ]] || die "BENCH_GROUPS: unknown group '$g' (strings, collections)"; done
+[[ -n ${BENCH_GROUPS// /} ]] || die "BENCH_GROUPS is empty"
+for k in $MEMORY_TYPES; do [[ $k =~ ^(strings|hash|set|zset)$ ]] || die "MEMORY_TYPES: unknown type '$k' (strings hash set zset)"; done
 
 NCPU=$(nproc 2>/dev/null || echo 1)
 ((SERVER_CPU < NCPU && CLIENT_CPU < NCPU)) ||
@@ -234,7 +263,10 @@ echo "  repo:            $REPO_ROOT @ $(git -C "$REPO_ROOT" rev-parse --short HE
 echo "  redis-server:    $REDIS_SERVER_BIN ($("$REDIS_SERVER_BIN" --version | head -n 1))"
 echo "  redis-benchmark: $REDIS_BENCHMARK_BIN ($("$REDIS_BENCHMARK_BIN" --version | head -n 1))"
 echo "  cpus: $NCPU (servers on $SERVER_CPU, client on $CLIENT_CPU); load average: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "  -c $BENCH_CLIENTS; -P 1 -n $N_P1; -P 64 -n $N_P64; rounds $ROUNDS; transports: $BENCH_TRANSPORTS; tests: $TESTS"
+echo "  -c $BENCH_CLIENTS; rounds $ROUNDS; transports: $BENCH_TRANSPORTS; groups: $BENCH_GROUPS"
+echo "  strings:     -P 1 -n $N_P1; -P 64 -n $N_P64; tests: $TESTS"
+echo "  collections: -P 1 -n $N_COLL_P1 (LRANGE -n $N_LRANGE_P1); -P 64 -n $N_COLL_P64 (LRANGE -n $N_LRANGE_P64); tests: $COLL_TESTS,$LRANGE_TESTS"
+[[ $SKIP_MEMORY == 1 ]] || echo "  memory: $MEMORY_TYPES (strings $MEMORY_KEYS keys, collections $COLL_MEMORY_KEYS keys)"
 
 {
     echo "pipelines=${PIPELINES[*]}"
@@ -243,34 +275,48 @@ echo "  -c $BENCH_CLIENTS; -P 1 -n $N_P1; -P 64 -n $N_P64; rounds $ROUNDS; trans
     echo "clients=$BENCH_CLIENTS"
     echo "n_P1=$N_P1"
     echo "n_P64=$N_P64"
+    echo "n_coll_P1=$N_COLL_P1"
+    echo "n_coll_P64=$N_COLL_P64"
+    echo "n_lrange_P1=$N_LRANGE_P1"
+    echo "n_lrange_P64=$N_LRANGE_P64"
+    echo "groups=$BENCH_GROUPS"
     echo "skip_bench=$SKIP_BENCH"
 } >"$RESULTS/meta.txt"
 
-# ---- memory: fresh servers, FLUSHALL, load exactly MEMORY_KEYS keys, read VmRSS ------------
-if [[ $SKIP_MEMORY != 1 ]]; then
-    log "generating $MEMORY_KEYS SET commands"
-    python3 "$HELPER" gen-load "$MEMORY_KEYS" "$WORK/load.resp" || die "could not generate the load"
+# ---- memory: per type, freshly started servers, FLUSHALL, load exactly COUNT keys, VmRSS ----
+memory_load() { # kind count
+    local kind=$1 count=$2 s mem base out dbsize expected cmdline got rss info used enc
+    log "generating $count $kind commands"
+    python3 "$HELPER" gen-load "$kind" "$count" "$WORK/load.resp" || die "could not generate the $kind load"
+    python3 "$HELPER" checks "$kind" "$count" >"$WORK/checks.txt" || die "could not generate the $kind checks"
     for s in "${SERVERS[@]}"; do start_server "$s"; done
-    mem="$RESULTS/memory.txt.partial"
-    echo "keys=$MEMORY_KEYS" >"$mem"
+    mem="$RESULTS/memory_$kind.txt.partial"
+    echo "keys=$count" >"$mem"
     for s in "${SERVERS[@]}"; do
         [[ $(cli "$s" FLUSHALL) == OK ]] || die "$s: FLUSHALL failed"
         base=$(rss_kb "${PID[$s]}")
-        log "$s: loading $MEMORY_KEYS keys via redis-cli --pipe"
+        log "$s: loading $count $kind keys via redis-cli --pipe"
         if ! run_watched "$s" "$WORK/load.resp" "$WORK/pipe.out" "$WORK/pipe.out" \
             "$REDIS_CLI_BIN" -s "${SOCK[$s]}" --pipe; then
             cat "$WORK/pipe.out" >&2
-            alive_or_die "$s" "during the memory load"
+            alive_or_die "$s" "during the $kind memory load"
             die "$s: redis-cli --pipe failed"
         fi
         out=$(cat "$WORK/pipe.out")
-        grep -q "errors: 0, replies: $MEMORY_KEYS\$" <<<"$out" ||
-            { printf '%s\n' "$out" >&2; die "$s: --pipe did not report 0 errors and $MEMORY_KEYS replies"; }
+        grep -q "errors: 0, replies: $count\$" <<<"$out" ||
+            { printf '%s\n' "$out" >&2; die "$s: --pipe did not report 0 errors and $count replies ($kind)"; }
         dbsize=$(cli "$s" DBSIZE)
-        [[ $dbsize == "$MEMORY_KEYS" ]] || die "$s: DBSIZE is '$dbsize' after the load, expected $MEMORY_KEYS"
-        [[ $(cli "$s" GET "key:$((MEMORY_KEYS - 1))") == v$(printf '%015d' $((MEMORY_KEYS - 1))) ]] ||
-            die "$s: last key has the wrong value"
-        alive_or_die "$s" "after the memory load"
+        [[ $dbsize == "$count" ]] || die "$s: DBSIZE is '$dbsize' after the $kind load, expected $count"
+        while IFS=$'\t' read -r expected cmdline; do
+            # shellcheck disable=SC2086  # cmdline is space-separated words without spaces
+            got=$(cli "$s" $cmdline)
+            [[ $got == "$expected" ]] || die "$s: '$cmdline' gave '$got', expected '$expected'"
+        done <"$WORK/checks.txt"
+        case $kind in
+        strings) enc=$(cli "$s" OBJECT ENCODING key:0 2>&1 || true) ;;
+        *) enc=$(cli "$s" OBJECT ENCODING "$kind:0" 2>&1 || true) ;;
+        esac
+        alive_or_die "$s" "after the $kind memory load"
         rss=$(rss_kb "${PID[$s]}")
         info=$(cli "$s" INFO memory 2>&1 || true)
         used=$(tr -d '\r' <<<"$info" | awk -F: '$1 == "used_memory" { print $2 }')
@@ -282,42 +328,86 @@ if [[ $SKIP_MEMORY != 1 ]]; then
             echo "${s}_rss_kb=$rss"
             echo "${s}_used_memory=$used"
             echo "${s}_dbsize=$dbsize"
+            echo "${s}_encoding=${enc//[$'\r\n ']/}"
         } >>"$mem"
-        log "$s: VmRSS ${rss} kB (before load ${base} kB), used_memory $used"
+        log "$s: $kind: VmRSS ${rss} kB (before load ${base} kB), used_memory $used, encoding $enc"
     done
-    mv "$mem" "$RESULTS/memory.txt"
+    mv "$mem" "$RESULTS/memory_$kind.txt"
     rm -f -- "$WORK/load.resp"
-    # Restart so the benchmark starts from empty servers whose allocators never held 1M keys.
+    # Stop both: the next type, and the benchmark, start from servers whose allocators never
+    # held this load.
     for s in "${SERVERS[@]}"; do stop_server "$s"; done
+}
+
+if [[ $SKIP_MEMORY != 1 ]]; then
+    for kind in $MEMORY_TYPES; do
+        if [[ $kind == strings ]]; then
+            memory_load strings "$MEMORY_KEYS"
+        else
+            memory_load "$kind" "$COLL_MEMORY_KEYS"
+        fi
+    done
 fi
 
 # ---- throughput/latency: interleaved redis, keyshift, redis, keyshift ... ------------------
+bench_run() { # server transport pipeline n tests csv : one redis-benchmark run, checked
+    local s=$1 transport=$2 pipeline=$3 n=$4 tests=$5 csv=$6 target
+    if [[ $transport == tcp ]]; then
+        target=(-h 127.0.0.1 -p "${PORT[$s]}")
+    else
+        target=(-s "${SOCK[$s]}")
+    fi
+    if ! run_watched "$s" /dev/null "$csv" "$csv.err" "$REDIS_BENCHMARK_BIN" "${target[@]}" \
+        -c "$BENCH_CLIENTS" -n "$n" -P "$pipeline" -t "$tests" --csv; then
+        cat "$csv.err" >&2
+        alive_or_die "$s" "during redis-benchmark"
+        die "redis-benchmark failed against $s ($transport -P $pipeline -t $tests)"
+    fi
+    alive_or_die "$s" "after redis-benchmark"
+}
+
+expect_rows() { # csv expected_count regex context
+    local rows
+    rows=$(grep -cE "$3" "$1" || true)
+    if ((rows != $2)); then
+        cat "$1" "$1.err" >&2
+        die "redis-benchmark $4 gave $rows of $2 CSV rows"
+    fi
+}
+
 if [[ $SKIP_BENCH != 1 ]]; then
     for s in "${SERVERS[@]}"; do start_server "$s"; done
     for ((round = 1; round <= ROUNDS; round++)); do
-        for transport in $BENCH_TRANSPORTS; do
-            for pipeline in "${PIPELINES[@]}"; do
-                n=${N_FOR[$pipeline]}
-                for s in "${SERVERS[@]}"; do
-                    if [[ $transport == tcp ]]; then
-                        target=(-h 127.0.0.1 -p "${PORT[$s]}")
-                    else
-                        target=(-s "${SOCK[$s]}")
-                    fi
-                    csv="$RESULTS/${transport}_P${pipeline}_${s}_r${round}.csv"
-                    log "round $round/$ROUNDS: $s $transport -P $pipeline -n $n"
-                    if ! run_watched "$s" /dev/null "$csv" "$csv.err" "$REDIS_BENCHMARK_BIN" "${target[@]}" \
-                        -c "$BENCH_CLIENTS" -n "$n" -P "$pipeline" -t "$TESTS" --csv; then
-                        cat "$csv.err" >&2
-                        alive_or_die "$s" "during redis-benchmark"
-                        die "redis-benchmark failed against $s ($transport -P $pipeline)"
-                    fi
-                    alive_or_die "$s" "after redis-benchmark"
-                    rows=$(grep -cE '^"(PING_INLINE|PING_MBULK|SET|GET|INCR|MSET \(10 keys\))",' "$csv" || true)
-                    if ((rows != 6)); then
-                        cat "$csv" "$csv.err" >&2
-                        die "redis-benchmark against $s ($transport -P $pipeline) gave $rows of 6 CSV rows"
-                    fi
+        for group in $BENCH_GROUPS; do
+            for transport in $BENCH_TRANSPORTS; do
+                for pipeline in "${PIPELINES[@]}"; do
+                    for s in "${SERVERS[@]}"; do
+                        if [[ $group == strings ]]; then
+                            n=${N_FOR[$pipeline]}
+                            csv="$RESULTS/${transport}_P${pipeline}_${s}_r${round}.csv"
+                            log "round $round/$ROUNDS: strings: $s $transport -P $pipeline -n $n"
+                            bench_run "$s" "$transport" "$pipeline" "$n" "$TESTS" "$csv"
+                            expect_rows "$csv" 6 '^"(PING_INLINE|PING_MBULK|SET|GET|INCR|MSET \(10 keys\))",' \
+                                "against $s ($transport -P $pipeline)"
+                        else
+                            # Each part starts from an empty keyspace, so every run (and both
+                            # servers) see the same data: mylist/myset/myhash/myzset from scratch.
+                            csv="$RESULTS/coll_${transport}_P${pipeline}_${s}_r${round}.csv"
+                            n=${N_COLL_FOR[$pipeline]}
+                            [[ $(cli "$s" FLUSHALL) == OK ]] || die "$s: FLUSHALL failed"
+                            log "round $round/$ROUNDS: collections: $s $transport -P $pipeline -n $n"
+                            bench_run "$s" "$transport" "$pipeline" "$n" "$COLL_TESTS" "$csv.part1"
+                            expect_rows "$csv.part1" 9 '^"(LPUSH|RPUSH|LPOP|RPOP|SADD|HSET|SPOP|ZADD|ZPOPMIN)",' \
+                                "against $s ($transport -P $pipeline, collections)"
+                            n=${N_LRANGE_FOR[$pipeline]}
+                            [[ $(cli "$s" FLUSHALL) == OK ]] || die "$s: FLUSHALL failed"
+                            log "round $round/$ROUNDS: collections: $s $transport -P $pipeline -n $n (LRANGE)"
+                            bench_run "$s" "$transport" "$pipeline" "$n" "$LRANGE_TESTS" "$csv.part2"
+                            expect_rows "$csv.part2" 5 '^"(LPUSH \(needed to benchmark LRANGE\)|LRANGE_[0-9]+ \(first [0-9]+ elements\))",' \
+                                "against $s ($transport -P $pipeline, LRANGE)"
+                            cat "$csv.part1" "$csv.part2" >"$csv"
+                        fi
+                    done
                 done
             done
         done
