@@ -183,7 +183,8 @@ int64_t hset_pairs(CmdContext& ctx) {
   if (failed) {
     return -1;
   }
-  if (e == nullptr) {
+  bool fresh = e == nullptr;
+  if (fresh) {
     e = create_hash(ctx, key);
   }
   HashValue* h = hash_of(e);
@@ -193,6 +194,11 @@ int64_t hset_pairs(CmdContext& ctx) {
   int64_t created = 0;
   for (size_t i = 2; i + 1 < ctx.argc(); i += 2) {
     created += h->set(ctx.arg(i), ctx.arg(i + 1), limits) ? 1 : 0;
+  }
+  if (fresh) {
+    // A hash written whole in one command keeps no growth headroom (Valkey sizes its
+    // listpacks exactly too): small hashes are often never written again.
+    h->shrink_to_fit();
   }
   account(ctx.engine(), e, before);
   notify_write(ctx, "hset", key);

@@ -202,6 +202,9 @@ void cmd_sadd(CmdContext& ctx) {
     for (std::string_view m : members) {
       added += s->add(m, limits) ? 1 : 0;
     }
+    // A set written whole in one command keeps no growth headroom (the intset grew by
+    // doubling; Valkey sizes it exactly).
+    s->shrink_to_fit();
     add_set(ctx, key, s);
   } else {
     added = edit_set(ctx, e, [&](SetValue& s) {

@@ -264,7 +264,8 @@ void zadd_generic(CmdContext& ctx, uint32_t flags) {
     return;
   }
   ZSetLimits limits = limits_of(ctx);
-  if (e == nullptr) {
+  bool fresh = e == nullptr;
+  if (fresh) {
     if (xx) {
       if (incr) {
         ctx.reply().null();
@@ -298,6 +299,10 @@ void zadd_generic(CmdContext& ctx, uint32_t flags) {
       updated += r == ZAddOutcome::updated;
       processed += r != ZAddOutcome::skipped;
       score = new_score;
+    }
+    if (fresh) {
+      // A sorted set written whole in one command keeps no growth headroom.
+      z->shrink_to_fit();
     }
   }
   e->set_encoding(z->encoding());

@@ -203,6 +203,12 @@ class HashValue final : public HeapObject {
   uint64_t scan(uint64_t cursor, Fn&& fn);
   /// A field chosen at random; the hash must not be empty.
   HashField random(std::mt19937_64& rng, HashBuf& buf);
+  /// Releases the listpack's spare capacity (a no-op for the hashtable encoding).
+  void shrink_to_fit() {
+    if (m_encoding != ObjEncoding::hashtable) {
+      m_lp.shrink_to_fit();
+    }
+  }
 
  private:
   /// Entries per field in the listpack encodings (2, or 3 with the TTL).

@@ -91,6 +91,12 @@ class ZSetValue final : public HeapObject {
   /// Number of members.
   size_t size() const { return m_list ? m_list->size() : m_lp.size() / 2; }
   bool empty() const { return size() == 0; }
+  /// Releases the listpack's spare capacity (a no-op for the skiplist encoding).
+  void shrink_to_fit() {
+    if (!m_list) {
+      m_lp.shrink_to_fit();
+    }
+  }
 
   // --- Member lookups ----------------------------------------------------------------------
   /// The score of `member`; false when absent.

@@ -687,4 +687,16 @@ TEST_SUITE("engine::hash_family") {
       CHECK(c->spec.acl_categories == row.acl);
     }
   }
+
+  TEST_CASE("HSET creating a key keeps its listpack without growth headroom") {
+    Harness h;
+    h.fill("h", 10);
+    ks::Entry* e = h.engine.db(0).lookup("h", false);
+    REQUIRE(e != nullptr);
+    const auto* hv = static_cast<const ks::HashValue*>(e->object());
+    // A clone copies the listpack into an exactly sized buffer.
+    ks::HeapObject* copy = hv->clone();
+    CHECK(hv->bytes() == copy->bytes());
+    delete copy;
+  }
 }

@@ -900,4 +900,14 @@ TEST_SUITE("engine::set_family") {
     h({"SPOP", "p"});
     CHECK(h.engine.memory().used() == baseline);
   }
+
+  TEST_CASE("SADD creating a key keeps its intset without growth headroom") {
+    Harness h;
+    h.sadd("s", numbered("", 100000, 100019));
+    ks::Entry* e = h.engine.db(0).lookup("s", false);
+    REQUIRE(e != nullptr);
+    const auto* s = static_cast<const ks::SetValue*>(e->object());
+    CHECK(h.encoding("s") == "intset");
+    CHECK(s->intset().bytes() == s->intset().blob().size());
+  }
 }

@@ -690,4 +690,21 @@ TEST_SUITE("engine::zset_family") {
     f.r({"ZADD", "b", "1", "x"});
     CHECK(f.r({"DEBUG", "DIGEST-VALUE", "b"}) != da);
   }
+
+  TEST_CASE("ZADD creating a key keeps its listpack without growth headroom") {
+    Fixture f;
+    std::vector<std::string> argv{"ZADD", "z"};
+    for (int i = 0; i < 20; ++i) {
+      argv.push_back(std::to_string(i) + ".25");
+      argv.push_back("item:" + std::to_string(i));
+    }
+    std::vector<std::string_view> v(argv.begin(), argv.end());
+    CHECK(show(f.engine.run(*f.s2, v)) == ":20");
+    CHECK(f.encoding("z") == "listpack");
+    keyshift::engine::Entry* e = f.engine.db(0).lookup("z", false);
+    REQUIRE(e != nullptr);
+    keyshift::engine::HeapObject* copy = e->object()->clone();
+    CHECK(e->object()->bytes() == copy->bytes());
+    delete copy;
+  }
 }
