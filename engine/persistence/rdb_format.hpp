@@ -1,0 +1,100 @@
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+// The RDB file format as Redis 2.x..7.4 and Valkey 7.2..8.x write it: value types, opcodes
+// and length encodings. Numbers are the on-disk bytes; never renumber.
+namespace keyshift::engine::rdb {
+
+/// Oldest and newest RDB versions read ("REDIS0001".."REDIS0012").
+inline constexpr int k_min_version = 1;
+inline constexpr int k_max_version = 12;
+/// Version keyshift writes unless asked otherwise (loads in Valkey 7.2/8.x, Redis 7.2+).
+inline constexpr int k_default_write_version = 11;
+/// The checksum trailer exists from this version on.
+inline constexpr int k_first_checksum_version = 5;
+
+/// Object types: the byte before each key.
+enum class Type : uint8_t {
+  string = 0,
+  list = 1,
+  set = 2,
+  zset = 3,  // scores as text
+  hash = 4,
+  zset_2 = 5,         // scores as binary doubles
+  module_pre_ga = 6,  // cannot be skipped without the module
+  module_2 = 7,       // self-describing module value
+  hash_zipmap = 9,
+  list_ziplist = 10,
+  set_intset = 11,
+  zset_ziplist = 12,
+  hash_ziplist = 13,
+  list_quicklist = 14,  // nodes are ziplists
+  stream_listpacks = 15,
+  hash_listpack = 16,
+  zset_listpack = 17,
+  list_quicklist_2 = 18,  // nodes are listpacks or plain elements
+  stream_listpacks_2 = 19,
+  set_listpack = 20,
+  stream_listpacks_3 = 21,
+  hash_metadata_pre_ga = 22,     // Redis 7.4 RC: field TTLs absolute
+  hash_listpack_ex_pre_ga = 23,  // Redis 7.4 RC: listpack of field, value, TTL
+  hash_metadata = 24,            // Redis 7.4: min expire, then TTLs relative to it
+  hash_listpack_ex = 25,         // Redis 7.4: min expire, then listpack triplets
+};
+
+/// True for a byte that starts a key (an object type) rather than an opcode.
+constexpr bool is_object_type(uint8_t t) {
+  return t <= 7 || (t >= 9 && t <= 25);
+}
+
+/// Opcodes between keys.
+enum class Opcode : uint8_t {
+  slot_info = 244,        // Redis 7.4 cluster: slot id, size, expires size
+  function2 = 245,        // a function library's code
+  function_pre_ga = 246,  // Redis 7.0 RC function format (refused, as Valkey does)
+  module_aux = 247,
+  idle = 248,  // LRU idle seconds of the next key
+  freq = 249,  // LFU counter of the next key
+  aux = 250,
+  resizedb = 251,
+  expiretime_ms = 252,
+  expiretime = 253,
+  selectdb = 254,
+  eof = 255,
+};
+
+/// Top two bits of a length byte.
+inline constexpr uint8_t k_len_6bit = 0;
+inline constexpr uint8_t k_len_14bit = 1;
+inline constexpr uint8_t k_len_32or64 = 2;
+inline constexpr uint8_t k_len_encoded = 3;
+inline constexpr uint8_t k_len_32bit = 0x80;
+inline constexpr uint8_t k_len_64bit = 0x81;
+/// Encodings of a string whose length byte has the top bits 11.
+inline constexpr uint8_t k_enc_int8 = 0;
+inline constexpr uint8_t k_enc_int16 = 1;
+inline constexpr uint8_t k_enc_int32 = 2;
+inline constexpr uint8_t k_enc_lzf = 3;
+
+/// Quicklist 2 node containers.
+inline constexpr uint64_t k_container_plain = 1;
+inline constexpr uint64_t k_container_packed = 2;
+
+/// Typed values inside module data (MODULE_2 values and module aux).
+inline constexpr uint64_t k_module_op_eof = 0;
+inline constexpr uint64_t k_module_op_sint = 1;
+inline constexpr uint64_t k_module_op_uint = 2;
+inline constexpr uint64_t k_module_op_float = 3;
+inline constexpr uint64_t k_module_op_double = 4;
+inline constexpr uint64_t k_module_op_string = 5;
+
+/// Stream entry flags inside a node listpack.
+inline constexpr int64_t k_stream_item_deleted = 1;
+inline constexpr int64_t k_stream_item_samefields = 2;
+
+/// The name of an object type as Redis' rdb.c spells it ("HASH_LISTPACK"), or "UNKNOWN".
+std::string_view type_name(uint8_t type);
+
+}  // namespace keyshift::engine::rdb

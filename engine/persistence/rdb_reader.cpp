@@ -1,0 +1,1324 @@
+#include "engine/persistence/rdb_reader.hpp"
+
+#include "engine/ds/intset.hpp"
+#include "engine/ds/listpack.hpp"
+#include "engine/ds/lzf.hpp"
+#include "engine/persistence/crc64.hpp"
+#include "engine/persistence/rdb_format.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <utility>
+
+namespace keyshift::engine {
+
+namespace rdb {
+
+std::string_view type_name(uint8_t type) {
+  switch (static_cast<Type>(type)) {
+    case Type::string:
+      return "STRING";
+    case Type::list:
+      return "LIST";
+    case Type::set:
+      return "SET";
+    case Type::zset:
+      return "ZSET";
+    case Type::hash:
+      return "HASH";
+    case Type::zset_2:
+      return "ZSET_2";
+    case Type::module_pre_ga:
+      return "MODULE_PRE_GA";
+    case Type::module_2:
+      return "MODULE_2";
+    case Type::hash_zipmap:
+      return "HASH_ZIPMAP";
+    case Type::list_ziplist:
+      return "LIST_ZIPLIST";
+    case Type::set_intset:
+      return "SET_INTSET";
+    case Type::zset_ziplist:
+      return "ZSET_ZIPLIST";
+    case Type::hash_ziplist:
+      return "HASH_ZIPLIST";
+    case Type::list_quicklist:
+      return "LIST_QUICKLIST";
+    case Type::stream_listpacks:
+      return "STREAM_LISTPACKS";
+    case Type::hash_listpack:
+      return "HASH_LISTPACK";
+    case Type::zset_listpack:
+      return "ZSET_LISTPACK";
+    case Type::list_quicklist_2:
+      return "LIST_QUICKLIST_2";
+    case Type::stream_listpacks_2:
+      return "STREAM_LISTPACKS_2";
+    case Type::set_listpack:
+      return "SET_LISTPACK";
+    case Type::stream_listpacks_3:
+      return "STREAM_LISTPACKS_3";
+    case Type::hash_metadata_pre_ga:
+      return "HASH_METADATA_PRE_GA";
+    case Type::hash_listpack_ex_pre_ga:
+      return "HASH_LISTPACK_EX_PRE_GA";
+    case Type::hash_metadata:
+      return "HASH_METADATA";
+    case Type::hash_listpack_ex:
+      return "HASH_LISTPACK_EX";
+  }
+  return "UNKNOWN";
+}
+
+}  // namespace rdb
+
+void RdbVisitor::on_aux(std::string_view, std::string_view) {}
+void RdbVisitor::on_select_db(uint64_t) {}
+void RdbVisitor::on_resize_db(uint64_t, uint64_t) {}
+void RdbVisitor::on_slot_info(uint64_t, uint64_t, uint64_t) {}
+void RdbVisitor::on_function(std::string_view) {}
+void RdbVisitor::on_module_aux(std::string_view) {}
+
+std::string module_type_name(uint64_t module_id, int* version) {
+  static constexpr std::string_view k_charset =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  std::string name(9, ' ');
+  uint64_t id = module_id >> 10;
+  for (int i = 8; i >= 0; --i) {
+    name[static_cast<size_t>(i)] = k_charset[id & 63];
+    id >>= 6;
+  }
+  if (version != nullptr) {
+    *version = static_cast<int>(module_id & 1023);
+  }
+  return name;
+}
+
+namespace {
+
+using rdb::Type;
+
+// Highest expansion LZF can reach (a 3-byte back reference yields 264 bytes): a declared
+// length beyond it cannot be honest, so it is refused before anything is allocated.
+constexpr uint64_t k_lzf_max_ratio = 100;
+
+/// Bytes of a file or blob read front to back; the first error is kept with its offset.
+class Cursor {
+ public:
+  Cursor(std::string_view data, uint64_t base) : m_data(data), m_base(base) {}
+
+  uint64_t offset() const { return m_base + m_pos; }
+  size_t pos() const { return m_pos; }
+  size_t remaining() const { return m_data.size() - m_pos; }
+  bool failed() const { return m_error.has_value(); }
+  const RdbError& error() const { return *m_error; }
+  RdbError take_error() { return std::move(*m_error); }
+
+  /// Records an error at the current offset (the first one wins); always false.
+  bool fail(std::string message) { return fail_at(offset(), std::move(message)); }
+  bool fail_at(uint64_t at, std::string message) {
+    if (!m_error) {
+      m_error = RdbError{at, std::move(message)};
+    }
+    return false;
+  }
+
+  bool bytes(size_t n, std::string_view& out, const char* what) {
+    if (failed()) {
+      return false;
+    }
+    if (n > remaining()) {
+      return fail("unexpected end of data reading " + std::string(what) + " (" + std::to_string(n) +
+                  " bytes wanted, " + std::to_string(remaining()) + " left)");
+    }
+    out = m_data.substr(m_pos, n);
+    m_pos += n;
+    return true;
+  }
+  bool u8(uint8_t& out, const char* what) {
+    std::string_view b;
+    if (!bytes(1, b, what)) {
+      return false;
+    }
+    out = static_cast<uint8_t>(b[0]);
+    return true;
+  }
+  /// Little-endian unsigned integer of `n` bytes.
+  bool uint_le(size_t n, uint64_t& out, const char* what) {
+    std::string_view b;
+    if (!bytes(n, b, what)) {
+      return false;
+    }
+    out = 0;
+    for (size_t i = 0; i < n; ++i) {
+      out |= static_cast<uint64_t>(static_cast<uint8_t>(b[i])) << (8 * i);
+    }
+    return true;
+  }
+  bool uint_be(size_t n, uint64_t& out, const char* what) {
+    std::string_view b;
+    if (!bytes(n, b, what)) {
+      return false;
+    }
+    out = 0;
+    for (size_t i = 0; i < n; ++i) {
+      out = (out << 8) | static_cast<uint8_t>(b[i]);
+    }
+    return true;
+  }
+
+  /// An RDB length; `encoded` (when given) is set for the special string encodings, whose
+  /// kind is then returned in `out`.
+  bool length(uint64_t& out, const char* what, bool* encoded = nullptr) {
+    uint8_t b = 0;
+    if (!u8(b, what)) {
+      return false;
+    }
+    if (encoded != nullptr) {
+      *encoded = false;
+    }
+    switch (b >> 6) {
+      case rdb::k_len_6bit:
+        out = b & 0x3F;
+        return true;
+      case rdb::k_len_14bit: {
+        uint8_t lo = 0;
+        if (!u8(lo, what)) {
+          return false;
+        }
+        out = (static_cast<uint64_t>(b & 0x3F) << 8) | lo;
+        return true;
+      }
+      case rdb::k_len_encoded:
+        if (encoded == nullptr) {
+          return fail_at(
+              offset() - 1,
+              std::string("an encoded value where a length was expected (") + what + ")");
+        }
+        *encoded = true;
+        out = b & 0x3F;
+        return true;
+      default:
+        if (b == rdb::k_len_32bit) {
+          return uint_be(4, out, what);
+        }
+        if (b == rdb::k_len_64bit) {
+          return uint_be(8, out, what);
+        }
+        return fail_at(offset() - 1,
+                       "invalid length byte " + std::to_string(b) + " (" + what + ")");
+    }
+  }
+
+  /// A count of things that each take at least `min_bytes` in what is left: a count
+  /// larger than that is a corrupt or hostile length, refused before any allocation.
+  bool count(uint64_t& out, const char* what, uint64_t min_bytes = 1) {
+    if (!length(out, what)) {
+      return false;
+    }
+    if (min_bytes > 0 && out > remaining() / min_bytes) {
+      return fail("implausible count " + std::to_string(out) + " of " + what + " (only " +
+                  std::to_string(remaining()) + " bytes left)");
+    }
+    return true;
+  }
+
+  /// An RDB string: raw, int-encoded or LZF-compressed.
+  bool string(std::string& out, const char* what) {
+    bool encoded = false;
+    uint64_t len = 0;
+    uint64_t start = offset();
+    if (!length(len, what, &encoded)) {
+      return false;
+    }
+    if (encoded) {
+      uint64_t v = 0;
+      switch (len) {
+        case rdb::k_enc_int8:
+          if (!uint_le(1, v, what))
+            return false;
+          out = std::to_string(static_cast<int8_t>(v));
+          return true;
+        case rdb::k_enc_int16:
+          if (!uint_le(2, v, what))
+            return false;
+          out = std::to_string(static_cast<int16_t>(v));
+          return true;
+        case rdb::k_enc_int32:
+          if (!uint_le(4, v, what))
+            return false;
+          out = std::to_string(static_cast<int32_t>(v));
+          return true;
+        case rdb::k_enc_lzf:
+          return lzf_string(out, what);
+        default:
+          return fail_at(start,
+                         "unknown string encoding " + std::to_string(len) + " (" + what + ")");
+      }
+    }
+    std::string_view b;
+    if (!bytes(len, b, what)) {
+      return false;
+    }
+    out.assign(b);
+    return true;
+  }
+
+  /// A double stored as text with a one-byte length (type 3 scores); 253..255 are nan,
+  /// +inf and -inf.
+  bool text_double(double& out, const char* what) {
+    uint8_t len = 0;
+    if (!u8(len, what)) {
+      return false;
+    }
+    if (len == 253) {
+      out = std::numeric_limits<double>::quiet_NaN();
+      return true;
+    }
+    if (len == 254) {
+      out = std::numeric_limits<double>::infinity();
+      return true;
+    }
+    if (len == 255) {
+      out = -std::numeric_limits<double>::infinity();
+      return true;
+    }
+    std::string_view b;
+    if (!bytes(len, b, what)) {
+      return false;
+    }
+    std::string text(b);
+    char* end = nullptr;
+    out = std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size()) {
+      return fail_at(offset() - len, "invalid score '" + text + "' (" + what + ")");
+    }
+    return true;
+  }
+  bool binary_double(double& out, const char* what) {
+    uint64_t bits = 0;
+    if (!uint_le(8, bits, what)) {
+      return false;
+    }
+    std::memcpy(&out, &bits, sizeof out);
+    return true;
+  }
+
+ private:
+  bool lzf_string(std::string& out, const char* what) {
+    uint64_t clen = 0;
+    uint64_t len = 0;
+    if (!length(clen, what) || !length(len, what)) {
+      return false;
+    }
+    uint64_t at = offset();
+    if (len > clen * k_lzf_max_ratio + 16) {
+      return fail("LZF length " + std::to_string(len) + " cannot come from " +
+                  std::to_string(clen) + " compressed bytes (" + what + ")");
+    }
+    std::string_view packed;
+    if (!bytes(clen, packed, what)) {
+      return false;
+    }
+    std::optional<std::string> plain = lzf_decompress(packed, len);
+    if (!plain) {
+      return fail_at(at, std::string("corrupt LZF data (") + what + ")");
+    }
+    out = std::move(*plain);
+    return true;
+  }
+
+  std::string_view m_data;
+  uint64_t m_base = 0;
+  size_t m_pos = 0;
+  std::optional<RdbError> m_error;
+};
+
+std::string lp_text(const LpValue& v) {
+  return v.is_int() ? std::to_string(v.integer()) : std::string(v.str());
+}
+
+bool text_to_i64(std::string_view s, int64_t& out) {
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+bool text_to_score(const std::string& s, double& out) {
+  char* end = nullptr;
+  out = std::strtod(s.c_str(), &end);
+  return !s.empty() && end == s.c_str() + s.size() && !std::isnan(out);
+}
+
+/// Skips self-describing module data up to its EOF opcode.
+bool skip_module_data(Cursor& c, const char* what) {
+  for (;;) {
+    uint64_t op = 0;
+    if (!c.length(op, what)) {
+      return false;
+    }
+    std::string s;
+    std::string_view b;
+    uint64_t n = 0;
+    switch (op) {
+      case rdb::k_module_op_eof:
+        return true;
+      case rdb::k_module_op_sint:
+      case rdb::k_module_op_uint:
+        if (!c.length(n, what))
+          return false;
+        break;
+      case rdb::k_module_op_float:
+        if (!c.bytes(4, b, what))
+          return false;
+        break;
+      case rdb::k_module_op_double:
+        if (!c.bytes(8, b, what))
+          return false;
+        break;
+      case rdb::k_module_op_string:
+        if (!c.string(s, what))
+          return false;
+        break;
+      default:
+        return c.fail("unknown module data opcode " + std::to_string(op) + " (" + what + ")");
+    }
+  }
+}
+
+/// Decodes one value; `c` is positioned after the type byte.
+class ValueDecoder {
+ public:
+  ValueDecoder(Cursor& c, const RdbReadOptions& options) : m_c(c), m_options(options) {}
+
+  bool decode(uint8_t type, RdbValue& v) {
+    v = RdbValue{};
+    v.rdb_type = type;
+    switch (static_cast<Type>(type)) {
+      case Type::string:
+        v.kind = RdbKind::string;
+        return m_c.string(v.str, "string value");
+      case Type::list:
+        v.kind = RdbKind::list;
+        return string_list(v.items, "list element");
+      case Type::set:
+        v.kind = RdbKind::set;
+        return string_list(v.items, "set member");
+      case Type::zset:
+      case Type::zset_2:
+        v.kind = RdbKind::zset;
+        return plain_zset(type == static_cast<uint8_t>(Type::zset_2), v);
+      case Type::hash:
+        v.kind = RdbKind::hash;
+        return plain_hash(v);
+      case Type::hash_zipmap:
+        v.kind = RdbKind::hash;
+        return zipmap_hash(v);
+      case Type::list_ziplist:
+        v.kind = RdbKind::list;
+        return ziplist_blob(v.items, "list ziplist");
+      case Type::set_intset:
+        v.kind = RdbKind::set;
+        return intset_blob(v);
+      case Type::zset_ziplist:
+      case Type::zset_listpack:
+        v.kind = RdbKind::zset;
+        return pairs_zset(type == static_cast<uint8_t>(Type::zset_listpack), v);
+      case Type::hash_ziplist:
+      case Type::hash_listpack:
+        v.kind = RdbKind::hash;
+        return pairs_hash(type == static_cast<uint8_t>(Type::hash_listpack), v);
+      case Type::list_quicklist:
+      case Type::list_quicklist_2:
+        v.kind = RdbKind::list;
+        return quicklist(type == static_cast<uint8_t>(Type::list_quicklist_2), v);
+      case Type::set_listpack:
+        v.kind = RdbKind::set;
+        return listpack_blob(v.items, "set listpack");
+      case Type::stream_listpacks:
+      case Type::stream_listpacks_2:
+      case Type::stream_listpacks_3:
+        v.kind = RdbKind::stream;
+        return stream(type, v.stream);
+      case Type::hash_metadata_pre_ga:
+      case Type::hash_metadata:
+        v.kind = RdbKind::hash;
+        return metadata_hash(type == static_cast<uint8_t>(Type::hash_metadata), v);
+      case Type::hash_listpack_ex_pre_ga:
+      case Type::hash_listpack_ex:
+        v.kind = RdbKind::hash;
+        return listpack_ex_hash(type == static_cast<uint8_t>(Type::hash_listpack_ex), v);
+      case Type::module_2:
+        v.kind = RdbKind::module;
+        return module_value(v);
+      case Type::module_pre_ga:
+        return m_c.fail(
+            "module value of the pre-GA format (type 6) cannot be read without "
+            "its module");
+    }
+    return m_c.fail("unknown value type " + std::to_string(type));
+  }
+
+ private:
+  bool string_list(std::vector<std::string>& out, const char* what) {
+    uint64_t n = 0;
+    if (!m_c.count(n, what)) {
+      return false;
+    }
+    out.resize(n);
+    for (auto& s : out) {
+      if (!m_c.string(s, what)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  bool plain_zset(bool binary, RdbValue& v) {
+    uint64_t n = 0;
+    if (!m_c.count(n, "zset members", 2)) {
+      return false;
+    }
+    v.zset.resize(n);
+    for (auto& [member, score] : v.zset) {
+      bool ok =
+          m_c.string(member, "zset member") &&
+          (binary ? m_c.binary_double(score, "zset score") : m_c.text_double(score, "zset score"));
+      if (!ok) {
+        return false;
+      }
+      if (std::isnan(score)) {
+        return m_c.fail("zset score is NaN");
+      }
+    }
+    return true;
+  }
+
+  bool plain_hash(RdbValue& v) {
+    uint64_t n = 0;
+    if (!m_c.count(n, "hash fields", 2)) {
+      return false;
+    }
+    v.hash.resize(n);
+    for (auto& f : v.hash) {
+      if (!m_c.string(f.field, "hash field") || !m_c.string(f.value, "hash value")) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /// Reads a string holding a serialized blob, remembering its file offset.
+  bool blob(std::string& out, uint64_t& at, const char* what) {
+    at = m_c.offset();
+    return m_c.string(out, what);
+  }
+
+  bool listpack_items(const std::string& bytes, uint64_t at, std::vector<std::string>& out,
+                      const char* what) {
+    LpCheck check;
+    Listpack lp;
+    if (!Listpack::adopt(bytes, lp, &check)) {
+      return m_c.fail_at(at, std::string(what) + ": invalid listpack (" + check.problem +
+                                 " at blob byte " + std::to_string(check.offset) + ")");
+    }
+    out.reserve(out.size() + lp.size());
+    for (Listpack::Pos p = lp.first(); p != Listpack::k_none; p = lp.next(p)) {
+      out.push_back(lp_text(lp.get(p)));
+    }
+    return true;
+  }
+
+  bool listpack_blob(std::vector<std::string>& out, const char* what) {
+    std::string bytes;
+    uint64_t at = 0;
+    return blob(bytes, at, what) && listpack_items(bytes, at, out, what);
+  }
+
+  bool ziplist_items(const std::string& z, uint64_t at, std::vector<std::string>& out,
+                     const char* what) {
+    auto bad = [&](size_t pos, const std::string& why) {
+      return m_c.fail_at(at, std::string(what) + ": invalid ziplist (" + why + " at blob byte " +
+                                 std::to_string(pos) + ")");
+    };
+    const auto* p = reinterpret_cast<const uint8_t*>(z.data());
+    size_t size = z.size();
+    if (size < 11) {
+      return bad(0, "too short");
+    }
+    auto le32 = [&](size_t i) {
+      return static_cast<uint32_t>(p[i]) | static_cast<uint32_t>(p[i + 1]) << 8 |
+             static_cast<uint32_t>(p[i + 2]) << 16 | static_cast<uint32_t>(p[i + 3]) << 24;
+    };
+    if (le32(0) != size) {
+      return bad(0, "header size " + std::to_string(le32(0)) + " differs from the blob's");
+    }
+    if (p[size - 1] != 0xFF) {
+      return bad(size - 1, "no terminator");
+    }
+    size_t declared = static_cast<size_t>(p[8]) | static_cast<size_t>(p[9]) << 8;
+    size_t pos = 10;
+    size_t found = 0;
+    while (pos < size - 1) {
+      size_t entry = pos;
+      // Previous entry length: 1 byte, or 0xFE and 4 bytes.
+      if (p[pos] == 0xFE) {
+        if (pos + 5 > size - 1)
+          return bad(entry, "truncated prevlen");
+        pos += 5;
+      } else if (p[pos] == 0xFF) {
+        return bad(entry, "stray terminator");
+      } else {
+        pos += 1;
+      }
+      if (pos >= size - 1)
+        return bad(entry, "truncated entry");
+      uint8_t enc = p[pos];
+      uint64_t len = 0;
+      if ((enc >> 6) == 0) {
+        len = enc & 0x3F;
+        pos += 1;
+      } else if ((enc >> 6) == 1) {
+        if (pos + 2 > size - 1)
+          return bad(entry, "truncated length");
+        len = (static_cast<uint64_t>(enc & 0x3F) << 8) | p[pos + 1];
+        pos += 2;
+      } else if (enc == 0x80) {
+        if (pos + 5 > size - 1)
+          return bad(entry, "truncated length");
+        len = static_cast<uint64_t>(p[pos + 1]) << 24 | static_cast<uint64_t>(p[pos + 2]) << 16 |
+              static_cast<uint64_t>(p[pos + 3]) << 8 | p[pos + 4];
+        pos += 5;
+      } else {
+        // Integer encodings.
+        size_t width = 0;
+        switch (enc) {
+          case 0xC0:
+            width = 2;
+            break;
+          case 0xD0:
+            width = 4;
+            break;
+          case 0xE0:
+            width = 8;
+            break;
+          case 0xF0:
+            width = 3;
+            break;
+          case 0xFE:
+            width = 1;
+            break;
+          default:
+            if (enc >= 0xF1 && enc <= 0xFD) {
+              out.push_back(std::to_string(static_cast<int>(enc & 0x0F) - 1));
+              pos += 1;
+              ++found;
+              continue;
+            }
+            return bad(pos, "unknown encoding " + std::to_string(enc));
+        }
+        if (pos + 1 + width > size - 1)
+          return bad(entry, "truncated integer");
+        uint64_t raw = 0;
+        for (size_t i = 0; i < width; ++i) {
+          raw |= static_cast<uint64_t>(p[pos + 1 + i]) << (8 * i);
+        }
+        int64_t value = 0;
+        if (width == 3) {
+          value = static_cast<int32_t>(static_cast<uint32_t>(raw) << 8) >> 8;
+        } else if (width == 1) {
+          value = static_cast<int8_t>(raw);
+        } else if (width == 2) {
+          value = static_cast<int16_t>(raw);
+        } else if (width == 4) {
+          value = static_cast<int32_t>(raw);
+        } else {
+          value = static_cast<int64_t>(raw);
+        }
+        out.push_back(std::to_string(value));
+        pos += 1 + width;
+        ++found;
+        continue;
+      }
+      if (len > size - 1 - pos)
+        return bad(entry, "string runs past the end");
+      out.emplace_back(z.data() + pos, static_cast<size_t>(len));
+      pos += static_cast<size_t>(len);
+      ++found;
+    }
+    if (declared != 0xFFFF && declared != found) {
+      return bad(8, "header count " + std::to_string(declared) + " but " + std::to_string(found) +
+                        " entries");
+    }
+    return true;
+  }
+
+  bool ziplist_blob(std::vector<std::string>& out, const char* what) {
+    std::string bytes;
+    uint64_t at = 0;
+    return blob(bytes, at, what) && ziplist_items(bytes, at, out, what);
+  }
+
+  bool intset_blob(RdbValue& v) {
+    std::string bytes;
+    uint64_t at = 0;
+    if (!blob(bytes, at, "intset")) {
+      return false;
+    }
+    std::optional<Intset> set = Intset::from_blob(bytes, true);
+    if (!set) {
+      return m_c.fail_at(at, "invalid intset");
+    }
+    v.items.reserve(set->size());
+    for (uint32_t i = 0; i < set->size(); ++i) {
+      v.items.push_back(std::to_string(set->at(i)));
+    }
+    return true;
+  }
+
+  bool pairs_zset(bool listpack, RdbValue& v) {
+    std::string bytes;
+    uint64_t at = 0;
+    std::vector<std::string> flat;
+    const char* what = listpack ? "zset listpack" : "zset ziplist";
+    if (!blob(bytes, at, what) || !(listpack ? listpack_items(bytes, at, flat, what)
+                                             : ziplist_items(bytes, at, flat, what))) {
+      return false;
+    }
+    if (flat.size() % 2 != 0) {
+      return m_c.fail_at(at, std::string(what) + ": odd number of elements");
+    }
+    v.zset.reserve(flat.size() / 2);
+    for (size_t i = 0; i < flat.size(); i += 2) {
+      double score = 0;
+      if (!text_to_score(flat[i + 1], score)) {
+        return m_c.fail_at(at, std::string(what) + ": invalid score '" + flat[i + 1] + "'");
+      }
+      v.zset.emplace_back(std::move(flat[i]), score);
+    }
+    return true;
+  }
+
+  bool pairs_hash(bool listpack, RdbValue& v) {
+    std::string bytes;
+    uint64_t at = 0;
+    std::vector<std::string> flat;
+    const char* what = listpack ? "hash listpack" : "hash ziplist";
+    if (!blob(bytes, at, what) || !(listpack ? listpack_items(bytes, at, flat, what)
+                                             : ziplist_items(bytes, at, flat, what))) {
+      return false;
+    }
+    if (flat.size() % 2 != 0) {
+      return m_c.fail_at(at, std::string(what) + ": odd number of elements");
+    }
+    v.hash.reserve(flat.size() / 2);
+    for (size_t i = 0; i < flat.size(); i += 2) {
+      v.hash.push_back({std::move(flat[i]), std::move(flat[i + 1]), -1});
+    }
+    return true;
+  }
+
+  bool zipmap_hash(RdbValue& v) {
+    std::string z;
+    uint64_t at = 0;
+    if (!blob(z, at, "hash zipmap")) {
+      return false;
+    }
+    const auto* p = reinterpret_cast<const uint8_t*>(z.data());
+    size_t size = z.size();
+    auto bad = [&](size_t pos, const char* why) {
+      return m_c.fail_at(at, std::string("hash zipmap: invalid (") + why + " at blob byte " +
+                                 std::to_string(pos) + ")");
+    };
+    if (size < 2) {
+      return bad(0, "too short");
+    }
+    size_t pos = 1;
+    auto read_len = [&](uint64_t& len) {
+      if (pos >= size)
+        return false;
+      if (p[pos] < 254) {
+        len = p[pos];
+        pos += 1;
+        return true;
+      }
+      if (p[pos] == 254 && pos + 5 <= size) {
+        len = static_cast<uint64_t>(p[pos + 1]) | static_cast<uint64_t>(p[pos + 2]) << 8 |
+              static_cast<uint64_t>(p[pos + 3]) << 16 | static_cast<uint64_t>(p[pos + 4]) << 24;
+        pos += 5;
+        return true;
+      }
+      return false;
+    };
+    while (pos < size && p[pos] != 0xFF) {
+      size_t entry = pos;
+      uint64_t klen = 0;
+      uint64_t vlen = 0;
+      if (!read_len(klen) || klen > size - pos)
+        return bad(entry, "bad field length");
+      std::string field(z.data() + pos, static_cast<size_t>(klen));
+      pos += static_cast<size_t>(klen);
+      if (!read_len(vlen) || pos >= size)
+        return bad(entry, "bad value length");
+      uint8_t free_bytes = p[pos++];
+      if (vlen + free_bytes > size - pos)
+        return bad(entry, "value runs past the end");
+      v.hash.push_back({std::move(field), std::string(z.data() + pos, vlen), -1});
+      pos += static_cast<size_t>(vlen) + free_bytes;
+    }
+    if (pos != size - 1) {
+      return bad(pos, "no terminator at the end");
+    }
+    return true;
+  }
+
+  bool quicklist(bool v2, RdbValue& v) {
+    uint64_t nodes = 0;
+    if (!m_c.count(nodes, "quicklist nodes")) {
+      return false;
+    }
+    for (uint64_t i = 0; i < nodes; ++i) {
+      uint64_t container = rdb::k_container_packed;
+      if (v2) {
+        uint64_t at = m_c.offset();
+        if (!m_c.length(container, "quicklist container")) {
+          return false;
+        }
+        if (container != rdb::k_container_packed && container != rdb::k_container_plain) {
+          return m_c.fail_at(at, "invalid quicklist container " + std::to_string(container));
+        }
+      }
+      std::string bytes;
+      uint64_t at = 0;
+      if (!blob(bytes, at, "quicklist node")) {
+        return false;
+      }
+      if (bytes.empty()) {
+        return m_c.fail_at(at, "empty quicklist node");
+      }
+      if (container == rdb::k_container_plain) {
+        v.items.push_back(std::move(bytes));
+      } else if (!(v2 ? listpack_items(bytes, at, v.items, "quicklist node")
+                      : ziplist_items(bytes, at, v.items, "quicklist node"))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  bool metadata_hash(bool relative, RdbValue& v) {
+    uint64_t min_expire = 0;
+    if (relative && !m_c.uint_le(8, min_expire, "hash min expire")) {
+      return false;
+    }
+    uint64_t n = 0;
+    if (!m_c.count(n, "hash fields", 3)) {
+      return false;
+    }
+    v.hash.resize(n);
+    for (auto& f : v.hash) {
+      uint64_t at = m_c.offset();
+      uint64_t ttl = 0;
+      if (!m_c.length(ttl, "hash field TTL")) {
+        return false;
+      }
+      uint64_t expire_at = ttl;
+      if (relative && ttl != 0) {
+        expire_at = ttl + min_expire - 1;  // stored +1 so that 0 can mean "no TTL"
+      }
+      if (expire_at > k_max_field_expire) {
+        return m_c.fail_at(at, "invalid hash field expire time " + std::to_string(expire_at));
+      }
+      f.expire_ms = expire_at == 0 ? -1 : static_cast<int64_t>(expire_at);
+      if (!m_c.string(f.field, "hash field") || !m_c.string(f.value, "hash value")) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  bool listpack_ex_hash(bool with_min_expire, RdbValue& v) {
+    uint64_t min_expire = 0;
+    if (with_min_expire && !m_c.uint_le(8, min_expire, "hash min expire")) {
+      return false;
+    }
+    std::string bytes;
+    uint64_t at = 0;
+    std::vector<std::string> flat;
+    if (!blob(bytes, at, "hash listpack") ||
+        !listpack_items(bytes, at, flat, "hash listpack with TTLs")) {
+      return false;
+    }
+    if (flat.size() % 3 != 0) {
+      return m_c.fail_at(at, "hash listpack with TTLs: elements are not field/value/TTL triplets");
+    }
+    v.hash.reserve(flat.size() / 3);
+    for (size_t i = 0; i < flat.size(); i += 3) {
+      int64_t ttl = 0;
+      if (!text_to_i64(flat[i + 2], ttl) || ttl < 0 ||
+          static_cast<uint64_t>(ttl) > k_max_field_expire) {
+        return m_c.fail_at(at, "hash listpack with TTLs: invalid TTL '" + flat[i + 2] + "'");
+      }
+      v.hash.push_back({std::move(flat[i]), std::move(flat[i + 1]), ttl == 0 ? -1 : ttl});
+    }
+    return true;
+  }
+
+  bool module_value(RdbValue& v) {
+    uint64_t id = 0;
+    if (!m_c.length(id, "module id")) {
+      return false;
+    }
+    v.module_name = module_type_name(id, &v.module_version);
+    if (!m_options.skip_modules) {
+      return m_c.fail("module value of type '" + v.module_name +
+                      "': keyshift has no such module (skip module keys to go on)");
+    }
+    return skip_module_data(m_c, "module value");
+  }
+
+  bool lp_int(const std::vector<std::string>& e, size_t& i, int64_t& out, uint64_t at) {
+    if (i >= e.size() || !text_to_i64(e[i], out)) {
+      return m_c.fail_at(at, "stream listpack: integer expected at element " + std::to_string(i));
+    }
+    ++i;
+    return true;
+  }
+
+  bool stream(uint8_t type, RdbStream& s) {
+    uint64_t nodes = 0;
+    if (!m_c.count(nodes, "stream nodes", 2)) {
+      return false;
+    }
+    RdbStreamId prev_master;
+    for (uint64_t n = 0; n < nodes; ++n) {
+      std::string node_key;
+      uint64_t key_at = m_c.offset();
+      if (!m_c.string(node_key, "stream node key")) {
+        return false;
+      }
+      if (node_key.size() != 16) {
+        return m_c.fail_at(key_at, "stream node key is not a 16-byte stream ID");
+      }
+      RdbStreamId master;
+      for (int i = 0; i < 8; ++i) {
+        master.ms = (master.ms << 8) | static_cast<uint8_t>(node_key[static_cast<size_t>(i)]);
+        master.seq = (master.seq << 8) | static_cast<uint8_t>(node_key[static_cast<size_t>(i + 8)]);
+      }
+      std::string bytes;
+      uint64_t at = 0;
+      std::vector<std::string> e;
+      if (!blob(bytes, at, "stream node") || !listpack_items(bytes, at, e, "stream node")) {
+        return false;
+      }
+      if (e.empty()) {
+        return m_c.fail_at(at, "empty listpack inside stream");
+      }
+      size_t i = 0;
+      int64_t count = 0;
+      int64_t deleted = 0;
+      int64_t master_fields = 0;
+      if (!lp_int(e, i, count, at) || !lp_int(e, i, deleted, at) ||
+          !lp_int(e, i, master_fields, at)) {
+        return false;
+      }
+      if (count < 0 || deleted < 0 || master_fields < 0 ||
+          static_cast<uint64_t>(master_fields) > e.size() - i) {
+        return m_c.fail_at(at, "stream node: invalid master entry");
+      }
+      std::vector<std::string> fields(e.begin() + static_cast<std::ptrdiff_t>(i),
+                                      e.begin() + static_cast<std::ptrdiff_t>(i) + master_fields);
+      i += static_cast<size_t>(master_fields);
+      int64_t zero = 0;
+      if (!lp_int(e, i, zero, at) || zero != 0) {
+        return m_c.fail_at(at, "stream node: master entry not terminated by 0");
+      }
+      int64_t seen = 0;
+      while (i < e.size()) {
+        int64_t flags = 0;
+        int64_t ms_diff = 0;
+        int64_t seq_diff = 0;
+        if (!lp_int(e, i, flags, at) || !lp_int(e, i, ms_diff, at) || !lp_int(e, i, seq_diff, at)) {
+          return false;
+        }
+        RdbStreamEntry entry;
+        entry.id = {master.ms + static_cast<uint64_t>(ms_diff),
+                    master.seq + static_cast<uint64_t>(seq_diff)};
+        if ((flags & rdb::k_stream_item_samefields) != 0) {
+          if (fields.size() > e.size() - i) {
+            return m_c.fail_at(at, "stream node: entry runs past the listpack");
+          }
+          for (const std::string& f : fields) {
+            entry.fields.emplace_back(f, std::move(e[i++]));
+          }
+        } else {
+          int64_t nf = 0;
+          if (!lp_int(e, i, nf, at)) {
+            return false;
+          }
+          if (nf < 0 || static_cast<uint64_t>(nf) > (e.size() - i) / 2) {
+            return m_c.fail_at(at, "stream node: entry runs past the listpack");
+          }
+          for (int64_t k = 0; k < nf; ++k) {
+            std::string f = std::move(e[i++]);
+            entry.fields.emplace_back(std::move(f), std::move(e[i++]));
+          }
+        }
+        int64_t lp_count = 0;
+        if (!lp_int(e, i, lp_count, at)) {
+          return false;
+        }
+        if ((flags & rdb::k_stream_item_deleted) == 0) {
+          s.entries.push_back(std::move(entry));
+        }
+        ++seen;
+      }
+      if (seen != count + deleted) {
+        return m_c.fail_at(at, "stream node: " + std::to_string(seen) + " entries, header says " +
+                                   std::to_string(count + deleted));
+      }
+      if (n > 0 && !(prev_master.ms < master.ms ||
+                     (prev_master.ms == master.ms && prev_master.seq < master.seq))) {
+        return m_c.fail_at(key_at, "stream nodes out of order");
+      }
+      prev_master = master;
+    }
+    bool ok = m_c.length(s.length, "stream length") && m_c.length(s.last_id.ms, "stream last ID") &&
+              m_c.length(s.last_id.seq, "stream last ID");
+    if (!ok) {
+      return false;
+    }
+    if (type >= static_cast<uint8_t>(Type::stream_listpacks_2)) {
+      s.has_v2_metadata = true;
+      ok = m_c.length(s.first_id.ms, "stream first ID") &&
+           m_c.length(s.first_id.seq, "stream first ID") &&
+           m_c.length(s.max_deleted_id.ms, "stream max deleted ID") &&
+           m_c.length(s.max_deleted_id.seq, "stream max deleted ID") &&
+           m_c.length(s.entries_added, "stream entries added");
+      if (!ok) {
+        return false;
+      }
+    } else {
+      s.entries_added = s.length;
+      if (!s.entries.empty()) {
+        s.first_id = s.entries.front().id;
+      }
+    }
+    if (s.length != s.entries.size()) {
+      return m_c.fail("stream length " + std::to_string(s.length) + " but " +
+                      std::to_string(s.entries.size()) + " live entries");
+    }
+    uint64_t groups = 0;
+    if (!m_c.count(groups, "stream consumer groups", 3)) {
+      return false;
+    }
+    s.groups.resize(groups);
+    for (RdbStreamGroup& g : s.groups) {
+      if (!m_c.string(g.name, "consumer group name") ||
+          !m_c.length(g.last_delivered.ms, "group last ID") ||
+          !m_c.length(g.last_delivered.seq, "group last ID")) {
+        return false;
+      }
+      if (type >= static_cast<uint8_t>(Type::stream_listpacks_2)) {
+        uint64_t read = 0;
+        if (!m_c.length(read, "group entries read")) {
+          return false;
+        }
+        g.entries_read = static_cast<int64_t>(read);
+      }
+      uint64_t pel = 0;
+      if (!m_c.count(pel, "group pending entries", 17)) {
+        return false;
+      }
+      g.pending.resize(pel);
+      for (RdbStreamNack& nack : g.pending) {
+        uint64_t time = 0;
+        if (!m_c.uint_be(8, nack.id.ms, "pending ID") ||
+            !m_c.uint_be(8, nack.id.seq, "pending ID") ||
+            !m_c.uint_le(8, time, "pending delivery time") ||
+            !m_c.length(nack.delivery_count, "pending delivery count")) {
+          return false;
+        }
+        nack.delivery_time_ms = static_cast<int64_t>(time);
+      }
+      uint64_t consumers = 0;
+      if (!m_c.count(consumers, "group consumers", 10)) {
+        return false;
+      }
+      g.consumers.resize(consumers);
+      for (RdbStreamConsumer& con : g.consumers) {
+        uint64_t seen_time = 0;
+        if (!m_c.string(con.name, "consumer name") ||
+            !m_c.uint_le(8, seen_time, "consumer seen time")) {
+          return false;
+        }
+        con.seen_time_ms = static_cast<int64_t>(seen_time);
+        if (type >= static_cast<uint8_t>(Type::stream_listpacks_3)) {
+          uint64_t active = 0;
+          if (!m_c.uint_le(8, active, "consumer active time")) {
+            return false;
+          }
+          con.active_time_ms = static_cast<int64_t>(active);
+        }
+        uint64_t owned = 0;
+        if (!m_c.count(owned, "consumer pending entries", 16)) {
+          return false;
+        }
+        con.pending.resize(owned);
+        for (RdbStreamId& id : con.pending) {
+          uint64_t at = m_c.offset();
+          if (!m_c.uint_be(8, id.ms, "consumer pending ID") ||
+              !m_c.uint_be(8, id.seq, "consumer pending ID")) {
+            return false;
+          }
+          bool known = false;
+          for (const RdbStreamNack& nack : g.pending) {
+            known = known || nack.id == id;
+          }
+          if (!known) {
+            return m_c.fail_at(at, "consumer pending entry not in the group's pending list");
+          }
+        }
+      }
+    }
+    return true;
+  }
+
+  // Redis' EB_EXPIRE_TIME_MAX: field expiry times use 48 bits.
+  static constexpr uint64_t k_max_field_expire = (uint64_t{1} << 48) - 1;
+
+  Cursor& m_c;
+  const RdbReadOptions& m_options;
+};
+
+class FileReader {
+ public:
+  FileReader(std::string_view file, RdbVisitor& visitor, const RdbReadOptions& options)
+      : m_file(file), m_c(file, 0), m_visitor(visitor), m_options(options) {}
+
+  Expected<RdbSummary, RdbError> run() {
+    if (!header() || !body()) {
+      return Unexpected{m_c.take_error()};
+    }
+    return m_summary;
+  }
+
+ private:
+  bool header() {
+    std::string_view magic;
+    if (!m_c.bytes(9, magic, "the RDB header")) {
+      return false;
+    }
+    if (magic.substr(0, 6) == "VALKEY") {
+      // Valkey 9+ writes "VALKEY" and three digits, with types of its own (e.g. 22 as a
+      // hash with field TTLs), which this reader does not decode yet.
+      return m_c.fail_at(
+          6, "unsupported RDB version " + std::string(magic.substr(6)) + " (the Valkey 9+ format)");
+    }
+    if (magic.substr(0, 5) != "REDIS") {
+      return m_c.fail_at(0, "not an RDB file (no REDIS or VALKEY magic)");
+    }
+    int version = 0;
+    for (char ch : magic.substr(5)) {
+      if (ch < '0' || ch > '9') {
+        return m_c.fail_at(5, "invalid RDB version field '" + std::string(magic.substr(5)) + "'");
+      }
+      version = version * 10 + (ch - '0');
+    }
+    if (version < rdb::k_min_version || version > rdb::k_max_version) {
+      return m_c.fail_at(5, "unsupported RDB version " + std::to_string(version));
+    }
+    m_summary.version = version;
+    return true;
+  }
+
+  bool body() {
+    int64_t expire_ms = -1;
+    int64_t idle = -1;
+    int freq = -1;
+    uint64_t db = 0;
+    for (;;) {
+      uint64_t at = m_c.offset();
+      uint8_t t = 0;
+      if (!m_c.u8(t, "an opcode or value type")) {
+        return false;
+      }
+      uint64_t a = 0;
+      uint64_t b = 0;
+      uint64_t c = 0;
+      std::string s1;
+      std::string s2;
+      switch (t) {
+        case static_cast<uint8_t>(rdb::Opcode::eof):
+          return trailer();
+        case static_cast<uint8_t>(rdb::Opcode::aux):
+          if (!m_c.string(s1, "AUX name") || !m_c.string(s2, "AUX value"))
+            return false;
+          m_visitor.on_aux(s1, s2);
+          continue;
+        case static_cast<uint8_t>(rdb::Opcode::selectdb):
+          if (!m_c.length(db, "SELECTDB"))
+            return false;
+          m_visitor.on_select_db(db);
+          continue;
+        case static_cast<uint8_t>(rdb::Opcode::resizedb):
+          if (!m_c.length(a, "RESIZEDB") || !m_c.length(b, "RESIZEDB"))
+            return false;
+          m_visitor.on_resize_db(a, b);
+          continue;
+        case static_cast<uint8_t>(rdb::Opcode::expiretime):
+          if (!m_c.uint_le(4, a, "EXPIRETIME"))
+            return false;
+          expire_ms = static_cast<int64_t>(a) * 1000;
+          continue;
+        case static_cast<uint8_t>(rdb::Opcode::expiretime_ms):
+          if (!m_c.uint_le(8, a, "EXPIRETIME_MS"))
+            return false;
+          expire_ms = static_cast<int64_t>(a);
+          continue;
+        case static_cast<uint8_t>(rdb::Opcode::idle):
+          if (!m_c.length(a, "IDLE"))
+            return false;
+          idle = static_cast<int64_t>(a);
+          continue;
+        case static_cast<uint8_t>(rdb::Opcode::freq): {
+          uint8_t f = 0;
+          if (!m_c.u8(f, "FREQ"))
+            return false;
+          freq = f;
+          continue;
+        }
+        case static_cast<uint8_t>(rdb::Opcode::slot_info):
+          if (!m_c.length(a, "SLOT_INFO") || !m_c.length(b, "SLOT_INFO") ||
+              !m_c.length(c, "SLOT_INFO")) {
+            return false;
+          }
+          m_visitor.on_slot_info(a, b, c);
+          continue;
+        case static_cast<uint8_t>(rdb::Opcode::function2):
+          if (!m_c.string(s1, "FUNCTION2 library code"))
+            return false;
+          m_visitor.on_function(s1);
+          continue;
+        case static_cast<uint8_t>(rdb::Opcode::function_pre_ga):
+          return m_c.fail_at(at, "pre-release function format (opcode 246) is not supported");
+        case static_cast<uint8_t>(rdb::Opcode::module_aux):
+          if (!module_aux())
+            return false;
+          continue;
+        default:
+          break;
+      }
+      if (!rdb::is_object_type(t)) {
+        return m_c.fail_at(at, "unknown RDB opcode or value type " + std::to_string(t));
+      }
+      RdbKey key;
+      key.db = db;
+      key.offset = at;
+      key.expire_ms = expire_ms;
+      key.idle_s = idle;
+      key.freq = freq;
+      expire_ms = -1;
+      idle = -1;
+      freq = -1;
+      if (!m_c.string(key.key, "a key name")) {
+        return false;
+      }
+      uint64_t value_at = m_c.offset();
+      ValueDecoder decoder(m_c, m_options);
+      if (!decoder.decode(t, key.value)) {
+        return false;
+      }
+      key.value_bytes = m_c.offset() - value_at;
+      ++m_summary.keys;
+      if (!m_visitor.on_key(key)) {
+        m_summary.stopped = true;
+        m_summary.end_offset = m_c.offset();
+        return true;
+      }
+    }
+  }
+
+  bool module_aux() {
+    uint64_t id = 0;
+    uint64_t when_op = 0;
+    uint64_t when = 0;
+    if (!m_c.length(id, "module aux id") || !m_c.length(when_op, "module aux")) {
+      return false;
+    }
+    if (when_op != rdb::k_module_op_uint) {
+      return m_c.fail("module aux data: 'when' is not an unsigned integer");
+    }
+    if (!m_c.length(when, "module aux")) {
+      return false;
+    }
+    std::string name = module_type_name(id);
+    // Aux data only matters to its module: skipped whatever the options say.
+    if (!skip_module_data(m_c, "module aux data")) {
+      return false;
+    }
+    m_visitor.on_module_aux(name);
+    return true;
+  }
+
+  bool trailer() {
+    size_t body_end = m_c.pos();
+    if (m_summary.version >= rdb::k_first_checksum_version) {
+      m_summary.has_checksum = true;
+      if (!m_c.uint_le(8, m_summary.checksum, "the CRC64 checksum")) {
+        return false;
+      }
+      if (m_summary.checksum != 0 && m_options.verify_checksum) {
+        uint64_t computed = crc64(0, m_file.substr(0, body_end));
+        if (computed != m_summary.checksum) {
+          char buf[80];
+          std::snprintf(buf, sizeof buf, "wrong CRC64 checksum: stored %016llx, computed %016llx",
+                        static_cast<unsigned long long>(m_summary.checksum),
+                        static_cast<unsigned long long>(computed));
+          return m_c.fail_at(body_end, buf);
+        }
+        m_summary.checksum_verified = true;
+      }
+    }
+    m_summary.end_offset = m_c.offset();
+    return true;
+  }
+
+  std::string_view m_file;
+  Cursor m_c;
+  RdbVisitor& m_visitor;
+  const RdbReadOptions& m_options;
+  RdbSummary m_summary;
+};
+
+}  // namespace
+
+Expected<RdbSummary, RdbError> read_rdb(std::string_view file, RdbVisitor& visitor,
+                                        const RdbReadOptions& options) {
+  FileReader reader(file, visitor, options);
+  return reader.run();
+}
+
+Expected<RdbValue, RdbError> decode_rdb_value(uint8_t type, std::string_view bytes,
+                                              const RdbReadOptions& options) {
+  Cursor c(bytes, 0);
+  if (!rdb::is_object_type(type)) {
+    c.fail_at(0, "unknown value type " + std::to_string(type));
+    return Unexpected{c.take_error()};
+  }
+  RdbValue v;
+  ValueDecoder decoder(c, options);
+  if (!decoder.decode(type, v)) {
+    return Unexpected{c.take_error()};
+  }
+  if (c.remaining() != 0) {
+    c.fail(std::to_string(c.remaining()) + " bytes left after the value");
+    return Unexpected{c.take_error()};
+  }
+  return v;
+}
+
+}  // namespace keyshift::engine

@@ -1,0 +1,84 @@
+#pragma once
+
+#include "engine/persistence/rdb_value.hpp"
+#include "engine/util/expected.hpp"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace keyshift::engine {
+
+/// Why a file or payload could not be read: the byte offset and what was expected there.
+struct RdbError {
+  uint64_t offset = 0;
+  std::string message;
+};
+
+/// A key as read, with the metadata that preceded it.
+struct RdbKey {
+  uint64_t db = 0;
+  std::string key;
+  RdbValue value;
+  int64_t expire_ms = -1;    // absolute unix ms, -1 without a TTL
+  int64_t idle_s = -1;       // LRU idle seconds, -1 when absent
+  int freq = -1;             // LFU counter, -1 when absent
+  uint64_t offset = 0;       // where the key's type byte is
+  uint64_t value_bytes = 0;  // bytes the value took in the file
+};
+
+/// Receives what read_rdb finds, in file order. Defaults ignore everything but keys.
+class RdbVisitor {
+ public:
+  virtual ~RdbVisitor() = default;
+  /// An AUX field (redis-ver, ctime, used-mem, ...).
+  virtual void on_aux(std::string_view name, std::string_view value);
+  /// SELECTDB: the keys that follow belong to `db`.
+  virtual void on_select_db(uint64_t db);
+  /// RESIZEDB hint for the current database.
+  virtual void on_resize_db(uint64_t db_size, uint64_t expires_size);
+  /// SLOT_INFO (Redis 7.4 cluster files).
+  virtual void on_slot_info(uint64_t slot, uint64_t size, uint64_t expires_size);
+  /// A function library (FUNCTION2): its source code.
+  virtual void on_function(std::string_view code);
+  /// Module aux data of module `name`, skipped.
+  virtual void on_module_aux(std::string_view name);
+  /// A key. Its value may be moved from. Return false to stop reading (not an error).
+  virtual bool on_key(RdbKey& key) = 0;
+};
+
+/// How to read.
+struct RdbReadOptions {
+  /// Check the CRC64 trailer (a stored zero means the writer disabled it).
+  bool verify_checksum = true;
+  /// Skip module values (type 7) instead of failing; they are still reported to on_key
+  /// as RdbKind::module with the module's name.
+  bool skip_modules = false;
+};
+
+/// What read_rdb saw of the file as a whole.
+struct RdbSummary {
+  int version = 0;
+  uint64_t keys = 0;
+  bool has_checksum = false;  // version >= 5
+  uint64_t checksum = 0;      // as stored (0: disabled)
+  bool checksum_verified = false;
+  uint64_t end_offset = 0;  // just after the EOF opcode and checksum
+  bool stopped = false;     // the visitor asked to stop
+};
+
+/// Reads a whole RDB file held in memory (versions 1..12), calling `visitor` for each
+/// element. Lengths are never trusted: anything that would run past the end, overflow or
+/// contradict the format is an RdbError naming the offset.
+Expected<RdbSummary, RdbError> read_rdb(std::string_view file, RdbVisitor& visitor,
+                                        const RdbReadOptions& options = {});
+
+/// Decodes one value of object type `type` that fills `bytes` exactly (the body of a DUMP
+/// payload without its version and checksum).
+Expected<RdbValue, RdbError> decode_rdb_value(uint8_t type, std::string_view bytes,
+                                              const RdbReadOptions& options = {});
+
+/// The module type name (9 characters) of a 64-bit module id; `version` gets its low 10 bits.
+std::string module_type_name(uint64_t module_id, int* version = nullptr);
+
+}  // namespace keyshift::engine

@@ -1,0 +1,84 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+// Neutral values decoded from RDB: plain containers, independent of how the file encoded
+// them (zipmap, ziplist, listpack, intset, ...) and of the engine's own representation.
+namespace keyshift::engine {
+
+/// A stream ID.
+struct RdbStreamId {
+  uint64_t ms = 0;
+  uint64_t seq = 0;
+  friend bool operator==(const RdbStreamId&, const RdbStreamId&) = default;
+};
+
+/// One live stream entry: its ID and field/value pairs in entry order.
+struct RdbStreamEntry {
+  RdbStreamId id;
+  std::vector<std::pair<std::string, std::string>> fields;
+};
+
+/// A pending entry of a consumer group.
+struct RdbStreamNack {
+  RdbStreamId id;
+  int64_t delivery_time_ms = 0;
+  uint64_t delivery_count = 0;
+};
+
+/// A consumer of a group, with the IDs it owns in the group's PEL.
+struct RdbStreamConsumer {
+  std::string name;
+  int64_t seen_time_ms = 0;
+  int64_t active_time_ms = -1;  // -1: not in the file (types 15 and 19)
+  std::vector<RdbStreamId> pending;
+};
+
+/// A consumer group.
+struct RdbStreamGroup {
+  std::string name;
+  RdbStreamId last_delivered;
+  int64_t entries_read = -1;  // -1: not in the file (type 15)
+  std::vector<RdbStreamNack> pending;
+  std::vector<RdbStreamConsumer> consumers;
+};
+
+/// A whole stream.
+struct RdbStream {
+  std::vector<RdbStreamEntry> entries;
+  uint64_t length = 0;
+  RdbStreamId last_id;
+  RdbStreamId first_id;
+  RdbStreamId max_deleted_id;
+  uint64_t entries_added = 0;
+  bool has_v2_metadata = false;  // first/max-deleted/entries-added came from the file
+  std::vector<RdbStreamGroup> groups;
+};
+
+/// A hash field; `expire_ms` is -1 without a field TTL.
+struct RdbHashField {
+  std::string field;
+  std::string value;
+  int64_t expire_ms = -1;
+};
+
+/// What kind of value a key holds.
+enum class RdbKind : uint8_t { string, list, set, zset, hash, stream, module };
+
+/// One decoded value. Only the members of its kind are used.
+struct RdbValue {
+  RdbKind kind = RdbKind::string;
+  uint8_t rdb_type = 0;                              // the type byte in the file (rdb::Type)
+  std::string str;                                   // string
+  std::vector<std::string> items;                    // list (in order), set (members)
+  std::vector<std::pair<std::string, double>> zset;  // members and scores
+  std::vector<RdbHashField> hash;
+  RdbStream stream;
+  std::string module_name;  // module: the 9-character type name
+  int module_version = 0;
+};
+
+}  // namespace keyshift::engine

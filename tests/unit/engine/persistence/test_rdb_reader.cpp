@@ -1,0 +1,346 @@
+#include "tests/unit/engine/corpus_json.hpp"
+
+#include "engine/persistence/crc64.hpp"
+#include "engine/persistence/rdb_format.hpp"
+#include "engine/persistence/rdb_reader.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+using keyshift::engine::crc64;
+using keyshift::engine::decode_rdb_value;
+using keyshift::engine::RdbKey;
+using keyshift::engine::RdbKind;
+using keyshift::engine::RdbReadOptions;
+using keyshift::engine::RdbValue;
+using keyshift::engine::RdbVisitor;
+using keyshift::engine::read_rdb;
+using keyshift::test::decode_bytes;
+using keyshift::test::Json;
+using keyshift::test::JsonReader;
+using keyshift::test::read_file;
+
+namespace {
+
+const std::filesystem::path k_corpus = std::filesystem::path(KEYSHIFT_SHARED_DIR) / "corpus/rdb";
+
+/// Keeps every key read, and the module aux names.
+class Collect : public RdbVisitor {
+ public:
+  bool on_key(RdbKey& key) override {
+    keys.push_back(std::move(key));
+    return true;
+  }
+  void on_module_aux(std::string_view name) override { module_aux.emplace_back(name); }
+  void on_function(std::string_view code) override { functions.emplace_back(code); }
+  std::vector<RdbKey> keys;
+  std::vector<std::string> module_aux;
+  std::vector<std::string> functions;
+};
+
+std::string_view kind_name(RdbKind k) {
+  switch (k) {
+    case RdbKind::string:
+      return "string";
+    case RdbKind::list:
+      return "list";
+    case RdbKind::set:
+      return "set";
+    case RdbKind::zset:
+      return "zset";
+    case RdbKind::hash:
+      return "hash";
+    case RdbKind::stream:
+      return "stream";
+    case RdbKind::module:
+      return "module";
+  }
+  return "?";
+}
+
+std::string id_text(const keyshift::engine::RdbStreamId& id) {
+  return std::to_string(id.ms) + "-" + std::to_string(id.seq);
+}
+
+/// Compares a decoded value with the ground truth's "value"; counts what it could compare.
+void check_value(const Json& truth, const RdbKey& k, int& compared) {
+  const RdbValue& v = k.value;
+  const Json& value = truth.at("value");
+  std::string a;
+  std::string b;
+  switch (v.kind) {
+    case RdbKind::string:
+      if (decode_bytes(value, a)) {
+        CHECK(v.str == a);
+        ++compared;
+      }
+      return;
+    case RdbKind::list:
+    case RdbKind::set: {
+      std::vector<std::string> want;
+      for (const Json& e : value.items) {
+        if (!decode_bytes(e, a)) {
+          return;
+        }
+        want.push_back(a);
+      }
+      std::vector<std::string> got = v.items;
+      if (v.kind == RdbKind::set) {
+        std::sort(want.begin(), want.end());
+        std::sort(got.begin(), got.end());
+      }
+      CHECK(got == want);
+      ++compared;
+      return;
+    }
+    case RdbKind::zset: {
+      std::vector<std::pair<std::string, double>> want;
+      for (const Json& e : value.items) {
+        if (!decode_bytes(e.items.at(0), a)) {
+          return;
+        }
+        want.emplace_back(a, std::strtod(e.items.at(1).text.c_str(), nullptr));
+      }
+      auto got = v.zset;
+      std::sort(want.begin(), want.end());
+      std::sort(got.begin(), got.end());
+      CHECK(got == want);
+      ++compared;
+      return;
+    }
+    case RdbKind::hash: {
+      std::map<std::string, std::string> want;
+      for (const Json& e : value.items) {
+        if (!decode_bytes(e.items.at(0), a) || !decode_bytes(e.items.at(1), b)) {
+          return;
+        }
+        want[a] = b;
+      }
+      std::map<std::string, std::string> got;
+      std::map<std::string, int64_t> ttls;
+      for (const auto& f : v.hash) {
+        got[f.field] = f.value;
+        ttls[f.field] = f.expire_ms;
+      }
+      CHECK(got == want);
+      if (const Json* field_ttls = truth.find("field_ttls")) {
+        for (const Json& ft : field_ttls->items) {
+          REQUIRE(decode_bytes(ft.at("field"), a));
+          CAPTURE(a);
+          CHECK(ttls[a] == std::stoll(ft.at("hpexpiretime").text));
+        }
+      } else {
+        for (const auto& f : v.hash) {
+          CHECK(f.expire_ms == -1);
+        }
+      }
+      ++compared;
+      return;
+    }
+    case RdbKind::stream: {
+      const auto& s = v.stream;
+      CHECK(s.length == std::stoull(value.at("length").text));
+      CHECK(id_text(s.last_id) == value.at("last-generated-id").text);
+      CHECK(s.entries_added == std::stoull(value.at("entries-added").text));
+      CHECK(id_text(s.max_deleted_id) == value.at("max-deleted-entry-id").text);
+      const Json& entries = value.at("entries");
+      REQUIRE(entries.items.size() == s.entries.size());
+      for (size_t i = 0; i < s.entries.size(); ++i) {
+        const Json& e = entries.items[i];
+        CHECK(id_text(s.entries[i].id) == e.items.at(0).text);
+        const Json& fv = e.items.at(1);
+        REQUIRE(fv.items.size() == s.entries[i].fields.size() * 2);
+        for (size_t j = 0; j < s.entries[i].fields.size(); ++j) {
+          if (decode_bytes(fv.items[2 * j], a) && decode_bytes(fv.items[2 * j + 1], b)) {
+            CHECK(s.entries[i].fields[j].first == a);
+            CHECK(s.entries[i].fields[j].second == b);
+          }
+        }
+      }
+      ++compared;
+      return;
+    }
+    case RdbKind::module:
+      return;
+  }
+}
+
+/// The keys of the first server that loaded the file, or nullptr.
+const Json* loaded_keys(const Json& doc) {
+  for (const auto& [name, server] : doc.at("servers").fields) {
+    const Json* loaded = server.find("loaded");
+    const Json* keys = server.find("keys");
+    if (loaded != nullptr && loaded->text == "true" && keys != nullptr) {
+      return keys;
+    }
+  }
+  return nullptr;
+}
+
+std::vector<std::filesystem::path> corpus_files() {
+  std::vector<std::filesystem::path> files;
+  if (std::filesystem::exists(k_corpus)) {
+    for (const auto& entry : std::filesystem::directory_iterator(k_corpus)) {
+      if (entry.path().extension() == ".rdb") {
+        files.push_back(entry.path());
+      }
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+}  // namespace
+
+TEST_SUITE("engine::rdb_reader") {
+  TEST_CASE("crc64 gives the Jones check value and extends in pieces") {
+    CHECK(crc64(0, "123456789") == 0xe9c6d914c4b8d9caULL);
+    std::string data(1000, '\0');
+    for (size_t i = 0; i < data.size(); ++i) {
+      data[i] = static_cast<char>(i * 7 + 3);
+    }
+    uint64_t whole = crc64(0, data);
+    CHECK(crc64(crc64(0, std::string_view(data).substr(0, 333)),
+                std::string_view(data).substr(333)) == whole);
+  }
+
+  TEST_CASE("every corpus file a server loads is read with its ground truth's keys and values") {
+    auto files = corpus_files();
+    REQUIRE_MESSAGE(!files.empty(), "no RDB corpus at ", k_corpus.string());
+    int files_read = 0;
+    int values_compared = 0;
+    for (const auto& path : files) {
+      Json doc = JsonReader(read_file(path.string() + ".json")).parse();
+      const Json* truth_keys = loaded_keys(doc);
+      if (truth_keys == nullptr) {
+        continue;  // refused by every server: see the next test cases
+      }
+      CAPTURE(path.filename().string());
+      std::string bytes = read_file(path);
+      Collect got;
+      RdbReadOptions options;
+      options.skip_modules = true;
+      auto summary = read_rdb(bytes, got, options);
+      REQUIRE_MESSAGE(summary.has_value(), summary.error().message, " at offset ",
+                      summary.error().offset);
+      CHECK(summary->version == std::stoi(doc.at("rdb_version").text));
+      CHECK(summary->end_offset ==
+            bytes.size() - std::stoull(doc.at("structure").at("trailing_bytes").text));
+      ++files_read;
+      std::map<std::pair<uint64_t, std::string>, const RdbKey*> by_key;
+      for (const RdbKey& k : got.keys) {
+        by_key[{k.db, k.key}] = &k;
+      }
+      // Keys the server dropped on load (already expired) are in the file but not the truth.
+      CHECK(got.keys.size() >= truth_keys->items.size());
+      for (const Json& t : truth_keys->items) {
+        std::string key;
+        if (t.at("key_is_hex").text == "true") {
+          key = keyshift::test::from_hex(t.at("key").text);
+        } else if (!decode_bytes(t.at("key"), key)) {
+          continue;
+        }
+        CAPTURE(key);
+        auto it = by_key.find({std::stoull(t.at("db").text), key});
+        REQUIRE(it != by_key.end());
+        const RdbKey& k = *it->second;
+        CHECK(kind_name(k.value.kind) == t.at("type").text);
+        CHECK(k.expire_ms == std::stoll(t.at("pexpiretime").text));
+        check_value(t, k, values_compared);
+      }
+    }
+    MESSAGE("read ", files_read, " corpus files, compared ", values_compared, " values");
+    CHECK(files_read >= 50);
+  }
+
+  TEST_CASE("a module value stops the read unless module keys are skipped") {
+    std::string bytes = read_file(k_corpus / "rdbtools--redis_40_with_module.rdb");
+    Collect got;
+    auto failed = read_rdb(bytes, got);
+    REQUIRE_FALSE(failed.has_value());
+    CHECK(failed.error().message.find("ReJSON-RL") != std::string::npos);
+    Collect skipped;
+    RdbReadOptions options;
+    options.skip_modules = true;
+    auto ok = read_rdb(bytes, skipped, options);
+    REQUIRE(ok.has_value());
+    int modules = 0;
+    for (const RdbKey& k : skipped.keys) {
+      if (k.value.kind == RdbKind::module) {
+        ++modules;
+        CHECK(k.value.module_name == "ReJSON-RL");
+      }
+    }
+    CHECK(modules == 1);
+  }
+
+  TEST_CASE("files every server refuses fail with an offset and a reason") {
+    std::string corrupt = read_file(k_corpus / "redis-assets--corrupt_ziplist.rdb");
+    Collect got;
+    auto r = read_rdb(corrupt, got);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().message.find("ziplist") != std::string::npos);
+    CHECK(r.error().offset > 9);
+    std::string future = read_file(k_corpus / "valkey-fork--encodings-rdb987.rdb");
+    r = read_rdb(future, got);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().message == "unsupported RDB version 987 (the Valkey 9+ format)");
+    r = read_rdb("NOTANRDB0", got);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().message == "not an RDB file (no REDIS or VALKEY magic)");
+  }
+
+  TEST_CASE("truncation at every byte and flipped bytes fail cleanly") {
+    std::string bytes = read_file(k_corpus / "valkey8-expire-multidb.rdb");
+    for (size_t n = 0; n < bytes.size(); ++n) {
+      Collect got;
+      auto r = read_rdb(std::string_view(bytes).substr(0, n), got);
+      CAPTURE(n);
+      REQUIRE_FALSE(r.has_value());
+      CHECK(r.error().offset <= n);
+    }
+    // With the checksum on, any flipped byte is caught (by a decoder or by the CRC).
+    for (size_t i = 9; i < bytes.size(); i += 7) {
+      std::string bad = bytes;
+      bad[i] = static_cast<char>(bad[i] ^ 0x5A);
+      Collect got;
+      CAPTURE(i);
+      CHECK_FALSE(read_rdb(bad, got).has_value());
+    }
+  }
+
+  TEST_CASE("a checksum of zero means the writer disabled it") {
+    std::string bytes = read_file(k_corpus / "valkey8-strings-nolzf-nocrc.rdb");
+    Collect got;
+    auto r = read_rdb(bytes, got);
+    REQUIRE(r.has_value());
+    CHECK(r->checksum == 0);
+    CHECK_FALSE(r->checksum_verified);
+    CHECK(got.keys.size() == 50);
+  }
+
+  TEST_CASE("a hostile length is refused before anything is allocated") {
+    // A list claiming 2^62 elements, and an LZF string claiming 1 GiB from 3 bytes.
+    const char list_bytes[] = {'\x81', '\x40', 0, 0, 0, 0, 0, 0, 0};
+    auto r = decode_rdb_value(1, std::string_view(list_bytes, sizeof list_bytes));
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().message.find("implausible count") != std::string::npos);
+    const char lzf_bytes[] = {'\xc3', '\x03', '\x80', '\x40', 0, 0, 0, 'a', 'b', 'c'};
+    r = decode_rdb_value(0, std::string_view(lzf_bytes, sizeof lzf_bytes));
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().message.find("LZF length") != std::string::npos);
+    r = decode_rdb_value(0, "\x05hello");
+    REQUIRE(r.has_value());
+    CHECK(r->str == "hello");
+    r = decode_rdb_value(0, "\x05hello!");
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().message == "1 bytes left after the value");
+  }
+}
