@@ -2,6 +2,8 @@
 #include "cli/subcommands.hpp"
 #include "cli/user_error.hpp"
 #include "engine/engine.hpp"
+#include "engine/persistence/mapped_file.hpp"
+#include "engine/persistence/rdb_load.hpp"
 #include "engine/server/config_file.hpp"
 #include "engine/server/config_table.hpp"
 #include "engine/server/log.hpp"
@@ -13,7 +15,9 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <iterator>
 #include <string>
@@ -67,6 +71,33 @@ engine::EngineConfig load(const ServeOptions& opts, std::vector<std::string>& wa
   return config;
 }
 
+/// Loads dir/dbfilename as valkey-server does at start; a file that cannot be loaded stops
+/// the server (starting empty would lose the data at the next save).
+void load_dataset(engine::Engine& eng, const engine::EngineConfig& config, engine::Logger& log) {
+  std::filesystem::path path = std::filesystem::path(config.dir) / config.dbfilename;
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    return;
+  }
+  auto start = std::chrono::steady_clock::now();
+  auto file = engine::MappedFile::open(path.string());
+  if (!file) {
+    log.warning(fmt::format("Fatal error loading the DB: {}. Exiting.", file.error()));
+    throw UserError(fmt::format("cannot load {}", file.error()), 1);
+  }
+  auto stats = engine::load_rdb(eng, file->data());
+  if (!stats) {
+    std::string what = fmt::format("{}: error at byte {}: {}", path.string(), stats.error().offset,
+                                   stats.error().message);
+    log.warning(fmt::format("Fatal error loading the DB: {}. Exiting.", what));
+    throw UserError(what, 1);
+  }
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  log.notice(fmt::format("Done loading RDB, keys loaded: {}, keys expired: {}.", stats->keys_loaded,
+                         stats->expired_skipped));
+  log.notice(fmt::format("DB loaded from disk: {:.3f} seconds", secs));
+}
+
 void run_serve(const ServeOptions& opts) {
   std::vector<std::string> warnings;
   engine::EngineConfig config = load(opts, warnings);
@@ -87,6 +118,7 @@ void run_serve(const ServeOptions& opts) {
   engine::SystemClock clock;
   engine::Engine eng(config, clock);
   eng.identity().executable = "keyshift";
+  load_dataset(eng, config, log);
   engine::Server server(eng, log);
   std::string err = server.listen();
   if (!err.empty()) {

@@ -799,11 +799,17 @@ class ValueDecoder {
       if (bytes.empty()) {
         return m_c.fail_at(at, "empty quicklist node");
       }
+      size_t before = v.items.size();
       if (container == rdb::k_container_plain) {
         v.items.push_back(std::move(bytes));
       } else if (!(v2 ? listpack_items(bytes, at, v.items, "quicklist node")
                       : ziplist_items(bytes, at, v.items, "quicklist node"))) {
         return false;
+      }
+      // Empty packed nodes are dropped, as Valkey does on load.
+      if (v.items.size() > before) {
+        v.list_nodes.push_back(
+            {static_cast<uint32_t>(v.items.size() - before), container == rdb::k_container_plain});
       }
     }
     return true;

@@ -65,6 +65,13 @@ struct RdbHashField {
   int64_t expire_ms = -1;
 };
 
+/// A quicklist node as stored: how many of the list's elements it holds, and whether it is
+/// a plain node (one large element stored as is). Valkey keeps the stored node boundaries.
+struct RdbListNode {
+  uint32_t count = 0;
+  bool plain = false;
+};
+
 /// What kind of value a key holds.
 enum class RdbKind : uint8_t { string, list, set, zset, hash, stream, module };
 
@@ -74,6 +81,7 @@ struct RdbValue {
   uint8_t rdb_type = 0;                              // the type byte in the file (rdb::Type)
   std::string str;                                   // string
   std::vector<std::string> items;                    // list (in order), set (members)
+  std::vector<RdbListNode> list_nodes;               // quicklist types (14, 18): the stored nodes
   std::vector<std::pair<std::string, double>> zset;  // members and scores
   std::vector<RdbHashField> hash;
   RdbStream stream;

@@ -6,8 +6,10 @@ redis-benchmark and raw sockets. Where a behaviour is the same on Debian's redis
 Run: KEYSHIFT_BIN=build/keyshift /usr/bin/python3 tests/integration/test_serve.py [NAME...]
 """
 
+import json
 import os
 import re
+import shutil
 import signal
 import socket
 import stat
@@ -18,7 +20,7 @@ import time
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (HOST, ConnectionClosed, Err, Map, encode_command,  # noqa: E402
+from harness import (HOST, ConnectionClosed, Err, Map, Skip, encode_command,  # noqa: E402
                      ensure_tools, eq, free_port, keyshift_bin, ok, redis_module, render,
                      run_tests, test)
 
@@ -643,6 +645,50 @@ def maxmemory_noeviction_refuses_writes_and_serves_reads(h):
         eq({r for r, _ in replies(c, first_oom)}, {b":1\r\n"}, "DEL works over the limit")
         eq(c.command("SET", "ne:after", "x")[0], b"+OK\r\n", "SET works after freeing memory")
 
+
+# ---------------------------------------------------------------------------------------
+# Loading dir/dbfilename at start.
+# ---------------------------------------------------------------------------------------
+
+CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared",
+                      "corpus", "rdb")
+
+
+def corpus_file(name):
+    path = os.path.join(CORPUS, name)
+    if not os.path.exists(path):
+        raise Skip("no RDB corpus at %s" % CORPUS)
+    return path
+
+
+@test
+def serve_loads_dump_rdb_from_dir_with_valkeys_digest(h):
+    src = corpus_file("valkey8-hashes.rdb")
+    with open(src + ".json") as f:
+        truth = json.load(f)["servers"]["valkey-8.0.1"]
+    d = h.path("rdb-dir")
+    os.makedirs(d, exist_ok=True)
+    shutil.copy(src, os.path.join(d, "data.rdb"))
+    srv = h.keyshift("--dir", d, "--dbfilename", "data.rdb", "--enable-debug-command", "yes",
+                     name="ks-load")
+    with srv.conn() as c:
+        eq(c.command("DBSIZE")[1], truth["total_keys"], "DBSIZE after loading")
+        eq(c.command("DEBUG", "DIGEST")[1].decode(), truth["digest"], "DEBUG DIGEST")
+
+
+@test
+def serve_refuses_to_start_on_a_corrupt_dump_naming_file_and_offset(h):
+    d = h.path("bad-rdb-dir")
+    os.makedirs(d, exist_ok=True)
+    shutil.copy(corpus_file("redis-assets--corrupt_ziplist.rdb"), os.path.join(d, "dump.rdb"))
+    p = subprocess.run([keyshift_bin(), "serve", "--port", str(free_port()), "--bind", HOST,
+                        "--dir", d], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       timeout=30)
+    out = p.stdout.decode("utf-8", "replace")
+    eq(p.returncode, 1, "serve on a corrupt dump.rdb; output:\n%s" % out)
+    ok(os.path.join(d, "dump.rdb") in out, "the message names the file:\n%s" % out)
+    ok(re.search(r"error at byte \d+: .*ziplist", out) is not None,
+       "the message gives the offset and what is wrong:\n%s" % out)
 
 if __name__ == "__main__":
     run_tests()

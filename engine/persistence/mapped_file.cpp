@@ -1,0 +1,62 @@
+#include "engine/persistence/mapped_file.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+namespace keyshift::engine {
+
+Expected<MappedFile, std::string> MappedFile::open(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return Unexpected{path + ": " + std::strerror(errno)};
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    std::string err = path + ": " + std::strerror(errno);
+    ::close(fd);
+    return Unexpected{err};
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Unexpected{path + ": not a regular file"};
+  }
+  auto size = static_cast<size_t>(st.st_size);
+  if (size == 0) {
+    ::close(fd);
+    return MappedFile(nullptr, 0);  // mmap refuses empty files; an empty view is enough
+  }
+  void* addr = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  int saved = errno;
+  ::close(fd);
+  if (addr == MAP_FAILED) {
+    return Unexpected{path + ": " + std::strerror(saved)};
+  }
+  ::madvise(addr, size, MADV_SEQUENTIAL);
+  return MappedFile(addr, size);
+}
+
+MappedFile::MappedFile(MappedFile&& other) noexcept
+    : m_addr(std::exchange(other.m_addr, nullptr)), m_size(std::exchange(other.m_size, 0)) {}
+
+MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
+  if (this != &other) {
+    this->~MappedFile();
+    m_addr = std::exchange(other.m_addr, nullptr);
+    m_size = std::exchange(other.m_size, 0);
+  }
+  return *this;
+}
+
+MappedFile::~MappedFile() {
+  if (m_addr != nullptr && m_size != 0) {
+    ::munmap(m_addr, m_size);
+  }
+}
+
+}  // namespace keyshift::engine

@@ -1,0 +1,33 @@
+#pragma once
+
+#include "engine/util/expected.hpp"
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace keyshift::engine {
+
+/// A whole file mapped read-only into memory (RDB files are read in place: the page cache
+/// holds them, not the heap).
+class MappedFile {
+ public:
+  /// Maps `path`; the error names the file and the system's reason.
+  static Expected<MappedFile, std::string> open(const std::string& path);
+
+  MappedFile(MappedFile&& other) noexcept;
+  MappedFile& operator=(MappedFile&& other) noexcept;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  ~MappedFile();
+
+  /// The file's bytes.
+  std::string_view data() const { return {static_cast<const char*>(m_addr), m_size}; }
+
+ private:
+  MappedFile(void* addr, size_t size) : m_addr(addr), m_size(size) {}
+  void* m_addr = nullptr;
+  size_t m_size = 0;
+};
+
+}  // namespace keyshift::engine
