@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
-#include <vector>
 
 namespace keyshift::engine {
 
@@ -16,6 +15,10 @@ namespace keyshift::engine {
 ///
 /// Every integer uses the width of the widest one ever inserted: inserting a wider value
 /// upgrades the whole blob, and removals never downgrade it (as Valkey).
+///
+/// The holder is one pointer to the heap blob, so a small set pays 8 bytes for it; the
+/// capacity is the allocator's usable size. An empty set holds no blob (and reads as a
+/// 2-byte encoding).
 class Intset {
  public:
   /// Size of the blob header.
@@ -23,8 +26,15 @@ class Intset {
   /// Most members an intset may hold (Valkey limits intsets to 2^30 entries).
   static constexpr size_t k_max_entries = size_t{1} << 30;
 
-  /// An empty set with 2-byte encoding.
-  Intset();
+  /// An empty set with 2-byte encoding (no blob).
+  Intset() = default;
+  ~Intset();
+  /// A deep copy of the blob, sized exactly.
+  Intset(const Intset& other);
+  Intset& operator=(const Intset& other);
+  /// Takes the blob; `other` becomes empty.
+  Intset(Intset&& other) noexcept : m_blob(other.m_blob) { other.m_blob = nullptr; }
+  Intset& operator=(Intset&& other) noexcept;
 
   /// Adopts a blob (from RDB) after checking it; nullopt if malformed. With `deep` the
   /// ordering and uniqueness of the integers are checked too.
@@ -35,14 +45,12 @@ class Intset {
   static uint32_t width_for(int64_t value);
 
   /// The blob in Valkey's format.
-  std::string_view blob() const {
-    return {reinterpret_cast<const char*>(m_blob.data()), m_blob.size()};
-  }
+  std::string_view blob() const;
   /// Number of integers.
-  uint32_t size() const { return read_u32(4); }
+  uint32_t size() const { return m_blob == nullptr ? 0 : read_u32(4); }
   bool empty() const { return size() == 0; }
   /// Current width of each integer in bytes (2, 4 or 8).
-  uint32_t encoding() const { return read_u32(0); }
+  uint32_t encoding() const { return m_blob == nullptr ? 2 : read_u32(0); }
 
   /// Inserts `value`; false if it was already present.
   bool insert(int64_t value);
@@ -56,12 +64,12 @@ class Intset {
   int64_t min() const { return at(0); }
   int64_t max() const { return at(size() - 1); }
 
-  /// Bytes allocated for the blob (for memory accounting).
-  size_t bytes() const { return m_blob.capacity(); }
+  /// Bytes allocated for the blob (for memory accounting): its usable size.
+  size_t bytes() const;
   /// Releases spare capacity.
-  void shrink_to_fit() { m_blob.shrink_to_fit(); }
+  void shrink_to_fit();
   /// Reserves room for `n` integers of the current width.
-  void reserve(size_t n) { m_blob.reserve(k_header_size + n * encoding()); }
+  void reserve(size_t n);
 
  private:
   uint32_t read_u32(size_t offset) const;
@@ -72,8 +80,13 @@ class Intset {
   bool search(int64_t value, uint32_t& pos) const;
   /// Rewrites every integer at `width` and adds `value` at the front or back.
   void upgrade_and_add(int64_t value, uint32_t width);
+  /// Byte size of the blob's contents (header and integers).
+  size_t blob_size() const { return k_header_size + size_t{size()} * encoding(); }
+  /// Makes the block hold at least `n` bytes, growing with modest headroom; creates an
+  /// empty 2-byte header first when there is no blob.
+  void grow_to(size_t n);
 
-  std::vector<uint8_t> m_blob;
+  uint8_t* m_blob = nullptr;  // Valkey-format blob, or null when empty
 };
 
 }  // namespace keyshift::engine

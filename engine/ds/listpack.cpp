@@ -1,9 +1,12 @@
 #include "engine/ds/listpack.hpp"
 
+#include "engine/util/memory.hpp"
 #include "engine/util/strconv.hpp"
 
 #include <cassert>
 #include <cstring>
+#include <string>
+#include <utility>
 
 namespace keyshift::engine {
 namespace {
@@ -275,9 +278,33 @@ LpCheck validate_listpack(std::string_view bytes, bool deep) {
 
 // --- Listpack -----------------------------------------------------------------------------
 
-Listpack::Listpack() : m_buf(k_header_size + 1, 0) {
-  m_buf[k_header_size] = k_eof;
-  set_header();
+Listpack::~Listpack() {
+  MemoryCounter::raw_deallocate(m_lp);
+}
+
+Listpack::Listpack(const Listpack& other) {
+  if (other.m_lp != nullptr) {
+    size_t n = other.total();
+    m_lp = static_cast<uint8_t*>(MemoryCounter::raw_allocate(n));
+    std::memcpy(m_lp, other.m_lp, n);
+  }
+}
+
+Listpack& Listpack::operator=(const Listpack& other) {
+  if (this != &other) {
+    Listpack copy(other);
+    *this = std::move(copy);
+  }
+  return *this;
+}
+
+Listpack& Listpack::operator=(Listpack&& other) noexcept {
+  if (this != &other) {
+    MemoryCounter::raw_deallocate(m_lp);
+    m_lp = other.m_lp;
+    other.m_lp = nullptr;
+  }
+  return *this;
 }
 
 bool Listpack::adopt(std::string_view bytes, Listpack& out, LpCheck* check) {
@@ -288,70 +315,168 @@ bool Listpack::adopt(std::string_view bytes, Listpack& out, LpCheck* check) {
   if (!c.ok) {
     return false;
   }
-  out.m_buf.assign(bytes.begin(), bytes.end());
-  out.m_count = c.count;
-  out.set_header();  // an "unknown" count becomes exact when it fits
+  out = from_trusted(bytes, c.count);  // an "unknown" count becomes exact when it fits
   return true;
 }
 
 Listpack Listpack::from_trusted(std::string_view bytes, size_t count) {
   Listpack lp;
-  lp.m_buf.assign(bytes.begin(), bytes.end());
-  lp.m_count = count;
-  lp.set_header();
+  if (count == 0) {
+    return lp;
+  }
+  lp.m_lp = static_cast<uint8_t*>(MemoryCounter::raw_allocate(bytes.size()));
+  std::memcpy(lp.m_lp, bytes.data(), bytes.size());
+  write_le(lp.m_lp + 4, count < k_count_unknown ? count : k_count_unknown, 2);
   return lp;
 }
 
+size_t Listpack::total() const {
+  return static_cast<size_t>(read_le(m_lp, 4));
+}
+
+uint16_t Listpack::header_count() const {
+  return static_cast<uint16_t>(read_le(m_lp + 4, 2));
+}
+
+size_t Listpack::size() const {
+  if (m_lp == nullptr) {
+    return 0;
+  }
+  uint16_t c = header_count();
+  if (c != k_count_unknown) {
+    return c;
+  }
+  // As Valkey's lpLength: a count too large for the header is found by walking.
+  size_t n = 0;
+  for (Pos p = first(); p != k_none; p = next(p)) {
+    ++n;
+  }
+  return n;
+}
+
+std::string_view Listpack::data() const {
+  static constexpr char k_empty[] = {k_header_size + 1, 0, 0, 0, 0, 0, static_cast<char>(k_eof)};
+  if (m_lp == nullptr) {
+    return {k_empty, sizeof(k_empty)};
+  }
+  return {reinterpret_cast<const char*>(m_lp), total()};
+}
+
+size_t Listpack::bytes() const {
+  return m_lp == nullptr ? 0 : MemoryCounter::usable_size(m_lp);
+}
+
+void Listpack::shrink_to_fit() {
+  if (m_lp == nullptr) {
+    return;
+  }
+  size_t n = total();
+  size_t have = MemoryCounter::usable_size(m_lp);
+  if (have == n) {
+    return;
+  }
+  // realloc keeps a block that shrinks by less than half, so copy into an exact one and
+  // keep whichever is smaller.
+  auto* exact = static_cast<uint8_t*>(MemoryCounter::raw_allocate(n));
+  if (MemoryCounter::usable_size(exact) >= have) {
+    MemoryCounter::raw_deallocate(exact);
+    return;
+  }
+  std::memcpy(exact, m_lp, n);
+  MemoryCounter::raw_deallocate(m_lp);
+  m_lp = exact;
+}
+
+void Listpack::materialize() {
+  if (m_lp != nullptr) {
+    return;
+  }
+  m_lp = static_cast<uint8_t*>(MemoryCounter::raw_allocate(k_header_size + 1));
+  write_le(m_lp, k_header_size + 1, 4);
+  write_le(m_lp + 4, 0, 2);
+  m_lp[k_header_size] = k_eof;
+}
+
+void Listpack::resize(size_t new_total) {
+  size_t have = MemoryCounter::usable_size(m_lp);
+  if (new_total > have) {
+    // An eighth of headroom: appends stay amortized O(1) without doubling the memory.
+    m_lp =
+        static_cast<uint8_t*>(MemoryCounter::raw_reallocate(m_lp, new_total + new_total / 8 + 16));
+  } else if (have > 2 * new_total + 64) {
+    // Give memory back once most of the block is unused (after pops, trims, merges).
+    m_lp = static_cast<uint8_t*>(MemoryCounter::raw_reallocate(m_lp, new_total));
+  }
+}
+
+void Listpack::update_header(size_t new_total, int64_t delta) {
+  uint16_t c = header_count();
+  size_t count = 0;
+  if (c != k_count_unknown) {
+    count = static_cast<size_t>(static_cast<int64_t>(c) + delta);
+  } else if (delta < 0) {
+    // Below 65535 elements the header holds the exact count again: walk once to find it.
+    write_le(m_lp, new_total, 4);
+    write_le(m_lp + 4, 0, 2);  // placeholder: the walk needs only the terminator
+    for (Pos p = first(); p != k_none && m_lp[p] != k_eof; p += entry_size(p)) {
+      ++count;
+    }
+  } else {
+    count = k_count_unknown;
+  }
+  if (count == 0) {
+    MemoryCounter::raw_deallocate(m_lp);
+    m_lp = nullptr;
+    return;
+  }
+  write_le(m_lp, new_total, 4);
+  write_le(m_lp + 4, count < k_count_unknown ? count : k_count_unknown, 2);
+}
+
+void Listpack::insert_raw(Pos at, const uint8_t* src, size_t n, size_t count) {
+  size_t old_total = total();
+  resize(old_total + n);
+  std::memmove(m_lp + at + n, m_lp + at, old_total - at);
+  std::memcpy(m_lp + at, src, n);
+  update_header(old_total + n, static_cast<int64_t>(count));
+}
+
 void Listpack::append_all(const Listpack& other) {
-  auto from = other.m_buf.begin() + k_header_size;
-  auto to = other.m_buf.end() - 1;
-  grow(static_cast<size_t>(to - from));
-  m_buf.insert(m_buf.end() - 1, from, to);
-  m_count += other.m_count;
-  set_header();
+  if (other.m_lp == nullptr) {
+    return;
+  }
+  materialize();
+  size_t n = other.total() - k_header_size - 1;
+  // `other` may be this listpack: copy its entries aside before the block moves.
+  std::string tmp(reinterpret_cast<const char*>(other.m_lp) + k_header_size, n);
+  insert_raw(total() - 1, reinterpret_cast<const uint8_t*>(tmp.data()), n, other.size());
 }
 
 void Listpack::prepend_all(const Listpack& other) {
-  auto from = other.m_buf.begin() + k_header_size;
-  auto to = other.m_buf.end() - 1;
-  grow(static_cast<size_t>(to - from));
-  m_buf.insert(m_buf.begin() + k_header_size, from, to);
-  m_count += other.m_count;
-  set_header();
-}
-
-void Listpack::grow(size_t extra) {
-  size_t need = m_buf.size() + extra;
-  if (need > m_buf.capacity()) {
-    // An eighth of headroom: appends stay amortized O(1) without doubling the memory.
-    m_buf.reserve(need + need / 8 + 16);
+  if (other.m_lp == nullptr) {
+    return;
   }
-}
-
-void Listpack::set_header() {
-  // Give memory back once most of the buffer is unused (after pops, trims, merges).
-  if (m_buf.capacity() > 2 * m_buf.size() + 64) {
-    m_buf.shrink_to_fit();
-  }
-  write_le(m_buf.data(), m_buf.size(), 4);
-  write_le(m_buf.data() + 4, m_count < k_count_unknown ? m_count : k_count_unknown, 2);
+  materialize();
+  size_t n = other.total() - k_header_size - 1;
+  std::string tmp(reinterpret_cast<const char*>(other.m_lp) + k_header_size, n);
+  insert_raw(k_header_size, reinterpret_cast<const uint8_t*>(tmp.data()), n, other.size());
 }
 
 size_t Listpack::entry_size(Pos p) const {
-  uint64_t payload = payload_at(m_buf.data() + p);
+  uint64_t payload = payload_at(m_lp + p);
   return static_cast<size_t>(payload + backlen_size(payload));
 }
 
 Listpack::Pos Listpack::last() const {
-  if (m_count == 0) {
+  if (m_lp == nullptr) {
     return k_none;
   }
-  return prev(m_buf.size() - 1);
+  return prev(total() - 1);
 }
 
 Listpack::Pos Listpack::next(Pos p) const {
   Pos n = p + entry_size(p);
-  return m_buf[n] == k_eof ? k_none : n;
+  return m_lp[n] == k_eof ? k_none : n;
 }
 
 Listpack::Pos Listpack::prev(Pos p) const {
@@ -359,12 +484,12 @@ Listpack::Pos Listpack::prev(Pos p) const {
     return k_none;
   }
   size_t used = 0;
-  uint64_t payload = read_backlen(m_buf.data() + p - 1, m_buf.data(), used);
+  uint64_t payload = read_backlen(m_lp + p - 1, m_lp, used);
   return p - used - static_cast<size_t>(payload);
 }
 
 Listpack::Pos Listpack::seek(int64_t index) const {
-  int64_t n = static_cast<int64_t>(m_count);
+  int64_t n = static_cast<int64_t>(size());
   if (index < 0) {
     index += n;
   }
@@ -387,7 +512,7 @@ Listpack::Pos Listpack::seek(int64_t index) const {
 }
 
 LpValue Listpack::get(Pos p) const {
-  const uint8_t* e = m_buf.data() + p;
+  const uint8_t* e = m_lp + p;
   uint8_t b0 = e[0];
   if ((b0 & 0x80) == 0) {
     return LpValue::of_int(b0 & 0x7F);
@@ -486,25 +611,24 @@ void Listpack::write_entry(uint8_t* dst, const LpValue& v, size_t payload) {
 
 Listpack::Pos Listpack::insert_at(Pos at, const LpValue& v) {
   size_t payload = payload_size(v);
-  size_t total = payload + backlen_size(payload);
-  // The value may view this listpack's own bytes: encode it aside before moving them.
-  if (!v.is_int() && !v.str().empty()) {
+  size_t total_size = payload + backlen_size(payload);
+  // The value may view this listpack's own bytes, which the resize may move: encode it
+  // aside first in that case.
+  if (!v.is_int() && !v.str().empty() && m_lp != nullptr) {
     const auto* s = reinterpret_cast<const uint8_t*>(v.str().data());
-    if (s >= m_buf.data() && s < m_buf.data() + m_buf.size()) {
-      std::vector<uint8_t> tmp(total);
-      write_entry(tmp.data(), v, payload);
-      grow(total);
-      m_buf.insert(m_buf.begin() + static_cast<ptrdiff_t>(at), tmp.begin(), tmp.end());
-      ++m_count;
-      set_header();
+    if (s >= m_lp && s < m_lp + total()) {
+      std::string tmp(total_size, '\0');
+      write_entry(reinterpret_cast<uint8_t*>(tmp.data()), v, payload);
+      insert_raw(at, reinterpret_cast<const uint8_t*>(tmp.data()), total_size, 1);
       return at;
     }
   }
-  grow(total);
-  m_buf.insert(m_buf.begin() + static_cast<ptrdiff_t>(at), total, 0);
-  write_entry(m_buf.data() + at, v, payload);
-  ++m_count;
-  set_header();
+  materialize();
+  size_t old_total = total();
+  resize(old_total + total_size);
+  std::memmove(m_lp + at + total_size, m_lp + at, old_total - at);
+  write_entry(m_lp + at, v, payload);
+  update_header(old_total + total_size, 1);
   return at;
 }
 
@@ -515,7 +639,7 @@ Listpack::Pos Listpack::append(int64_t v) {
   return append(LpValue::of_int(v));
 }
 Listpack::Pos Listpack::append(const LpValue& v) {
-  return insert_at(m_buf.size() - 1, v);
+  return insert_at(m_lp == nullptr ? k_header_size : total() - 1, v);
 }
 Listpack::Pos Listpack::prepend(std::string_view s) {
   return prepend(encode_arg(s));
@@ -533,27 +657,28 @@ Listpack::Pos Listpack::insert_after(Pos p, const LpValue& v) {
 }
 
 Listpack::Pos Listpack::replace(Pos p, const LpValue& v) {
-  size_t payload = payload_size(v);
-  size_t total = payload + backlen_size(payload);
-  size_t old_total = entry_size(p);
   if (!v.is_int() && !v.str().empty()) {
     const auto* s = reinterpret_cast<const uint8_t*>(v.str().data());
-    if (s >= m_buf.data() && s < m_buf.data() + m_buf.size()) {
+    if (s >= m_lp && s < m_lp + total()) {
       std::string copy(v.str());
       return replace(p, LpValue::of_str(copy));
     }
   }
-  if (total > old_total) {
-    grow(total - old_total);
+  size_t payload = payload_size(v);
+  size_t new_entry = payload + backlen_size(payload);
+  size_t old_entry = entry_size(p);
+  size_t old_total = total();
+  size_t new_total = old_total - old_entry + new_entry;
+  size_t tail = old_total - p - old_entry;
+  if (new_entry > old_entry) {
+    resize(new_total);
+    std::memmove(m_lp + p + new_entry, m_lp + p + old_entry, tail);
+  } else if (new_entry < old_entry) {
+    std::memmove(m_lp + p + new_entry, m_lp + p + old_entry, tail);
+    resize(new_total);
   }
-  auto it = m_buf.begin() + static_cast<ptrdiff_t>(p);
-  if (total > old_total) {
-    m_buf.insert(it, total - old_total, 0);
-  } else if (total < old_total) {
-    m_buf.erase(it, it + static_cast<ptrdiff_t>(old_total - total));
-  }
-  write_entry(m_buf.data() + p, v, payload);
-  set_header();
+  write_entry(m_lp + p, v, payload);
+  update_header(new_total, 0);
   return p;
 }
 
@@ -564,19 +689,20 @@ Listpack::Pos Listpack::erase(Pos p) {
 Listpack::Pos Listpack::erase(Pos p, size_t count) {
   Pos end = p;
   size_t removed = 0;
-  while (removed < count && m_buf[end] != k_eof) {
+  while (removed < count && m_lp[end] != k_eof) {
     end += entry_size(end);
     ++removed;
   }
-  m_buf.erase(m_buf.begin() + static_cast<ptrdiff_t>(p),
-              m_buf.begin() + static_cast<ptrdiff_t>(end));
-  m_count -= removed;
-  set_header();
-  return m_buf[p] == k_eof ? k_none : p;
+  size_t old_total = total();
+  std::memmove(m_lp + p, m_lp + end, old_total - end);
+  size_t new_total = old_total - (end - p);
+  resize(new_total);
+  update_header(new_total, -static_cast<int64_t>(removed));
+  return m_lp == nullptr || m_lp[p] == k_eof ? k_none : p;
 }
 
 void Listpack::erase_range(int64_t index, size_t count) {
-  int64_t n = static_cast<int64_t>(m_count);
+  int64_t n = static_cast<int64_t>(size());
   if (index < 0) {
     index += n;
   }
@@ -590,17 +716,15 @@ void Listpack::erase_range(int64_t index, size_t count) {
 }
 
 void Listpack::clear() {
-  m_buf.assign(k_header_size + 1, 0);
-  m_buf[k_header_size] = k_eof;
-  m_count = 0;
-  set_header();
+  MemoryCounter::raw_deallocate(m_lp);
+  m_lp = nullptr;
 }
 
 Listpack::Pos Listpack::find(std::string_view value, Pos start, size_t skip) const {
   int64_t as_int = 0;
   bool value_is_int = lp_string_to_int(value, as_int);
   size_t skipping = 0;
-  for (Pos p = start; p != k_none && m_buf[p] != k_eof; p += entry_size(p)) {
+  for (Pos p = start; p != k_none && m_lp[p] != k_eof; p += entry_size(p)) {
     if (skipping > 0) {
       --skipping;
       continue;

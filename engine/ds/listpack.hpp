@@ -12,7 +12,6 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <vector>
 
 namespace keyshift::engine {
 
@@ -70,8 +69,12 @@ LpCheck validate_listpack(std::string_view bytes, bool deep = true);
 /// True when `s` is a canonical decimal int64 that a listpack stores int-encoded.
 bool lp_string_to_int(std::string_view s, int64_t& out);
 
-/// An owning listpack. Positions are byte offsets of entries; every mutation invalidates
-/// positions other than the one it returns.
+/// An owning listpack held as one pointer to a heap block with Valkey's exact bytes, so a
+/// small collection pays 8 bytes for its holder. The block's capacity is the allocator's
+/// usable size and the element count is the header's (walked when it says "unknown"), so
+/// nothing is cached beside the pointer. An empty listpack holds no block at all. Positions
+/// are byte offsets of entries; every mutation invalidates positions other than the one it
+/// returns.
 class Listpack {
  public:
   /// A position: the byte offset of an entry, or k_none.
@@ -80,8 +83,16 @@ class Listpack {
   static constexpr size_t k_header_size = 6;
   static constexpr uint16_t k_count_unknown = 65535;
 
-  /// An empty listpack (7 bytes).
-  Listpack();
+  /// An empty listpack (no block).
+  Listpack() = default;
+  ~Listpack();
+  /// A deep copy of the bytes, sized exactly.
+  Listpack(const Listpack& other);
+  Listpack& operator=(const Listpack& other);
+  /// Takes the block; `other` becomes empty.
+  Listpack(Listpack&& other) noexcept : m_lp(other.m_lp) { other.m_lp = nullptr; }
+  Listpack& operator=(Listpack&& other) noexcept;
+
   /// Adopts serialized bytes after a deep validation; false (and `*check` tells why) when
   /// invalid, leaving `out` unchanged.
   static bool adopt(std::string_view bytes, Listpack& out, LpCheck* check = nullptr);
@@ -90,22 +101,20 @@ class Listpack {
   /// process produced, e.g. a node it compressed); no validation.
   static Listpack from_trusted(std::string_view bytes, size_t count);
 
-  /// Number of elements (O(1)).
-  size_t size() const { return m_count; }
-  bool empty() const { return m_count == 0; }
-  /// Serialized size in bytes (header, entries, terminator).
-  size_t byte_size() const { return m_buf.size(); }
-  /// The serialized bytes.
-  std::string_view data() const {
-    return {reinterpret_cast<const char*>(m_buf.data()), m_buf.size()};
-  }
-  /// Memory held, for accounting (the object's own size excluded: it lives in its owner).
-  size_t bytes() const { return m_buf.capacity(); }
+  /// Number of elements: O(1) from the header, a walk when it holds 65535 or more.
+  size_t size() const;
+  bool empty() const { return m_lp == nullptr; }
+  /// Serialized size in bytes (header, entries, terminator; 7 when empty).
+  size_t byte_size() const { return m_lp == nullptr ? k_header_size + 1 : total(); }
+  /// The serialized bytes (an empty listpack's 7 bytes when empty).
+  std::string_view data() const;
+  /// Memory held, for accounting: the block's usable size (the holder lives in its owner).
+  size_t bytes() const;
   /// Releases spare capacity.
-  void shrink_to_fit() { m_buf.shrink_to_fit(); }
+  void shrink_to_fit();
 
   /// First / last entry, or k_none when empty.
-  Pos first() const { return m_count == 0 ? k_none : k_header_size; }
+  Pos first() const { return m_lp == nullptr ? k_none : k_header_size; }
   Pos last() const;
   /// The entry after / before `p`, or k_none.
   Pos next(Pos p) const;
@@ -156,15 +165,24 @@ class Listpack {
   static LpValue encode_arg(std::string_view s);
   /// Writes an entry for `v` into `dst` (room from encoded_entry_size).
   static void write_entry(uint8_t* dst, const LpValue& v, size_t payload);
+  /// The total bytes the header records (the block must exist).
+  size_t total() const;
+  /// The header's element count field.
+  uint16_t header_count() const;
+  /// Gives an empty listpack its 7-byte block so entries can be inserted.
+  void materialize();
+  /// Sets the block to `new_total` bytes (growing with modest headroom, shrinking once
+  /// mostly unused); the contents up to the smaller size are kept, the header is not touched.
+  void resize(size_t new_total);
+  /// Rewrites the header's total and count after `delta` elements were added (or removed),
+  /// and frees the block once no element is left.
+  void update_header(size_t new_total, int64_t delta);
   /// Inserts a new entry at byte offset `at`.
   Pos insert_at(Pos at, const LpValue& v);
-  /// Makes room for `extra` more bytes with modest headroom.
-  void grow(size_t extra);
-  /// Rewrites the header after a change (and trims a mostly unused buffer).
-  void set_header();
+  /// Inserts `n` raw entry bytes holding `count` elements at byte offset `at`.
+  void insert_raw(Pos at, const uint8_t* src, size_t n, size_t count);
 
-  std::vector<uint8_t> m_buf;
-  size_t m_count = 0;
+  uint8_t* m_lp = nullptr;  // Valkey-format block, or null when empty
 };
 
 }  // namespace keyshift::engine

@@ -65,25 +65,28 @@ void HashNode::overwrite_value(std::string_view v) {
 
 // --- HashValue --------------------------------------------------------------------------
 
-HashValue::HashValue(uint64_t seed) : m_seed(seed) {}
+HashValue::HashValue(uint64_t seed) : m_seed(static_cast<uint32_t>(seed)) {}
 
 HashValue::~HashValue() {
-  if (m_table) {
-    m_table->clear([this](HashNode* n) { HashNode::destroy(m_mem, n); });
-    m_table.reset();
+  if (m_large) {
+    m_large->table.clear([this](HashNode* n) { HashNode::destroy(m_large->mem, n); });
+    m_large.reset();
   }
 }
 
 size_t HashValue::bytes() const {
-  return sizeof(*this) + m_lp.bytes() + m_mem.used() + m_heap.capacity() * sizeof(HashNode*) +
-         (m_table ? sizeof(Table) : 0);
+  size_t n = sizeof(*this) + m_lp.bytes();
+  if (m_large) {
+    n += sizeof(Large) + m_large->mem.used() + m_large->heap.capacity() * sizeof(HashNode*);
+  }
+  return n;
 }
 
 HeapObject* HashValue::clone() const {
   auto* copy = new HashValue(m_seed);
   copy->m_encoding = m_encoding;
   if (m_encoding == ObjEncoding::hashtable) {
-    copy->m_table = std::make_unique<Table>(copy->m_mem, m_seed);
+    copy->m_large = std::make_unique<Large>(m_seed);
     for_each([&](const HashField& f) { copy->table_insert(f.field, f.value, f.expire_ms); });
   } else {
     copy->m_lp = m_lp;
@@ -93,7 +96,7 @@ HeapObject* HashValue::clone() const {
 
 size_t HashValue::size() const {
   if (m_encoding == ObjEncoding::hashtable) {
-    return m_table->size();
+    return m_large->table.size();
   }
   return m_lp.size() / stride();
 }
@@ -104,7 +107,7 @@ bool HashValue::has_field_expires() const {
 
 int64_t HashValue::min_expire() const {
   if (m_encoding == ObjEncoding::hashtable) {
-    return m_heap.empty() ? k_hash_no_expire : m_heap.front()->expire_ms();
+    return m_large->heap.empty() ? k_hash_no_expire : m_large->heap.front()->expire_ms();
   }
   if (m_encoding == ObjEncoding::listpack_ex && !m_lp.empty()) {
     return ttl_of(m_lp.get(m_lp.next(m_lp.next(m_lp.first()))));
@@ -122,7 +125,7 @@ Listpack::Pos HashValue::lp_find(std::string_view field) const {
 
 bool HashValue::find(std::string_view field, HashField& out, HashBuf& buf) const {
   if (m_encoding == ObjEncoding::hashtable) {
-    HashNode* n = m_table->find(field);
+    HashNode* n = m_large->table.find(field);
     if (n == nullptr) {
       return false;
     }
@@ -143,7 +146,7 @@ bool HashValue::find(std::string_view field, HashField& out, HashBuf& buf) const
 
 bool HashValue::contains(std::string_view field) const {
   if (m_encoding == ObjEncoding::hashtable) {
-    return m_table->find(field) != nullptr;
+    return m_large->table.find(field) != nullptr;
   }
   return lp_find(field) != Listpack::k_none;
 }
@@ -155,7 +158,7 @@ bool HashValue::set(std::string_view field, std::string_view value, const HashLi
     convert_to_hashtable();
   }
   if (m_encoding == ObjEncoding::hashtable) {
-    HashNode** link = m_table->find_link(field, m_table->hash(field));
+    HashNode** link = m_large->table.find_link(field, m_large->table.hash(field));
     if (link == nullptr) {
       table_insert(field, value, k_hash_no_expire);
       return true;
@@ -220,7 +223,7 @@ void HashValue::convert_for_write(std::span<const std::string_view> args,
 
 bool HashValue::remove(std::string_view field) {
   if (m_encoding == ObjEncoding::hashtable) {
-    HashNode** link = m_table->find_link(field, m_table->hash(field));
+    HashNode** link = m_large->table.find_link(field, m_large->table.hash(field));
     if (link == nullptr) {
       return false;
     }
@@ -257,7 +260,7 @@ int HashValue::set_expire(std::string_view field, int64_t when_ms, HashExpireCon
   Listpack::Pos p = Listpack::k_none;
   int64_t prev = k_hash_no_expire;
   if (m_encoding == ObjEncoding::hashtable) {
-    link = m_table->find_link(field, m_table->hash(field));
+    link = m_large->table.find_link(field, m_large->table.hash(field));
     if (link == nullptr) {
       return -2;
     }
@@ -301,7 +304,7 @@ int HashValue::set_expire(std::string_view field, int64_t when_ms, HashExpireCon
 
 int HashValue::persist(std::string_view field) {
   if (m_encoding == ObjEncoding::hashtable) {
-    HashNode** link = m_table->find_link(field, m_table->hash(field));
+    HashNode** link = m_large->table.find_link(field, m_large->table.hash(field));
     if (link == nullptr) {
       return -2;
     }
@@ -337,7 +340,7 @@ int64_t HashValue::expire_of(std::string_view field) const {
 
 HashField HashValue::random(std::mt19937_64& rng, HashBuf& buf) {
   if (m_encoding == ObjEncoding::hashtable) {
-    HashNode* n = m_table->random(rng);
+    HashNode* n = m_large->table.random(rng);
     return HashField{n->field(), n->value(), n->has_expire() ? n->expire_ms() : k_hash_no_expire};
   }
   size_t index = static_cast<size_t>(rng() % size());
@@ -382,7 +385,7 @@ void HashValue::convert_to_hashtable() {
   if (m_encoding == ObjEncoding::hashtable) {
     return;
   }
-  m_table = std::make_unique<Table>(m_mem, m_seed);
+  m_large = std::make_unique<Large>(m_seed);
   // Iterate with the old encoding still in place, then switch.
   for_each([this](const HashField& f) { table_insert(f.field, f.value, f.expire_ms); });
   m_lp = Listpack();
@@ -392,8 +395,8 @@ void HashValue::convert_to_hashtable() {
 HashNode* HashValue::table_insert(std::string_view field, std::string_view value,
                                   int64_t expire_ms) {
   bool with_expire = expire_ms != k_hash_no_expire;
-  HashNode* n = HashNode::make(m_mem, field, value, with_expire, expire_ms);
-  m_table->insert(n, m_table->hash(field));
+  HashNode* n = HashNode::make(m_large->mem, field, value, with_expire, expire_ms);
+  m_large->table.insert(n, m_large->table.hash(field));
   if (with_expire) {
     heap_push(n);
   }
@@ -401,18 +404,18 @@ HashNode* HashValue::table_insert(std::string_view field, std::string_view value
 }
 
 void HashValue::table_erase(HashNode** link) {
-  HashNode* n = m_table->unlink(link);
+  HashNode* n = m_large->table.unlink(link);
   if (n->has_expire()) {
     heap_remove(n->slot());
   }
-  HashNode::destroy(m_mem, n);
+  HashNode::destroy(m_large->mem, n);
 }
 
 void HashValue::table_rewrite(HashNode** link, std::string_view value, int64_t expire_ms) {
   HashNode* old = *link;
   bool with_expire = expire_ms != k_hash_no_expire;
-  HashNode* n = HashNode::make(m_mem, old->field(), value, with_expire, expire_ms);
-  m_table->replace(link, n);
+  HashNode* n = HashNode::make(m_large->mem, old->field(), value, with_expire, expire_ms);
+  m_large->table.replace(link, n);
   if (old->has_expire() && with_expire) {
     uint32_t slot = old->slot();
     heap_place(slot, n);
@@ -422,23 +425,23 @@ void HashValue::table_rewrite(HashNode** link, std::string_view value, int64_t e
   } else if (with_expire) {
     heap_push(n);
   }
-  HashNode::destroy(m_mem, old);
+  HashNode::destroy(m_large->mem, old);
 }
 
 void HashValue::heap_push(HashNode* n) {
-  m_heap.push_back(n);
-  uint32_t slot = static_cast<uint32_t>(m_heap.size() - 1);
+  m_large->heap.push_back(n);
+  uint32_t slot = static_cast<uint32_t>(m_large->heap.size() - 1);
   n->set_slot(slot);
   heap_fix(slot);
 }
 
 void HashValue::heap_remove(uint32_t slot) {
-  uint32_t last = static_cast<uint32_t>(m_heap.size() - 1);
+  uint32_t last = static_cast<uint32_t>(m_large->heap.size() - 1);
   if (slot != last) {
-    heap_place(slot, m_heap[last]);
+    heap_place(slot, m_large->heap[last]);
   }
-  m_heap.pop_back();
-  if (slot < m_heap.size()) {
+  m_large->heap.pop_back();
+  if (slot < m_large->heap.size()) {
     heap_fix(slot);
   }
 }
@@ -451,15 +454,15 @@ void HashValue::heap_fix(uint32_t slot) {
     if (!heap_less(i, parent)) {
       break;
     }
-    HashNode* a = m_heap[i];
-    heap_place(i, m_heap[parent]);
+    HashNode* a = m_large->heap[i];
+    heap_place(i, m_large->heap[parent]);
     heap_place(parent, a);
     i = parent;
   }
   if (i != slot) {
     return;
   }
-  auto n = static_cast<uint32_t>(m_heap.size());
+  auto n = static_cast<uint32_t>(m_large->heap.size());
   while (true) {
     uint32_t smallest = i;
     uint32_t left = 2 * i + 1;
@@ -473,8 +476,8 @@ void HashValue::heap_fix(uint32_t slot) {
     if (smallest == i) {
       return;
     }
-    HashNode* a = m_heap[i];
-    heap_place(i, m_heap[smallest]);
+    HashNode* a = m_large->heap[i];
+    heap_place(i, m_large->heap[smallest]);
     heap_place(smallest, a);
     i = smallest;
   }

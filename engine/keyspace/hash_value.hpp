@@ -229,20 +229,31 @@ class HashValue final : public HeapObject {
   void heap_remove(uint32_t slot);
   void heap_fix(uint32_t slot);
   void heap_place(uint32_t slot, HashNode* n) {
-    m_heap[slot] = n;
+    m_large->heap[slot] = n;
     n->set_slot(slot);
   }
   bool heap_less(uint32_t a, uint32_t b) const {
-    return m_heap[a]->expire_ms() < m_heap[b]->expire_ms();
+    return m_large->heap[a]->expire_ms() < m_large->heap[b]->expire_ms();
   }
 
-  uint64_t m_seed;
+  /// What only the hashtable encoding needs, allocated on conversion, so that a small hash
+  /// pays one pointer for it.
+  struct Large {
+    explicit Large(uint64_t seed) : table(mem, seed) {}
+    MemoryCounter mem;  // nodes and buckets of the table
+    Table table;
+    std::vector<HashNode*> heap;  // nodes with a TTL, min-heap by expire time
+  };
+
+  uint32_t m_seed;  // seeds the table (32 random bits suffice); fits beside the encoding
   ObjEncoding m_encoding = ObjEncoding::listpack;
-  Listpack m_lp;
-  MemoryCounter m_mem;  // nodes and buckets of the hashtable encoding
-  std::unique_ptr<Table> m_table;
-  std::vector<HashNode*> m_heap;  // nodes with a TTL, min-heap by expire time
+  Listpack m_lp;                   // both listpack encodings (empty in hashtable)
+  std::unique_ptr<Large> m_large;  // hashtable encoding only
 };
+
+// A small hash is a vtable pointer, seed and encoding, one listpack pointer and one null
+// Large pointer: 32 bytes instead of 104, the per-key cost small hashes are measured by.
+static_assert(sizeof(HashValue) <= 32, "a small hash's object must stay within 32 bytes");
 
 /// DEBUG DIGEST-VALUE of a hash (every stored field, as Valkey digests stored keys).
 Digest digest_hash(const HashValue& hash, bool has_expire, const Digest& seed = {});
@@ -266,8 +277,9 @@ size_t HashValue::expire_due(int64_t now_ms, size_t max, Fn&& on_removed) {
       ++removed;
     }
   } else if (m_encoding == ObjEncoding::hashtable) {
-    while (removed < max && !m_heap.empty() && m_heap.front()->expire_ms() <= now_ms) {
-      HashNode* n = m_heap.front();
+    while (removed < max && !m_large->heap.empty() &&
+           m_large->heap.front()->expire_ms() <= now_ms) {
+      HashNode* n = m_large->heap.front();
       on_removed(n->field());
       remove(n->field());
       ++removed;
@@ -279,7 +291,7 @@ size_t HashValue::expire_due(int64_t now_ms, size_t max, Fn&& on_removed) {
 template <typename Fn>
 void HashValue::for_each(Fn&& fn) const {
   if (m_encoding == ObjEncoding::hashtable) {
-    m_table->for_each([&](HashNode* n) {
+    m_large->table.for_each([&](HashNode* n) {
       fn(HashField{n->field(), n->value(), n->has_expire() ? n->expire_ms() : k_hash_no_expire});
     });
     return;
@@ -306,7 +318,7 @@ uint64_t HashValue::scan(uint64_t cursor, Fn&& fn) {
     for_each(fn);
     return 0;
   }
-  return m_table->scan(cursor, [&](HashNode* n) {
+  return m_large->table.scan(cursor, [&](HashNode* n) {
     fn(HashField{n->field(), n->value(), n->has_expire() ? n->expire_ms() : k_hash_no_expire});
   });
 }

@@ -4,6 +4,7 @@
 #include "engine/util/strconv.hpp"
 
 #include <algorithm>
+#include <new>
 #include <vector>
 
 namespace keyshift::engine {
@@ -41,20 +42,44 @@ SetNode* SetNode::make(MemoryCounter& mem, std::string_view member) {
   return reinterpret_cast<SetNode*>(p);
 }
 
-SetValue::SetValue(ObjEncoding encoding, uint64_t seed) : m_encoding(encoding), m_seed(seed) {
+SetValue::SetValue(ObjEncoding encoding, uint64_t seed)
+    : m_encoding(encoding), m_seed(static_cast<uint32_t>(seed)) {
+  if (encoding == ObjEncoding::intset) {
+    new (&m_intset) Intset();
+  } else {
+    new (&m_lp) Listpack();
+  }
   if (encoding == ObjEncoding::hashtable) {
-    m_table = std::make_unique<Table>(m_mem, m_seed);
+    m_large = std::make_unique<Large>(m_seed);
   }
 }
 
 SetValue::~SetValue() {
   release_table();
+  if (m_encoding == ObjEncoding::intset) {
+    m_intset.~Intset();
+  } else {
+    m_lp.~Listpack();
+  }
 }
 
 void SetValue::release_table() {
-  if (m_table) {
-    m_table->clear([&](SetNode* n) { SetNode::destroy(m_mem, n); });
-    m_table.reset();
+  if (m_large) {
+    m_large->table.clear([&](SetNode* n) { SetNode::destroy(m_large->mem, n); });
+    m_large.reset();
+  }
+}
+
+void SetValue::switch_small(ObjEncoding to) {
+  if (m_encoding == ObjEncoding::intset) {
+    m_intset.~Intset();
+  } else {
+    m_lp.~Listpack();
+  }
+  if (to == ObjEncoding::intset) {
+    new (&m_intset) Intset();
+  } else {
+    new (&m_lp) Listpack();
   }
 }
 
@@ -83,8 +108,11 @@ SetValue* SetValue::adopt(Listpack members, uint64_t seed) {
 }
 
 size_t SetValue::bytes() const {
-  return sizeof(*this) + m_intset.bytes() + m_lp.bytes() + m_mem.used() +
-         (m_table ? sizeof(Table) : 0);
+  size_t n = sizeof(*this) + (m_encoding == ObjEncoding::intset ? m_intset.bytes() : m_lp.bytes());
+  if (m_large) {
+    n += sizeof(Large) + m_large->mem.used();
+  }
+  return n;
 }
 
 HeapObject* SetValue::clone() const {
@@ -99,7 +127,7 @@ HeapObject* SetValue::clone() const {
       c->m_lp.shrink_to_fit();
       break;
     default:
-      m_table->for_each([&](SetNode* n) { c->table_insert(n->member()); });
+      m_large->table.for_each([&](SetNode* n) { c->table_insert(n->member()); });
       break;
   }
   return c;
@@ -112,29 +140,29 @@ size_t SetValue::size() const {
     case ObjEncoding::listpack:
       return m_lp.size();
     default:
-      return m_table->size();
+      return m_large->table.size();
   }
 }
 
 bool SetValue::table_insert(std::string_view member) {
-  uint64_t h = m_table->hash(member);
-  if (m_table->find_link(member, h) != nullptr) {
+  uint64_t h = m_large->table.hash(member);
+  if (m_large->table.find_link(member, h) != nullptr) {
     return false;
   }
-  m_table->insert(SetNode::make(m_mem, member), h);
+  m_large->table.insert(SetNode::make(m_large->mem, member), h);
   return true;
 }
 
 bool SetValue::table_contains(std::string_view member) const {
-  return m_table->find(member) != nullptr;
+  return m_large->table.find(member) != nullptr;
 }
 
 bool SetValue::table_erase(std::string_view member) {
-  SetNode** link = m_table->find_link(member, m_table->hash(member));
+  SetNode** link = m_large->table.find_link(member, m_large->table.hash(member));
   if (link == nullptr) {
     return false;
   }
-  SetNode::destroy(m_mem, m_table->unlink(link));
+  SetNode::destroy(m_large->mem, m_large->table.unlink(link));
   return true;
 }
 
@@ -292,8 +320,8 @@ void SetValue::maybe_convert_to_intset(const SetLimits& limits) {
     }
     members.insert(v);
   });
-  m_lp = Listpack();
   release_table();
+  switch_small(ObjEncoding::intset);
   m_intset = std::move(members);
   m_encoding = ObjEncoding::intset;
 }
@@ -307,25 +335,27 @@ void SetValue::convert(ObjEncoding to) {
     return;
   }
   if (to == ObjEncoding::hashtable) {
-    m_table = std::make_unique<Table>(m_mem, m_seed);
+    m_large = std::make_unique<Large>(m_seed);
     char buf[24];
     for_each([&](const SetMember& m) { table_insert(m.view(buf)); });
-    m_intset = Intset();
-    m_lp = Listpack();
+    switch_small(ObjEncoding::hashtable);
     m_encoding = ObjEncoding::hashtable;
     return;
   }
   Listpack lp;
   for_each([&](const SetMember& m) { lp.append(m); });
   release_table();
-  m_intset = Intset();
+  switch_small(ObjEncoding::listpack);
   m_lp = std::move(lp);
   m_encoding = ObjEncoding::listpack;
 }
 
 void SetValue::shrink_to_fit() {
-  m_intset.shrink_to_fit();
-  m_lp.shrink_to_fit();
+  if (m_encoding == ObjEncoding::intset) {
+    m_intset.shrink_to_fit();
+  } else {
+    m_lp.shrink_to_fit();
+  }
 }
 
 SetMember SetValue::listpack_at(size_t index) const {
@@ -352,10 +382,10 @@ SetNode* SetValue::fair_random_node(std::mt19937_64& rng) const {
   sample.reserve(k_fair_sample * 2);
   uint64_t cursor = rng();
   for (size_t steps = 0; sample.size() < k_fair_sample && steps < k_fair_sample * 10; ++steps) {
-    cursor = m_table->scan(cursor, [&](SetNode* n) { sample.push_back(n); });
+    cursor = m_large->table.scan(cursor, [&](SetNode* n) { sample.push_back(n); });
   }
   if (sample.empty()) {
-    return m_table->random(rng);
+    return m_large->table.random(rng);
   }
   return sample[rng() % sample.size()];
 }

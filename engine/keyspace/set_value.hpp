@@ -144,9 +144,10 @@ class SetValue final : public HeapObject {
   /// Removes and returns a random member (the set must not be empty).
   std::string pop_random(std::mt19937_64& rng);
 
-  /// The intset (intset encoding), for RDB and tests.
+  /// The intset, for RDB and tests; only in the intset encoding (it shares its storage with
+  /// the listpack).
   const Intset& intset() const { return m_intset; }
-  /// The listpack (listpack encoding), for RDB and tests.
+  /// The listpack, for RDB and tests; not in the intset encoding.
   const Listpack& listpack() const { return m_lp; }
 
  private:
@@ -163,13 +164,29 @@ class SetValue final : public HeapObject {
   /// Nodes gathered per fair random pick (Valkey's GETFAIR_NUM_ENTRIES).
   static constexpr size_t k_fair_sample = 20;
 
+  /// Destroys the active small holder and makes the one `to` uses active, empty.
+  void switch_small(ObjEncoding to);
+
+  /// What only the hashtable encoding needs, allocated on conversion, so that a small set
+  /// pays one pointer for it.
+  struct Large {
+    explicit Large(uint64_t seed) : table(mem, seed) {}
+    MemoryCounter mem;  // nodes and buckets of the table
+    Table table;
+  };
+
   ObjEncoding m_encoding;
-  uint64_t m_seed;
-  Intset m_intset;
-  Listpack m_lp;
-  MemoryCounter m_mem;  // nodes and buckets of the hashtable encoding
-  std::unique_ptr<Table> m_table;
+  uint32_t m_seed;  // seeds the table (32 random bits suffice); fits beside the encoding
+  union {
+    Intset m_intset;  // active in the intset encoding
+    Listpack m_lp;    // active in the others (empty in hashtable)
+  };
+  std::unique_ptr<Large> m_large;  // hashtable encoding only
 };
+
+// A small set is a vtable pointer, the encoding and seed, one blob pointer and one null
+// Large pointer: 32 bytes, one allocator size class below the 40 that two blob holders need.
+static_assert(sizeof(SetValue) <= 32, "a small set's object must stay within 32 bytes");
 
 /// DEBUG DIGEST-VALUE of a set (Valkey's xorObjectDigest for sets).
 Digest digest_set(const SetValue& set, bool has_expire, const Digest& seed = {});
@@ -190,7 +207,7 @@ void SetValue::for_each(Fn&& fn) const {
       }
       return;
     default:
-      m_table->for_each([&](SetNode* n) { fn(SetMember::of_str(n->member())); });
+      m_large->table.for_each([&](SetNode* n) { fn(SetMember::of_str(n->member())); });
       return;
   }
 }
@@ -202,7 +219,7 @@ uint64_t SetValue::scan(uint64_t cursor, Fn&& fn) const {
     for_each([&](const SetMember& m) { fn(m.view(buf)); });
     return 0;
   }
-  return m_table->scan(cursor, [&](SetNode* n) { fn(n->member()); });
+  return m_large->table.scan(cursor, [&](SetNode* n) { fn(n->member()); });
 }
 
 }  // namespace keyshift::engine

@@ -13,13 +13,11 @@ constexpr size_t k_listpack_safety_size = size_t{1} << 30;
 
 }  // namespace
 
-ZSetValue::ZSetValue(uint64_t seed) : m_seed(seed) {}
+ZSetValue::ZSetValue(uint64_t seed) : m_seed(static_cast<uint32_t>(seed)) {}
 
-ZSetValue::~ZSetValue() {
-  // The index only links the skiplist's nodes; drop its buckets before the nodes go.
-  m_table.reset();
-  m_list.reset();
-}
+// The index only links the skiplist's nodes; Large drops its buckets (declared last) before
+// the nodes go.
+ZSetValue::~ZSetValue() = default;
 
 std::unique_ptr<ZSetValue> ZSetValue::create(size_t size_hint, size_t len_hint,
                                              const ZSetLimits& limits, uint64_t seed) {
@@ -31,22 +29,22 @@ std::unique_ptr<ZSetValue> ZSetValue::create(size_t size_hint, size_t len_hint,
 }
 
 size_t ZSetValue::bytes() const {
-  size_t n = sizeof(*this) + m_lp.bytes() + m_mem.used();
-  if (m_list) {
-    n += sizeof(ZSkiplist) + sizeof(Table);
+  size_t n = sizeof(*this) + m_lp.bytes();
+  if (m_large) {
+    n += sizeof(Large) + m_large->mem.used();
   }
   return n;
 }
 
 HeapObject* ZSetValue::clone() const {
   auto* z = new ZSetValue(m_seed);
-  if (!m_list) {
+  if (!m_large) {
     z->m_lp = m_lp;
     return z;
   }
   z->convert_to_skiplist();
   // Highest first, so every insert lands at the head of the copy.
-  for (ZNode* n = m_list->last(); n != nullptr; n = n->backward()) {
+  for (ZNode* n = m_large->list.last(); n != nullptr; n = n->backward()) {
     z->sl_insert(n->score(), n->member());
   }
   return z;
@@ -59,11 +57,11 @@ Listpack::Pos ZSetValue::lp_find(std::string_view member) const {
 }
 
 ZNode* ZSetValue::table_find(std::string_view member) const {
-  return m_table->find(member);
+  return m_large->table.find(member);
 }
 
 bool ZSetValue::score(std::string_view member, double& out) const {
-  if (m_list) {
+  if (m_large) {
     ZNode* n = table_find(member);
     if (n == nullptr) {
       return false;
@@ -81,12 +79,12 @@ bool ZSetValue::score(std::string_view member, double& out) const {
 
 int64_t ZSetValue::rank(std::string_view member, bool reverse, double* score) const {
   const auto len = static_cast<int64_t>(size());
-  if (m_list) {
+  if (m_large) {
     ZNode* n = table_find(member);
     if (n == nullptr) {
       return -1;
     }
-    auto r = static_cast<int64_t>(m_list->rank(n->score(), n->member()));
+    auto r = static_cast<int64_t>(m_large->list.rank(n->score(), n->member()));
     if (score != nullptr) {
       *score = n->score();
     }
@@ -154,14 +152,14 @@ bool ZSetValue::lp_lex_touches(const ZLexRange& range) const {
 }
 
 void ZSetValue::sl_insert(double score, std::string_view member) {
-  ZNode* n = m_list->insert(score, member);
-  m_table->insert(n, m_table->hash(member));
+  ZNode* n = m_large->list.insert(score, member);
+  m_large->table.insert(n, m_large->table.hash(member));
 }
 
 void ZSetValue::sl_drop(ZNode* n) {
-  ZNode** link = m_table->find_link(n->member(), m_table->hash(n->member()));
-  m_table->unlink(link);
-  m_list->free_node(n);
+  ZNode** link = m_large->table.find_link(n->member(), m_large->table.hash(n->member()));
+  m_large->table.unlink(link);
+  m_large->list.free_node(n);
 }
 
 ZAddOutcome ZSetValue::add(double score, std::string_view member, uint32_t flags, double& new_score,
@@ -198,7 +196,7 @@ ZAddOutcome ZSetValue::add(double score, std::string_view member, uint32_t flags
   };
 
   ZAddOutcome outcome = ZAddOutcome::added;
-  if (!m_list) {
+  if (!m_large) {
     Listpack::Pos p = lp_find(member);
     if (p != Listpack::k_none) {
       if (apply(lp_score(m_lp.get(m_lp.next(p))), outcome)) {
@@ -221,7 +219,7 @@ ZAddOutcome ZSetValue::add(double score, std::string_view member, uint32_t flags
   ZNode* n = table_find(member);
   if (n != nullptr) {
     if (apply(n->score(), outcome)) {
-      m_list->update_score(n, score);
+      m_large->list.update_score(n, score);
     }
     return outcome;
   }
@@ -234,14 +232,14 @@ ZAddOutcome ZSetValue::add(double score, std::string_view member, uint32_t flags
 }
 
 bool ZSetValue::remove(std::string_view member) {
-  if (m_list) {
-    ZNode** link = m_table->find_link(member, m_table->hash(member));
+  if (m_large) {
+    ZNode** link = m_large->table.find_link(member, m_large->table.hash(member));
     if (link == nullptr) {
       return false;
     }
-    ZNode* n = m_table->unlink(link);
-    m_list->unlink(n);
-    m_list->free_node(n);
+    ZNode* n = m_large->table.unlink(link);
+    m_large->list.unlink(n);
+    m_large->list.free_node(n);
     return true;
   }
   Listpack::Pos p = lp_find(member);
@@ -253,18 +251,17 @@ bool ZSetValue::remove(std::string_view member) {
 }
 
 void ZSetValue::maybe_convert(size_t size_hint, size_t len_hint, const ZSetLimits& limits) {
-  if (!m_list &&
+  if (!m_large &&
       (size_hint > limits.max_listpack_entries || len_hint > limits.max_listpack_value)) {
     convert_to_skiplist();
   }
 }
 
 void ZSetValue::convert_to_skiplist() {
-  if (m_list) {
+  if (m_large) {
     return;
   }
-  m_list = std::make_unique<ZSkiplist>(m_mem, m_seed);
-  m_table = std::make_unique<Table>(m_mem, m_seed);
+  m_large = std::make_unique<Large>(m_seed);
   char buf[24];
   for (Listpack::Pos p = m_lp.first(); p != Listpack::k_none;) {
     Listpack::Pos s = m_lp.next(p);
@@ -277,12 +274,12 @@ void ZSetValue::convert_to_skiplist() {
 
 void ZSetValue::convert_to_listpack_if_fits(size_t max_len, size_t total_len,
                                             const ZSetLimits& limits) {
-  if (!m_list || m_list->size() > limits.max_listpack_entries ||
+  if (!m_large || m_large->list.size() > limits.max_listpack_entries ||
       max_len > limits.max_listpack_value || total_len > k_listpack_safety_size) {
     return;
   }
   Listpack lp;
-  for (ZNode* n = m_list->first(); n != nullptr; n = n->next()) {
+  for (ZNode* n = m_large->list.first(); n != nullptr; n = n->next()) {
     lp.append(n->member());
     long long as_int = 0;
     if (double_to_int_exact(n->score(), as_int)) {
@@ -292,15 +289,14 @@ void ZSetValue::convert_to_listpack_if_fits(size_t max_len, size_t total_len,
       lp.append(std::string_view(text, format_double_reply(n->score(), text)));
     }
   }
-  m_table.reset();
-  m_list.reset();
+  m_large.reset();
   lp.shrink_to_fit();
   m_lp = std::move(lp);
 }
 
 size_t ZSetValue::remove_rank_range(size_t start, size_t end) {
-  if (m_list) {
-    return m_list->erase_rank_range(start + 1, end + 1, [this](ZNode* n) { sl_drop(n); });
+  if (m_large) {
+    return m_large->list.erase_rank_range(start + 1, end + 1, [this](ZNode* n) { sl_drop(n); });
   }
   size_t n = end - start + 1;
   m_lp.erase_range(2 * static_cast<int64_t>(start), 2 * n);
@@ -308,8 +304,8 @@ size_t ZSetValue::remove_rank_range(size_t start, size_t end) {
 }
 
 size_t ZSetValue::remove_score_range(const ZScoreRange& range) {
-  if (m_list) {
-    return m_list->erase_score_range(range, [this](ZNode* n) { sl_drop(n); });
+  if (m_large) {
+    return m_large->list.erase_score_range(range, [this](ZNode* n) { sl_drop(n); });
   }
   if (range.empty()) {
     return 0;
@@ -327,8 +323,8 @@ size_t ZSetValue::remove_score_range(const ZScoreRange& range) {
 }
 
 size_t ZSetValue::remove_lex_range(const ZLexRange& range) {
-  if (m_list) {
-    return m_list->erase_lex_range(range, [this](ZNode* n) { sl_drop(n); });
+  if (m_large) {
+    return m_large->list.erase_lex_range(range, [this](ZNode* n) { sl_drop(n); });
   }
   if (!lp_lex_touches(range)) {
     return 0;
@@ -350,11 +346,11 @@ bool ZSetValue::pop(bool max, std::string& member, double& score) {
   if (empty()) {
     return false;
   }
-  if (m_list) {
-    ZNode* n = max ? m_list->last() : m_list->first();
+  if (m_large) {
+    ZNode* n = max ? m_large->list.last() : m_large->list.first();
     member.assign(n->member());
     score = n->score();
-    m_list->unlink(n);
+    m_large->list.unlink(n);
     sl_drop(n);
     return true;
   }
@@ -368,14 +364,14 @@ bool ZSetValue::pop(bool max, std::string& member, double& score) {
 // --- Reads ------------------------------------------------------------------------------
 
 size_t ZSetValue::count_in_range(const ZScoreRange& range) const {
-  if (m_list) {
-    ZNode* first = m_list->nth_in_range(range, 0);
+  if (m_large) {
+    ZNode* first = m_large->list.nth_in_range(range, 0);
     if (first == nullptr) {
       return 0;
     }
-    ZNode* last = m_list->nth_in_range(range, -1);
-    return m_list->rank(last->score(), last->member()) -
-           m_list->rank(first->score(), first->member()) + 1;
+    ZNode* last = m_large->list.nth_in_range(range, -1);
+    return m_large->list.rank(last->score(), last->member()) -
+           m_large->list.rank(first->score(), first->member()) + 1;
   }
   size_t n = 0;
   for_each([&](std::string_view, double s) { n += range.gte_min(s) && range.lte_max(s); });
@@ -383,14 +379,14 @@ size_t ZSetValue::count_in_range(const ZScoreRange& range) const {
 }
 
 size_t ZSetValue::count_in_lex_range(const ZLexRange& range) const {
-  if (m_list) {
-    ZNode* first = m_list->nth_in_lex_range(range, 0);
+  if (m_large) {
+    ZNode* first = m_large->list.nth_in_lex_range(range, 0);
     if (first == nullptr) {
       return 0;
     }
-    ZNode* last = m_list->nth_in_lex_range(range, -1);
-    return m_list->rank(last->score(), last->member()) -
-           m_list->rank(first->score(), first->member()) + 1;
+    ZNode* last = m_large->list.nth_in_lex_range(range, -1);
+    return m_large->list.rank(last->score(), last->member()) -
+           m_large->list.rank(first->score(), first->member()) + 1;
   }
   // Valkey counts from the first member in range while members stay below the max.
   size_t n = 0;
@@ -416,8 +412,8 @@ size_t ZSetValue::count_in_lex_range(const ZLexRange& range) const {
 }
 
 void ZSetValue::random_member(std::mt19937_64& rng, std::string& member, double& score) const {
-  if (m_list) {
-    ZNode* n = m_table->random(rng);
+  if (m_large) {
+    ZNode* n = m_large->table.random(rng);
     member.assign(n->member());
     score = n->score();
     return;

@@ -87,13 +87,13 @@ class ZSetValue final : public HeapObject {
   HeapObject* clone() const override;
 
   /// listpack or skiplist.
-  ObjEncoding encoding() const { return m_list ? ObjEncoding::skiplist : ObjEncoding::listpack; }
+  ObjEncoding encoding() const { return m_large ? ObjEncoding::skiplist : ObjEncoding::listpack; }
   /// Number of members.
-  size_t size() const { return m_list ? m_list->size() : m_lp.size() / 2; }
+  size_t size() const { return m_large ? m_large->list.size() : m_lp.size() / 2; }
   bool empty() const { return size() == 0; }
   /// Releases the listpack's spare capacity (a no-op for the skiplist encoding).
   void shrink_to_fit() {
-    if (!m_list) {
+    if (!m_large) {
       m_lp.shrink_to_fit();
     }
   }
@@ -179,12 +179,23 @@ class ZSetValue final : public HeapObject {
   /// Unlinks `n` from the index and frees it (after the skiplist unlinked it).
   void sl_drop(ZNode* n);
 
-  uint64_t m_seed;
-  Listpack m_lp;
-  MemoryCounter m_mem;  // nodes and buckets of the skiplist encoding
-  std::unique_ptr<ZSkiplist> m_list;
-  std::unique_ptr<Table> m_table;
+  /// What only the skiplist encoding needs, allocated on conversion, so that a small sorted
+  /// set pays one pointer for it.
+  struct Large {
+    explicit Large(uint64_t seed) : list(mem, seed), table(mem, seed) {}
+    MemoryCounter mem;  // nodes and buckets of the skiplist encoding
+    ZSkiplist list;
+    Table table;  // declared last: destroyed first, while the nodes it links still exist
+  };
+
+  uint32_t m_seed;                 // seeds the index and levels (32 random bits suffice)
+  Listpack m_lp;                   // listpack encoding (empty in skiplist)
+  std::unique_ptr<Large> m_large;  // skiplist encoding only
 };
+
+// A small sorted set is a vtable pointer, the seed, one listpack pointer and one null Large
+// pointer: 32 bytes instead of 80.
+static_assert(sizeof(ZSetValue) <= 32, "a small sorted set's object must stay within 32 bytes");
 
 /// DEBUG DIGEST-VALUE of a sorted set (Valkey's xorObjectDigest for zsets).
 Digest digest_zset(const ZSetValue& zset, bool has_expire, const Digest& seed = {});
@@ -203,8 +214,8 @@ inline double ZSetValue::lp_score(const LpValue& v) {
 
 template <typename Fn>
 void ZSetValue::for_each(Fn&& fn) const {
-  if (m_list) {
-    for (ZNode* n = m_list->first(); n != nullptr; n = n->next()) {
+  if (m_large) {
+    for (ZNode* n = m_large->list.first(); n != nullptr; n = n->next()) {
       fn(n->member(), n->score());
     }
     return;
@@ -220,8 +231,8 @@ void ZSetValue::for_each(Fn&& fn) const {
 
 template <typename Fn>
 void ZSetValue::for_each_reverse(Fn&& fn) const {
-  if (m_list) {
-    for (ZNode* n = m_list->last(); n != nullptr; n = n->backward()) {
+  if (m_large) {
+    for (ZNode* n = m_large->list.last(); n != nullptr; n = n->backward()) {
       fn(n->member(), n->score());
     }
     return;
@@ -237,8 +248,9 @@ void ZSetValue::for_each_reverse(Fn&& fn) const {
 template <typename Fn>
 void ZSetValue::range_by_rank(size_t start, size_t end, bool reverse, Fn&& fn) const {
   size_t n = end - start + 1;
-  if (m_list) {
-    ZNode* x = reverse ? m_list->at_rank(m_list->size() - start) : m_list->at_rank(start + 1);
+  if (m_large) {
+    ZNode* x = reverse ? m_large->list.at_rank(m_large->list.size() - start)
+                       : m_large->list.at_rank(start + 1);
     while (n-- > 0 && x != nullptr) {
       fn(x->member(), x->score());
       x = reverse ? x->backward() : x->next();
@@ -267,10 +279,11 @@ size_t ZSetValue::range_by_score(const ZScoreRange& range, int64_t offset, int64
   if (offset > 0 && static_cast<uint64_t>(offset) >= size()) {
     return 0;
   }
-  if (m_list) {
+  if (m_large) {
     // A negative offset counts from the other end here, as Valkey 8.0's zslNthInRange does
     // (its listpack walk returns nothing for one instead).
-    ZNode* x = reverse ? m_list->nth_in_range(range, ~offset) : m_list->nth_in_range(range, offset);
+    ZNode* x = reverse ? m_large->list.nth_in_range(range, ~offset)
+                       : m_large->list.nth_in_range(range, offset);
     while (x != nullptr && limit-- != 0) {
       if (reverse ? !range.gte_min(x->score()) : !range.lte_max(x->score())) {
         break;
@@ -332,9 +345,9 @@ template <typename Fn>
 size_t ZSetValue::range_by_lex(const ZLexRange& range, int64_t offset, int64_t limit, bool reverse,
                                Fn&& fn) const {
   size_t emitted = 0;
-  if (m_list) {
-    ZNode* x = reverse ? m_list->nth_in_lex_range(range, ~offset)
-                       : m_list->nth_in_lex_range(range, offset);
+  if (m_large) {
+    ZNode* x = reverse ? m_large->list.nth_in_lex_range(range, ~offset)
+                       : m_large->list.nth_in_lex_range(range, offset);
     while (x != nullptr && limit-- != 0) {
       if (reverse ? !range.gte_min(x->member()) : !range.lte_max(x->member())) {
         break;
@@ -390,7 +403,7 @@ size_t ZSetValue::range_by_lex(const ZLexRange& range, int64_t offset, int64_t l
 
 template <typename Fn>
 uint64_t ZSetValue::scan(uint64_t cursor, Fn&& fn) const {
-  if (!m_list) {
+  if (!m_large) {
     char mbuf[24];
     char sbuf[24];
     for (Listpack::Pos p = m_lp.first(); p != Listpack::k_none;) {
@@ -400,7 +413,8 @@ uint64_t ZSetValue::scan(uint64_t cursor, Fn&& fn) const {
     }
     return 0;
   }
-  return m_table->scan(cursor, [&](ZNode* n) { fn(n->member(), double_17g_text(n->score())); });
+  return m_large->table.scan(cursor,
+                             [&](ZNode* n) { fn(n->member(), double_17g_text(n->score())); });
 }
 
 }  // namespace keyshift::engine

@@ -70,6 +70,38 @@ size_t MemoryCounter::usable_size(const void* block) {
   return block_size(const_cast<void*>(block));
 }
 
+void* MemoryCounter::raw_allocate(size_t size) {
+#if defined(KEYSHIFT_HAVE_MIMALLOC)
+  void* p = mi_malloc(size);
+#else
+  void* p = std::malloc(size);
+#endif
+  if (p == nullptr) {
+    throw std::bad_alloc();
+  }
+  return p;
+}
+
+void* MemoryCounter::raw_reallocate(void* block, size_t size) {
+#if defined(KEYSHIFT_HAVE_MIMALLOC)
+  void* p = mi_realloc(block, size);
+#else
+  void* p = std::realloc(block, size);
+#endif
+  if (p == nullptr) {
+    throw std::bad_alloc();
+  }
+  return p;
+}
+
+void MemoryCounter::raw_deallocate(void* block) {
+#if defined(KEYSHIFT_HAVE_MIMALLOC)
+  mi_free(block);
+#else
+  std::free(block);
+#endif
+}
+
 uint64_t process_rss_bytes() {
   FILE* f = std::fopen("/proc/self/statm", "r");
   if (f == nullptr) {

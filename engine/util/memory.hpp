@@ -17,6 +17,13 @@ class MemoryCounter {
   void deallocate(void* block);
   /// Real size of a block from `allocate`.
   static size_t usable_size(const void* block);
+  /// Allocates an uncounted block from the same allocator: for blobs whose owner reports
+  /// usable_size() through its own bytes() (listpacks, intsets).
+  static void* raw_allocate(size_t size);
+  /// Grows or shrinks a block from raw_allocate (null allocates).
+  static void* raw_reallocate(void* block, size_t size);
+  /// Frees a block from raw_allocate (null is ignored).
+  static void raw_deallocate(void* block);
   /// Adds bytes held outside `allocate` (tables, containers).
   void add(int64_t bytes) { m_used = static_cast<uint64_t>(static_cast<int64_t>(m_used) + bytes); }
   /// Bytes currently held.
