@@ -1,0 +1,448 @@
+#include "engine/persistence/rdb_writer.hpp"
+
+#include "engine/ds/listpack.hpp"
+#include "engine/ds/lzf.hpp"
+#include "engine/ds/quicklist.hpp"
+#include "engine/engine.hpp"
+#include "engine/keyspace/hash_value.hpp"
+#include "engine/keyspace/list_value.hpp"
+#include "engine/keyspace/set_value.hpp"
+#include "engine/keyspace/string_value.hpp"
+#include "engine/keyspace/zset_value.hpp"
+#include "engine/persistence/crc64.hpp"
+#include "engine/util/double_format.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <ctime>
+
+namespace keyshift::engine {
+
+namespace {
+
+using rdb::Type;
+
+/// Appends RDB primitives to a byte string.
+class Encoder {
+ public:
+  Encoder(std::string& out, bool compress) : m_out(out), m_compress(compress) {}
+
+  void byte(uint8_t b) { m_out.push_back(static_cast<char>(b)); }
+  void raw(std::string_view b) { m_out.append(b); }
+  void le(uint64_t v, int n) {
+    for (int i = 0; i < n; ++i) {
+      byte(static_cast<uint8_t>(v >> (8 * i)));
+    }
+  }
+  void length(uint64_t len) {
+    if (len < (1u << 6)) {
+      byte(static_cast<uint8_t>(len));
+    } else if (len < (1u << 14)) {
+      byte(static_cast<uint8_t>(0x40 | (len >> 8)));
+      byte(static_cast<uint8_t>(len & 0xFF));
+    } else if (len <= UINT32_MAX) {
+      byte(rdb::k_len_32bit);
+      for (int i = 3; i >= 0; --i)
+        byte(static_cast<uint8_t>(len >> (8 * i)));
+    } else {
+      byte(rdb::k_len_64bit);
+      for (int i = 7; i >= 0; --i)
+        byte(static_cast<uint8_t>(len >> (8 * i)));
+    }
+  }
+  /// Valkey's rdbSaveRawString: int-encoded when the text is a canonical int32, LZF when
+  /// enabled and it saves bytes, else verbatim.
+  void string(std::string_view s) {
+    int64_t v = 0;
+    if (s.size() <= 11 && canonical_int(s, v) && integer(v)) {
+      return;
+    }
+    if (m_compress && s.size() > 20 && lzf(s)) {
+      return;
+    }
+    length(s.size());
+    raw(s);
+  }
+  /// An integer as an encoded string when it fits 32 bits, else as text.
+  void int_string(int64_t v) {
+    if (!integer(v)) {
+      char buf[24];
+      auto r = std::to_chars(buf, buf + sizeof buf, v);
+      std::string_view text(buf, static_cast<size_t>(r.ptr - buf));
+      length(text.size());
+      raw(text);
+    }
+  }
+  void binary_double(double d) {
+    uint64_t bits = 0;
+    std::memcpy(&bits, &d, sizeof bits);
+    le(bits, 8);
+  }
+
+ private:
+  static bool canonical_int(std::string_view s, int64_t& v) {
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || p != s.data() + s.size() || s.empty()) {
+      return false;
+    }
+    char buf[24];
+    auto r = std::to_chars(buf, buf + sizeof buf, v);
+    return std::string_view(buf, static_cast<size_t>(r.ptr - buf)) == s;
+  }
+  bool integer(int64_t v) {
+    if (v >= INT8_MIN && v <= INT8_MAX) {
+      byte(0xC0 | rdb::k_enc_int8);
+      le(static_cast<uint64_t>(v), 1);
+    } else if (v >= INT16_MIN && v <= INT16_MAX) {
+      byte(0xC0 | rdb::k_enc_int16);
+      le(static_cast<uint64_t>(v), 2);
+    } else if (v >= INT32_MIN && v <= INT32_MAX) {
+      byte(0xC0 | rdb::k_enc_int32);
+      le(static_cast<uint64_t>(v), 4);
+    } else {
+      return false;
+    }
+    return true;
+  }
+  bool lzf(std::string_view s) {
+    // As Valkey: worth it only when at least 4 bytes are saved.
+    std::string packed(s.size() - 4, '\0');
+    size_t n = lzf_compress(s.data(), s.size(), packed.data(), packed.size());
+    if (n == 0) {
+      return false;
+    }
+    byte(0xC0 | rdb::k_enc_lzf);
+    length(n);
+    length(s.size());
+    raw(std::string_view(packed.data(), n));
+    return true;
+  }
+
+  std::string& m_out;
+  bool m_compress;
+};
+
+std::string zset_listpack(const ZSetValue& z) {
+  Listpack lp;
+  z.for_each([&](std::string_view member, double score) {
+    lp.append(member);
+    long long as_int = 0;
+    if (double_to_int_exact(score, as_int)) {
+      lp.append(static_cast<int64_t>(as_int));
+    } else {
+      char text[k_double_text_max];
+      lp.append(LpValue::of_str(std::string_view(text, format_double_reply(score, text))));
+    }
+  });
+  return std::string(lp.data());
+}
+
+Expected<uint8_t, std::string> encode_hash(const HashValue& h, const RdbWriteOptions& o,
+                                           Encoder& enc) {
+  bool ttls = h.has_field_expires();
+  if (ttls && o.version < 12) {
+    return Unexpected{std::string("a hash with field TTLs needs RDB version 12")};
+  }
+  if (h.encoding() != ObjEncoding::hashtable) {
+    Listpack lp;
+    int64_t min_expire = INT64_MAX;
+    h.for_each([&](const HashField& f) {
+      lp.append(f.field);
+      lp.append(f.value);
+      if (ttls) {
+        bool has = f.expire_ms != k_hash_no_expire;
+        lp.append(has ? f.expire_ms : int64_t{0});
+        if (has)
+          min_expire = std::min(min_expire, f.expire_ms);
+      }
+    });
+    if (ttls) {
+      enc.le(static_cast<uint64_t>(min_expire), 8);
+      enc.string(lp.data());
+      return static_cast<uint8_t>(Type::hash_listpack_ex);
+    }
+    enc.string(lp.data());
+    return static_cast<uint8_t>(Type::hash_listpack);
+  }
+  if (ttls) {
+    int64_t min_expire = INT64_MAX;
+    h.for_each([&](const HashField& f) {
+      if (f.expire_ms != k_hash_no_expire)
+        min_expire = std::min(min_expire, f.expire_ms);
+    });
+    enc.le(static_cast<uint64_t>(min_expire), 8);
+    enc.length(h.size());
+    h.for_each([&](const HashField& f) {
+      // Stored relative to the minimum, +1 so that 0 keeps meaning "no TTL".
+      enc.length(f.expire_ms == k_hash_no_expire
+                     ? 0
+                     : static_cast<uint64_t>(f.expire_ms - min_expire) + 1);
+      enc.string(f.field);
+      enc.string(f.value);
+    });
+    return static_cast<uint8_t>(Type::hash_metadata);
+  }
+  enc.length(h.size());
+  h.for_each([&](const HashField& f) {
+    enc.string(f.field);
+    enc.string(f.value);
+  });
+  return static_cast<uint8_t>(Type::hash);
+}
+
+uint8_t encode_list(const ListValue& l, Encoder& enc) {
+  const Quicklist* ql = l.quicklist();
+  if (ql == nullptr) {
+    Listpack lp;
+    l.for_each([&](const LpValue& v) { lp.append(v); });
+    enc.length(1);
+    enc.length(rdb::k_container_packed);
+    enc.string(lp.data());
+    return static_cast<uint8_t>(Type::list_quicklist_2);
+  }
+  enc.length(ql->node_count());
+  std::string scratch;
+  for (const Quicklist::Node* n = ql->head(); n != nullptr; n = n->next()) {
+    enc.length(n->is_plain() ? rdb::k_container_plain : rdb::k_container_packed);
+    enc.string(n->raw(scratch));
+  }
+  return static_cast<uint8_t>(Type::list_quicklist_2);
+}
+
+Expected<uint8_t, std::string> encode_set(const SetValue& s, const RdbWriteOptions& o,
+                                          Encoder& enc) {
+  if (s.encoding() == ObjEncoding::intset) {
+    enc.string(s.intset().blob());
+    return static_cast<uint8_t>(Type::set_intset);
+  }
+  if (s.encoding() == ObjEncoding::listpack && o.version >= 11) {
+    Listpack lp;
+    s.for_each([&](const SetMember& m) { lp.append(m.to_string()); });
+    enc.string(lp.data());
+    return static_cast<uint8_t>(Type::set_listpack);
+  }
+  enc.length(s.size());
+  s.for_each([&](const SetMember& m) { enc.string(m.to_string()); });
+  return static_cast<uint8_t>(Type::set);
+}
+
+uint8_t encode_zset(const ZSetValue& z, Encoder& enc) {
+  if (z.encoding() != ObjEncoding::skiplist) {
+    enc.string(zset_listpack(z));
+    return static_cast<uint8_t>(Type::zset_listpack);
+  }
+  // Greatest first, as Valkey writes it: loading then inserts at the head cheaply.
+  enc.length(z.size());
+  z.for_each_reverse([&](std::string_view member, double score) {
+    enc.string(member);
+    enc.binary_double(score);
+  });
+  return static_cast<uint8_t>(Type::zset_2);
+}
+
+/// Buffered output to a file descriptor with a running CRC64.
+class FileSink {
+ public:
+  explicit FileSink(int fd) : m_fd(fd) {}
+  std::string& buffer() { return m_buf; }
+  bool flush_if_large() { return m_buf.size() < (1u << 20) || flush(); }
+  bool flush() {
+    m_crc = crc64(m_crc, m_buf);
+    size_t done = 0;
+    while (done < m_buf.size()) {
+      ssize_t n = ::write(m_fd, m_buf.data() + done, m_buf.size() - done);
+      if (n < 0) {
+        if (errno == EINTR)
+          continue;
+        return false;
+      }
+      done += static_cast<size_t>(n);
+    }
+    m_total += m_buf.size();
+    m_buf.clear();
+    return true;
+  }
+  uint64_t crc() const { return m_crc; }
+  uint64_t total() const { return m_total + m_buf.size(); }
+
+ private:
+  int m_fd;
+  std::string m_buf;
+  uint64_t m_crc = 0;
+  uint64_t m_total = 0;
+};
+
+}  // namespace
+
+Expected<uint8_t, std::string> encode_rdb_value(const Entry& e, const RdbWriteOptions& options,
+                                                std::string& out) {
+  Encoder enc(out, options.compress);
+  switch (e.type()) {
+    case ObjType::string: {
+      if (e.kind() == Entry::Kind::integer) {
+        enc.int_string(e.integer());
+      } else {
+        IntBuffer buf;
+        enc.string(string_of(&e, buf));
+      }
+      return static_cast<uint8_t>(Type::string);
+    }
+    case ObjType::list:
+      return encode_list(*static_cast<const ListValue*>(e.object()), enc);
+    case ObjType::set:
+      return encode_set(*static_cast<const SetValue*>(e.object()), options, enc);
+    case ObjType::zset:
+      return encode_zset(*static_cast<const ZSetValue*>(e.object()), enc);
+    case ObjType::hash:
+      return encode_hash(*static_cast<const HashValue*>(e.object()), options, enc);
+    default:
+      break;
+  }
+  return Unexpected{std::string("this value type cannot be written")};
+}
+
+Expected<std::string, std::string> dump_payload(const Entry& e, const RdbWriteOptions& options) {
+  std::string out;
+  out.push_back('\0');
+  auto type = encode_rdb_value(e, options, out);
+  if (!type) {
+    return Unexpected{type.error()};
+  }
+  out[0] = static_cast<char>(*type);
+  Encoder enc(out, false);
+  enc.le(static_cast<uint64_t>(options.version), 2);
+  enc.le(crc64(0, out), 8);
+  return out;
+}
+
+Expected<std::pair<uint8_t, std::string_view>, std::string> check_dump_payload(
+    std::string_view payload) {
+  if (payload.size() < 10 + 1) {
+    return Unexpected{std::string("payload too short")};
+  }
+  size_t footer = payload.size() - 10;
+  auto version = static_cast<int>(static_cast<uint8_t>(payload[footer]) |
+                                  static_cast<uint8_t>(payload[footer + 1]) << 8);
+  if (version > rdb::k_max_version) {
+    return Unexpected{"payload RDB version " + std::to_string(version) + " is too new"};
+  }
+  uint64_t stored = 0;
+  for (int i = 0; i < 8; ++i) {
+    stored |= static_cast<uint64_t>(static_cast<uint8_t>(payload[footer + 2 + i])) << (8 * i);
+  }
+  if (crc64(0, payload.substr(0, footer + 2)) != stored) {
+    return Unexpected{std::string("payload checksum mismatch")};
+  }
+  return std::make_pair(static_cast<uint8_t>(payload[0]), payload.substr(1, footer - 1));
+}
+
+Expected<RdbWriteStats, std::string> save_rdb(
+    Engine& engine, const std::string& path, const RdbWriteOptions& options,
+    const std::vector<std::pair<std::string, std::string>>& aux) {
+  if (options.version < 10 || options.version > rdb::k_max_version) {
+    return Unexpected{"cannot write RDB version " + std::to_string(options.version) +
+                      " (10, 11 or 12)"};
+  }
+  std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return Unexpected{"Failed opening the temp RDB file " + tmp + " (in server root dir " +
+                      "): " + std::strerror(errno)};
+  }
+  auto fail = [&](std::string why) -> Expected<RdbWriteStats, std::string> {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return Unexpected{std::move(why)};
+  };
+  FileSink sink(fd);
+  std::string& b = sink.buffer();
+  Encoder enc(b, options.compress);
+  char magic[16];
+  std::snprintf(magic, sizeof magic, "REDIS%04d", options.version);
+  enc.raw(magic);
+  auto put_aux = [&](std::string_view k, std::string_view v) {
+    enc.byte(static_cast<uint8_t>(rdb::Opcode::aux));
+    enc.string(k);
+    enc.string(v);
+  };
+  put_aux("valkey-ver", "8.0.1");
+  put_aux("redis-bits", "64");
+  put_aux("ctime", std::to_string(engine.clock().now_ms() / 1000));
+  put_aux("used-mem", std::to_string(engine.used_memory()));
+  put_aux("aof-base", "0");
+  for (const auto& [k, v] : aux) {
+    put_aux(k, v);
+  }
+  RdbWriteStats stats;
+  int64_t now = engine.clock().now_ms();
+  for (int i = 0; i < engine.db_count(); ++i) {
+    Db& db = engine.db(i);
+    if (db.size() == 0) {
+      continue;
+    }
+    enc.byte(static_cast<uint8_t>(rdb::Opcode::selectdb));
+    enc.length(static_cast<uint64_t>(i));
+    enc.byte(static_cast<uint8_t>(rdb::Opcode::resizedb));
+    enc.length(db.size());
+    enc.length(db.expires_size());
+    std::string error;
+    db.for_each([&](const Entry* e) {
+      if (!error.empty() || (e->has_expire() && e->expire_ms() <= now)) {
+        return;  // expired keys are not saved
+      }
+      size_t mark = b.size();
+      if (e->has_expire()) {
+        enc.byte(static_cast<uint8_t>(rdb::Opcode::expiretime_ms));
+        enc.le(static_cast<uint64_t>(e->expire_ms()), 8);
+      }
+      size_t type_at = b.size();
+      enc.byte(0);
+      enc.string(e->key());
+      auto type = encode_rdb_value(*e, options, b);
+      if (!type) {
+        b.resize(mark);
+        error = "key '" + std::string(e->key()) + "': " + type.error();
+        return;
+      }
+      b[type_at] = static_cast<char>(*type);
+      ++stats.keys;
+      if (!sink.flush_if_large()) {
+        error = std::string("write error: ") + std::strerror(errno);
+      }
+    });
+    if (!error.empty()) {
+      return fail(error);
+    }
+  }
+  enc.byte(static_cast<uint8_t>(rdb::Opcode::eof));
+  if (!sink.flush()) {
+    return fail(std::string("write error: ") + std::strerror(errno));
+  }
+  uint64_t crc = options.checksum ? sink.crc() : 0;
+  enc.le(crc, 8);
+  // The trailer is not part of the checksum; flush() folds it in, which no longer matters.
+  if (!sink.flush()) {
+    return fail(std::string("write error: ") + std::strerror(errno));
+  }
+  if (::fsync(fd) != 0) {
+    return fail(std::string("fsync error: ") + std::strerror(errno));
+  }
+  if (::close(fd) != 0) {
+    ::unlink(tmp.c_str());
+    return Unexpected{std::string("close error: ") + std::strerror(errno)};
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::string why = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    return Unexpected{"Error moving temp DB file " + tmp + " on the final destination " + path +
+                      ": " + why};
+  }
+  stats.bytes = sink.total();
+  return stats;
+}
+
+}  // namespace keyshift::engine

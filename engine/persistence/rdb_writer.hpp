@@ -1,0 +1,53 @@
+#pragma once
+
+#include "engine/keyspace/entry.hpp"
+#include "engine/persistence/rdb_format.hpp"
+#include "engine/util/expected.hpp"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace keyshift::engine {
+
+class Engine;
+
+/// How to write.
+struct RdbWriteOptions {
+  /// 10 (Redis 7.0), 11 (Valkey 7.2/8.x, Redis 7.2) or 12 (Redis 7.4: hashes with field TTLs).
+  int version = rdb::k_default_write_version;
+  /// Try LZF on strings longer than 20 bytes (rdbcompression).
+  bool compress = true;
+  /// Write the CRC64 trailer; false writes zero (rdbchecksum no).
+  bool checksum = true;
+};
+
+/// What a save wrote.
+struct RdbWriteStats {
+  uint64_t keys = 0;
+  uint64_t bytes = 0;
+};
+
+/// Appends the RDB encoding of `e`'s value as `options.version` writes it, with the compact
+/// encodings a real server writes for small values; returns the type byte. Fails (naming
+/// why) when the version cannot hold the value, e.g. field TTLs below version 12.
+Expected<uint8_t, std::string> encode_rdb_value(const Entry& e, const RdbWriteOptions& options,
+                                                std::string& out);
+
+/// The DUMP payload of `e`: the value, the 2-byte RDB version and the CRC64 of both.
+Expected<std::string, std::string> dump_payload(const Entry& e, const RdbWriteOptions& options);
+
+/// Checks a DUMP payload's version and CRC64; returns the type byte and the value bytes.
+Expected<std::pair<uint8_t, std::string_view>, std::string> check_dump_payload(
+    std::string_view payload);
+
+/// Writes every database of `engine` to `path` as one RDB file: into a temporary file in the
+/// same directory, fsync'ed, then renamed over `path`, so `path` is never half written.
+/// `aux` are extra AUX fields after Valkey's own (valkey-ver, ctime, used-mem, ...).
+Expected<RdbWriteStats, std::string> save_rdb(
+    Engine& engine, const std::string& path, const RdbWriteOptions& options,
+    const std::vector<std::pair<std::string, std::string>>& aux = {});
+
+}  // namespace keyshift::engine
