@@ -58,12 +58,18 @@ std::vector<std::string> names_of(CLI::App& app, bool subcommands) {
   return out;
 }
 
+/// The deepest subcommand given ("rdb check"): it owns the words that were not understood.
+CLI::App* deepest(CLI::App& app) {
+  CLI::App* where = &app;
+  while (!where->get_subcommands().empty()) {
+    where = where->get_subcommands().back();
+  }
+  return where;
+}
+
 /// Names the first word nobody took and suggests the closest subcommand or flag; exit 2.
 int report_unknown(CLI::App& app) {
-  CLI::App* where = &app;
-  for (CLI::App* s : app.get_subcommands()) {
-    where = s;
-  }
+  CLI::App* where = deepest(app);
   std::vector<std::string> extras = where->remaining();
   if (extras.empty()) {
     extras = app.remaining();
@@ -89,6 +95,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough(false);
   keyshift::cli::add_serve(app);
+  keyshift::cli::add_rdb(app);
 
   CLI::App* help = app.add_subcommand("help", "Show help for keyshift or one subcommand");
   std::string help_topic;
@@ -117,11 +124,12 @@ int main(int argc, char** argv) {
     } catch (const CLI::ExtrasError&) {
       return report_unknown(app);
     } catch (const CLI::RequiredError& e) {
-      if (!app.remaining().empty()) {
+      CLI::App* where = deepest(app);
+      if (!app.remaining().empty() || !where->remaining().empty()) {
         return report_unknown(app);
       }
-      if (app.get_subcommands().empty()) {
-        std::fputs(app.help().c_str(), stderr);
+      if (where->get_require_subcommand_min() > 0) {
+        std::fputs(where->help().c_str(), stderr);
         return 2;
       }
       fmt::print(stderr, "keyshift: {}\n", e.what());
