@@ -4,6 +4,7 @@
 #include "engine/engine.hpp"
 #include "engine/persistence/mapped_file.hpp"
 #include "engine/persistence/rdb_load.hpp"
+#include "engine/persistence/snapshots.hpp"
 #include "engine/server/config_file.hpp"
 #include "engine/server/config_table.hpp"
 #include "engine/server/log.hpp"
@@ -92,6 +93,7 @@ void load_dataset(engine::Engine& eng, const engine::EngineConfig& config, engin
     log.warning(fmt::format("Fatal error loading the DB: {}. Exiting.", what));
     throw UserError(what, 1);
   }
+  eng.snapshots().note_load(stats->keys_loaded, stats->expired_skipped);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   log.notice(fmt::format("Done loading RDB, keys loaded: {}, keys expired: {}.", stats->keys_loaded,
                          stats->expired_skipped));

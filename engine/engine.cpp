@@ -3,6 +3,7 @@
 #include "engine/blocking.hpp"
 #include "engine/commands/context.hpp"
 #include "engine/commands/hash_family.hpp"
+#include "engine/persistence/snapshots.hpp"
 #include "engine/pubsub.hpp"
 #include "engine/server/config_table.hpp"
 #include "engine/util/strconv.hpp"
@@ -45,6 +46,7 @@ Engine::Engine(EngineConfig config, const Clock& clock)
   m_pubsub = std::make_unique<PubSub>();
   m_watches = std::make_unique<WatchTable>(*this);
   m_blocking = std::make_unique<Blocking>(*this);
+  m_snapshots = std::make_unique<Snapshots>(m_clock.now_ms() / 1000);
   m_special.exec = m_registry.find("exec");
   m_special.discard = m_registry.find("discard");
   m_special.multi = m_registry.find("multi");
@@ -175,6 +177,7 @@ void Engine::on_expired(int db, std::string_view key) {
 }
 
 void Engine::signal_modified_key(int db, std::string_view key) {
+  m_snapshots->note_changes();
   m_watches->touch(db, key);
 }
 
@@ -596,6 +599,7 @@ void Engine::request_shutdown(Session& from) {
 }
 
 void Engine::cron() {
+  m_snapshots->cron(*this);
   int64_t now_us = m_clock.monotonic_us();
   if (now_us >= m_next_metric_us) {
     m_ops_metric.track(m_stats.total_commands_processed, now_us);

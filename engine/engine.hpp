@@ -22,6 +22,7 @@
 namespace keyshift::engine {
 
 class Blocking;
+class Snapshots;
 class PubSub;
 class WatchTable;
 
@@ -199,6 +200,8 @@ class Engine : public KeyspaceEvents {
   PubSub& pubsub() { return *m_pubsub; }
   WatchTable& watches() { return *m_watches; }
   Blocking& blocking() { return *m_blocking; }
+  /// RDB snapshot state: SAVE/BGSAVE, the change counter, the save rules.
+  Snapshots& snapshots() { return *m_snapshots; }
   /// Runs `cmd` for `session` once dispatch accepted it (EXEC runs its queue through this,
   /// and a blocked command runs again with `reprocessing`), then counts it as Valkey's
   /// call(): command stats, slow log, MONITOR. A command that blocked is counted when it
@@ -243,6 +246,7 @@ class Engine : public KeyspaceEvents {
   std::unique_ptr<PubSub> m_pubsub;
   std::unique_ptr<WatchTable> m_watches;
   std::unique_ptr<Blocking> m_blocking;
+  std::unique_ptr<Snapshots> m_snapshots;
   // Commands dispatch treats specially (MULTI queueing, subscribed-mode rules).
   struct SpecialCommands {
     Command* exec = nullptr;

@@ -196,4 +196,15 @@ inline constexpr std::string_view k_zsetop_no_keys_prefix =
 inline constexpr std::string_view k_zsetop_weight_not_float = "ERR weight value is not a float";
 inline constexpr std::string_view k_zintercard_limit_negative = "ERR LIMIT can't be negative";
 
+// Persistence: SAVE, BGSAVE, DUMP, RESTORE.
+inline constexpr std::string_view k_shutdown_errors = "ERR Errors trying to SHUTDOWN. Check logs.";
+inline constexpr std::string_view k_bgsave_in_progress = "ERR Background save already in progress";
+inline constexpr std::string_view k_restore_bad_payload =
+    "ERR DUMP payload version or checksum are wrong";
+inline constexpr std::string_view k_restore_bad_format = "ERR Bad data format";
+inline constexpr std::string_view k_restore_ttl_negative = "ERR Invalid TTL value, must be >= 0";
+inline constexpr std::string_view k_restore_idletime = "ERR Invalid IDLETIME value, must be >= 0";
+inline constexpr std::string_view k_restore_freq =
+    "ERR Invalid FREQ value, must be >= 0 and <= 255";
+
 }  // namespace keyshift::engine::errors

@@ -15,6 +15,7 @@ void register_zset_family(CommandRegistry& registry);
 void register_set_family(CommandRegistry& registry);
 void register_sort_family(CommandRegistry& registry);
 void register_server_family(CommandRegistry& registry);
+void register_persistence_family(CommandRegistry& registry);
 void register_transaction_family(CommandRegistry& registry);
 void register_pubsub_family(CommandRegistry& registry);
 void register_blocking_family(CommandRegistry& registry);

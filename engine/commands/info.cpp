@@ -2,6 +2,7 @@
 
 #include "engine/blocking.hpp"
 #include "engine/engine.hpp"
+#include "engine/persistence/snapshots.hpp"
 #include "engine/pubsub.hpp"
 #include "engine/server/config_table.hpp"
 #include "engine/watch.hpp"
@@ -328,7 +329,8 @@ void memory_section(Engine& engine, InfoWriter& w) {
 }
 
 void persistence_section(Engine& engine, InfoWriter& w) {
-  // No persistence yet: the dataset counts as saved at start-up, as Valkey does.
+  const Snapshots& snaps = engine.snapshots();
+  int64_t now_s = engine.clock().now_ms() / 1000;
   w.section("Persistence");
   w.field("loading", 0);
   w.field("async_loading", 0);
@@ -338,16 +340,16 @@ void persistence_section(Engine& engine, InfoWriter& w) {
   w.fixed2("current_fork_perc", 0);
   w.field("current_save_keys_processed", 0);
   w.field("current_save_keys_total", 0);
-  w.field("rdb_changes_since_last_save", 0);
-  w.field("rdb_bgsave_in_progress", 0);
-  w.field("rdb_last_save_time", engine.identity().start_time_ms / 1000);
-  w.field("rdb_last_bgsave_status", "ok");
-  w.field("rdb_last_bgsave_time_sec", -1);
-  w.field("rdb_current_bgsave_time_sec", -1);
-  w.field("rdb_saves", 0);
+  w.field("rdb_changes_since_last_save", snaps.dirty());
+  w.field("rdb_bgsave_in_progress", snaps.bgsave_in_progress() ? 1 : 0);
+  w.field("rdb_last_save_time", snaps.last_save_s());
+  w.field("rdb_last_bgsave_status", snaps.last_bgsave_ok() ? "ok" : "err");
+  w.field("rdb_last_bgsave_time_sec", snaps.last_bgsave_duration_s());
+  w.field("rdb_current_bgsave_time_sec", snaps.current_bgsave_s(now_s));
+  w.field("rdb_saves", snaps.saves());
   w.field("rdb_last_cow_size", 0);
-  w.field("rdb_last_load_keys_expired", 0);
-  w.field("rdb_last_load_keys_loaded", 0);
+  w.field("rdb_last_load_keys_expired", snaps.last_load_keys_expired());
+  w.field("rdb_last_load_keys_loaded", snaps.last_load_keys_loaded());
   w.field("aof_enabled", 0);
   w.field("aof_rewrite_in_progress", 0);
   w.field("aof_rewrite_scheduled", 0);

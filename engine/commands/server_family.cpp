@@ -10,6 +10,7 @@
 #include "engine/keyspace/set_value.hpp"
 #include "engine/keyspace/string_value.hpp"
 #include "engine/keyspace/zset_value.hpp"
+#include "engine/persistence/snapshots.hpp"
 #include "engine/server/config_table.hpp"
 #include "engine/util/glob.hpp"
 #include "engine/util/split_args.hpp"
@@ -2009,11 +2010,6 @@ void cmd_time(CmdContext& ctx) {
   ctx.reply().bulk(std::to_string(us % 1000000));
 }
 
-void cmd_lastsave(CmdContext& ctx) {
-  // Until keyshift saves RDB files, the dataset counts as saved at start-up, as Valkey's.
-  ctx.reply().integer(ctx.engine().identity().start_time_ms / 1000);
-}
-
 void cmd_shutdown(CmdContext& ctx) {
   bool nosave = false;
   bool save = false;
@@ -2045,8 +2041,14 @@ void cmd_shutdown(CmdContext& ctx) {
     ctx.reply().error(errors::k_no_shutdown_in_progress);
     return;
   }
-  // No persistence to run yet, so every accepted form shuts down at once and, as Valkey's
-  // process exit, sends no reply.
+  (void)now;  // no replicas to wait for: NOW changes nothing
+  if (auto failed = ctx.engine().snapshots().save_for_shutdown(ctx.engine(), save, nosave)) {
+    if (!force) {
+      ctx.reply().error(errors::k_shutdown_errors);
+      return;
+    }
+  }
+  // As Valkey's process exit, a successful SHUTDOWN sends no reply.
   ctx.engine().request_shutdown(ctx.session());
 }
 
@@ -2245,7 +2247,6 @@ constexpr CommandSpec k_server_commands[] = {
     {"flushall", -1, k_cmd_write, 0, 0, 0, cmd_flushall, "@keyspace @write @slow @dangerous"},
     {"dbsize", 1, k_cmd_readonly | k_cmd_fast, 0, 0, 0, cmd_dbsize, "@keyspace @read @fast"},
     {"time", 1, k_ls | k_cmd_fast, 0, 0, 0, cmd_time, "@fast"},
-    {"lastsave", 1, k_ls | k_cmd_fast, 0, 0, 0, cmd_lastsave, "@admin @fast @dangerous"},
     {"shutdown", -1, k_admin | k_cmd_no_multi | k_cmd_allow_busy, 0, 0, 0, cmd_shutdown,
      k_admin_acl},
     {"latency", -2, 0, 0, 0, 0, nullptr, "@slow"},

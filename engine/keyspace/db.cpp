@@ -15,15 +15,15 @@ constexpr uint8_t k_lfu_init_val = 5;
 constexpr size_t k_expire_keys_per_loop = 20;
 constexpr size_t k_expire_acceptable_stale_pct = 10;
 
-bool is_lfu(EvictionPolicy p) {
-  return p == EvictionPolicy::allkeys_lfu || p == EvictionPolicy::volatile_lfu;
-}
-
 uint32_t lfu_minutes(int64_t now_ms) {
   return static_cast<uint32_t>((now_ms / 1000 / 60) & 65535);
 }
 
 }  // namespace
+
+bool is_lfu(EvictionPolicy p) {
+  return p == EvictionPolicy::allkeys_lfu || p == EvictionPolicy::volatile_lfu;
+}
 
 uint32_t lru_clock(int64_t now_ms) {
   return static_cast<uint32_t>((now_ms / k_lru_resolution_ms) & k_lru_clock_max);

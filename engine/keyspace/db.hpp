@@ -171,6 +171,8 @@ class Db {
 /// into `e`, so `e` must outlive the use of the spec.
 Entry::ValueSpec clone_value(const Entry* e);
 
+/// True for the LFU eviction policies (the LRU field then holds an LFU counter).
+bool is_lfu(EvictionPolicy p);
 /// LRU clock value (seconds, 24 bits) for a time in ms.
 uint32_t lru_clock(int64_t now_ms);
 /// Idle time in ms of an entry whose LRU field is `lru`.

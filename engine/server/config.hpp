@@ -79,9 +79,12 @@ struct EngineConfig {
   uint64_t proto_max_bulk_len = 512ull * 1024 * 1024;
   uint64_t client_query_buffer_limit = 1024ull * 1024 * 1024;
 
-  // Persistence (used by later issues; accepted now).
+  // Persistence (RDB snapshots).
   std::string dir = ".";
   std::string dbfilename = "dump.rdb";
+  std::string save = "3600 1 300 100 60 10000";  // "seconds changes" pairs; "" disables
+  bool rdbcompression = true;
+  bool rdbchecksum = true;
 
   // Administration.
   EnableMode enable_debug_command = EnableMode::no;

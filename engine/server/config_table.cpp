@@ -640,12 +640,12 @@ constexpr DirectiveSpec statement(std::string_view name, int min_args, int max_a
 // req-res-logfile and client-default-resp; release builds, like Debian's, do not.
 constexpr DirectiveSpec k_directives[] = {
     // clang-format off
-    yes_no("rdbchecksum", {}, k_flag_immutable, "yes"),
+    yes_no("rdbchecksum", {}, k_flag_immutable, "yes", bool_field<&EngineConfig::rdbchecksum>()),
     yes_no("daemonize", {}, k_flag_immutable, "no", bool_field<&EngineConfig::daemonize>()),
     yes_no("io-threads-do-reads", {}, k_flag_immutable, "yes"),
     yes_no("always-show-logo", {}, k_flag_immutable, "no"),
     yes_no("protected-mode", {}, 0, "yes", bool_field<&EngineConfig::protected_mode>()),
-    yes_no("rdbcompression", {}, 0, "yes"),
+    yes_no("rdbcompression", {}, 0, "yes", bool_field<&EngineConfig::rdbcompression>()),
     yes_no("rdb-del-sync-files", {}, 0, "no"),
     yes_no("activerehashing", {}, 0, "yes"),
     yes_no("stop-writes-on-bgsave-error", {}, 0, "yes"),
@@ -855,7 +855,8 @@ constexpr DirectiveSpec k_directives[] = {
     free_text("tls-ciphers", {}, 0, ""),
     free_text("tls-ciphersuites", {}, 0, ""),
     special("dir", {}, k_flag_protected, ".", parse_dir, string_field<&EngineConfig::dir>()),
-    special("save", {}, k_flag_multi_arg, "3600 1 300 100 60 10000", parse_save),
+    special("save", {}, k_flag_multi_arg, "3600 1 300 100 60 10000", parse_save,
+            string_field<&EngineConfig::save>()),
     special("client-output-buffer-limit", {}, k_flag_multi_arg,
         "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
         parse_client_output_buffer_limit),

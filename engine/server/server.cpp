@@ -1,5 +1,6 @@
 #include "engine/server/server.hpp"
 
+#include "engine/persistence/snapshots.hpp"
 #include "engine/resp/reply_builder.hpp"
 #include "engine/util/strconv.hpp"
 
@@ -520,6 +521,12 @@ int Server::run() {
         while (::read(m_signal_fd, &si, sizeof(si)) == sizeof(si)) {
           m_log.warning(si.ssi_signo == SIGINT ? "Received SIGINT scheduling shutdown..."
                                                : "Received SIGTERM scheduling shutdown...");
+        }
+        // As Valkey: save first when save rules exist; a failed save keeps the server up
+        // rather than lose the data.
+        if (auto failed = m_engine.snapshots().save_for_shutdown(m_engine, false, false)) {
+          m_log.warning("Error trying to save the DB, can't exit: " + *failed);
+          continue;
         }
         m_stopping = true;
         continue;

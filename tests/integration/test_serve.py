@@ -690,5 +690,55 @@ def serve_refuses_to_start_on_a_corrupt_dump_naming_file_and_offset(h):
     ok(re.search(r"error at byte \d+: .*ziplist", out) is not None,
        "the message gives the offset and what is wrong:\n%s" % out)
 
+
+@test
+def dump_payloads_from_redis_server_7_restore_into_keyshift_with_equal_digests(h):
+    ref = reference(h)
+    srv = h.keyshift("--enable-debug-command", "yes", name="ks-restore")
+    setup = [
+        ("SET", "s", "hello"), ("SET", "n", "12345"), ("SET", "big", "x" * 5000),
+        ("RPUSH", "l", "a", "1", "b"), ("SADD", "si", "1", "2", "3"),
+        ("SADD", "ss", "a", "b"), ("ZADD", "z", "1.5", "a", "-inf", "b"),
+        ("HSET", "h", "f", "v", "g", "2"),
+    ]
+    big_hash = ["HSET", "hh"]
+    for i in range(600):
+        big_hash += ["f%d" % i, "v%d" % i]
+    setup.append(tuple(big_hash))
+    with ref.conn() as r, srv.conn() as k:
+        for cmd in setup:
+            r.command(*cmd)
+        for key in ["s", "n", "big", "l", "si", "ss", "z", "h", "hh"]:
+            payload = r.command("DUMP", key)[1]
+            eq(k.command("RESTORE", key, "0", payload)[0], b"+OK\r\n", "RESTORE %s" % key)
+            eq(k.command("DEBUG", "DIGEST-VALUE", key)[1],
+               r.command("DEBUG", "DIGEST-VALUE", key)[1], "digest of %s" % key)
+        eq(k.command("DEBUG", "DIGEST")[1], r.command("DEBUG", "DIGEST")[1], "dataset digest")
+
+
+@test
+def save_then_restart_keeps_the_dataset_and_lastsave_moves(h):
+    d = h.path("save-dir")
+    os.makedirs(d, exist_ok=True)
+    srv = h.keyshift("--dir", d, "--enable-debug-command", "yes", name="ks-save")
+    with srv.conn() as c:
+        c.command("RPUSH", "l", "a", "b")
+        c.command("HSET", "h", "f", "v")
+        c.command("SET", "ttl", "v", "EX", "1000")
+        before = c.command("DEBUG", "DIGEST")[1]
+        eq(c.command("SAVE")[0], b"+OK\r\n", "SAVE")
+        eq(c.command("BGSAVE")[0], b"+Background saving started\r\n", "BGSAVE")
+    srv.stop()
+    h.forget(srv)
+    again = h.keyshift("--dir", d, "--enable-debug-command", "yes", name="ks-save-again")
+    with again.conn() as c:
+        eq(c.command("DEBUG", "DIGEST")[1], before, "digest after restart")
+        ok(0 < c.command("TTL", "ttl")[1] <= 1000, "the TTL survives")
+        ok("rdb_last_load_keys_loaded:3" in info_field_block(c), "INFO counts the loaded keys")
+
+
+def info_field_block(conn):
+    return conn.command("INFO", "persistence")[1].decode()
+
 if __name__ == "__main__":
     run_tests()

@@ -1,0 +1,180 @@
+#include "tests/unit/engine/commands/conn_test_util.hpp"
+
+#include "engine/engine.hpp"
+#include "engine/persistence/snapshots.hpp"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+using namespace keyshift::engine::conn_test;
+using keyshift::engine::EnableMode;
+using keyshift::engine::EngineConfig;
+using keyshift::engine::parse_save_rules;
+using keyshift::engine::RespValue;
+using keyshift::engine::Session;
+
+namespace {
+
+EngineConfig in_dir(const std::filesystem::path& dir) {
+  EngineConfig c;
+  c.dir = dir.string();
+  c.enable_debug_command = EnableMode::yes;
+  return c;
+}
+
+std::filesystem::path fresh_dir(std::string_view name) {
+  auto d = std::filesystem::temp_directory_path() /
+           (std::string("ks-persist-") + std::string(name) + "-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+RespValue run(Fixture& f, Session& s, const std::vector<std::string>& argv) {
+  std::vector<std::string_view> v(argv.begin(), argv.end());
+  return f.engine.run(s, v);
+}
+
+}  // namespace
+
+TEST_SUITE("engine::persistence_family") {
+  TEST_CASE("DUMP and RESTORE move every type between keys with equal digests") {
+    Fixture f(in_dir(std::filesystem::temp_directory_path()));
+    Session& c = f.client();
+    f.run(c, {"SET", "s", "text"});
+    f.run(c, {"RPUSH", "l", "a", "1", "b"});
+    f.run(c, {"SADD", "set", "1", "2", "x"});
+    f.run(c, {"ZADD", "z", "1.5", "a", "-inf", "b"});
+    f.run(c, {"HSET", "h", "f", "v"});
+    for (std::string key : {"s", "l", "set", "z", "h"}) {
+      CAPTURE(key);
+      RespValue payload = f.run(c, {"DUMP", key});
+      REQUIRE(payload.type == RespValue::Type::bulk);
+      std::string copy = key + ":copy";
+      CHECK(is_ok(run(f, c, {"RESTORE", copy, "0", payload.str})));
+      CHECK(f.run(c, {"DEBUG", "DIGEST-VALUE", key}).elements.at(0).str ==
+            run(f, c, {"DEBUG", "DIGEST-VALUE", copy}).elements.at(0).str);
+      CHECK(is_err(run(f, c, {"RESTORE", copy, "0", payload.str}),
+                   "BUSYKEY Target key name already exists."));
+      CHECK(is_ok(run(f, c, {"RESTORE", copy, "0", payload.str, "REPLACE"})));
+    }
+    CHECK(f.run(c, {"DUMP", "missing"}).type == RespValue::Type::null);
+  }
+
+  TEST_CASE("RESTORE checks its arguments and payload as Valkey does") {
+    Fixture f;
+    Session& c = f.client();
+    f.run(c, {"SET", "k", "v"});
+    std::string payload = f.run(c, {"DUMP", "k"}).str;
+    CHECK(
+        is_err(run(f, c, {"RESTORE", "n", "-1", payload}), "ERR Invalid TTL value, must be >= 0"));
+    CHECK(is_err(run(f, c, {"RESTORE", "n", "x", payload}),
+                 "ERR value is not an integer or out of range"));
+    CHECK(is_err(run(f, c, {"RESTORE", "n", "0", payload, "BOGUS"}), "ERR syntax error"));
+    CHECK(is_err(run(f, c, {"RESTORE", "n", "0", payload, "IDLETIME", "-1"}),
+                 "ERR Invalid IDLETIME value, must be >= 0"));
+    CHECK(is_err(run(f, c, {"RESTORE", "n", "0", payload, "FREQ", "256"}),
+                 "ERR Invalid FREQ value, must be >= 0 and <= 255"));
+    CHECK(is_err(run(f, c, {"RESTORE", "n", "0", payload, "IDLETIME", "1", "FREQ", "1"}),
+                 "ERR syntax error"));
+    std::string corrupt = payload;
+    corrupt[1] = static_cast<char>(corrupt[1] ^ 1);
+    CHECK(is_err(run(f, c, {"RESTORE", "n", "0", corrupt}),
+                 "ERR DUMP payload version or checksum are wrong"));
+    CHECK(is_err(run(f, c, {"RESTORE", "n", "0", "short"}),
+                 "ERR DUMP payload version or checksum are wrong"));
+    // TTLs: relative, absolute, and one already past (nothing is stored, reply OK).
+    CHECK(is_ok(run(f, c, {"RESTORE", "t1", "5000", payload})));
+    CHECK(f.run(c, {"PTTL", "t1"}).integer == 5000);
+    int64_t at = f.clock.now_ms() + 9000;
+    CHECK(is_ok(run(f, c, {"RESTORE", "t2", std::to_string(at), payload, "ABSTTL"})));
+    CHECK(f.run(c, {"PEXPIRETIME", "t2"}).integer == at);
+    CHECK(is_ok(run(f, c, {"RESTORE", "t3", "1000", payload, "ABSTTL"})));
+    CHECK(f.run(c, {"EXISTS", "t3"}).integer == 0);
+  }
+
+  TEST_CASE("SAVE writes dir/dbfilename, LASTSAVE and INFO follow, BGSAVE reports in cron") {
+    auto dir = fresh_dir("save");
+    Fixture f(in_dir(dir));
+    Session& c = f.client();
+    f.run(c, {"SET", "a", "1"});
+    f.run(c, {"RPUSH", "b", "x"});
+    RespValue info = f.run(c, {"INFO", "persistence"});
+    CHECK(info.str.find("rdb_changes_since_last_save:2\r\n") != std::string::npos);
+    f.clock.advance_ms(3000);
+    CHECK(is_ok(f.run(c, {"SAVE"})));
+    CHECK(std::filesystem::exists(dir / "dump.rdb"));
+    CHECK(f.run(c, {"LASTSAVE"}).integer == f.clock.now_ms() / 1000);
+    info = f.run(c, {"INFO", "persistence"});
+    CHECK(info.str.find("rdb_changes_since_last_save:0\r\n") != std::string::npos);
+    CHECK(info.str.find("rdb_saves:1\r\n") != std::string::npos);
+    CHECK(is_err(f.run(c, {"BGSAVE", "NOW"}), "ERR syntax error"));
+    CHECK(f.run(c, {"BGSAVE"}).str == "Background saving started");
+    f.engine.snapshots().wait_for_child(f.engine);
+    info = f.run(c, {"INFO", "persistence"});
+    CHECK(info.str.find("rdb_bgsave_in_progress:0\r\n") != std::string::npos);
+    CHECK(info.str.find("rdb_last_bgsave_status:ok\r\n") != std::string::npos);
+    CHECK(info.str.find("rdb_saves:2\r\n") != std::string::npos);
+    std::filesystem::remove_all(dir);
+  }
+
+  TEST_CASE("a save rule starts a background save once enough time and changes passed") {
+    CHECK(parse_save_rules("3600 1 300 100") ==
+          std::vector<std::pair<int64_t, int64_t>>{{3600, 1}, {300, 100}});
+    CHECK(parse_save_rules("").empty());
+    auto dir = fresh_dir("rules");
+    EngineConfig cfg = in_dir(dir);
+    cfg.save = "10 2";
+    Fixture f(cfg);
+    Session& c = f.client();
+    f.run(c, {"SET", "a", "1"});
+    f.clock.advance_ms(20'000);
+    f.engine.cron();
+    CHECK_FALSE(f.engine.snapshots().bgsave_in_progress());  // one change, two needed
+    f.run(c, {"SET", "b", "2"});
+    f.engine.cron();
+    CHECK(f.engine.snapshots().bgsave_in_progress());
+    f.engine.snapshots().wait_for_child(f.engine);
+    CHECK(std::filesystem::exists(dir / "dump.rdb"));
+    CHECK(f.engine.snapshots().dirty() == 0);
+    std::filesystem::remove_all(dir);
+  }
+
+  TEST_CASE("SHUTDOWN saves when rules exist or SAVE is given, and NOSAVE skips it") {
+    auto dir = fresh_dir("shutdown");
+    {
+      EngineConfig cfg = in_dir(dir);
+      cfg.save = "";
+      Fixture f(cfg);
+      Session& c = f.client();
+      f.run(c, {"SET", "a", "1"});
+      f.send(c, {"SHUTDOWN"});
+      CHECK_FALSE(std::filesystem::exists(dir / "dump.rdb"));
+      f.send(c, {"SHUTDOWN", "SAVE"});
+      CHECK(std::filesystem::exists(dir / "dump.rdb"));
+    }
+    std::filesystem::remove(dir / "dump.rdb");
+    {
+      Fixture f(in_dir(dir));  // default rules
+      Session& c = f.client();
+      f.run(c, {"SET", "a", "1"});
+      f.send(c, {"SHUTDOWN", "NOSAVE"});
+      CHECK_FALSE(std::filesystem::exists(dir / "dump.rdb"));
+      f.send(c, {"SHUTDOWN"});
+      CHECK(std::filesystem::exists(dir / "dump.rdb"));
+    }
+    {
+      EngineConfig cfg = in_dir(dir / "missing-subdir");
+      Fixture f(cfg);
+      Session& c = f.client();
+      f.run(c, {"SET", "a", "1"});
+      f.send(c, {"SHUTDOWN"});
+      CHECK(is_err(Fixture::drain(c).at(0), "ERR Errors trying to SHUTDOWN. Check logs."));
+      CHECK_FALSE(f.engine.shutdown_requested());
+    }
+    std::filesystem::remove_all(dir);
+  }
+}
