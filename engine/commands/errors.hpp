@@ -197,6 +197,12 @@ inline constexpr std::string_view k_zsetop_weight_not_float = "ERR weight value 
 inline constexpr std::string_view k_zintercard_limit_negative = "ERR LIMIT can't be negative";
 
 // Persistence: SAVE, BGSAVE, DUMP, RESTORE.
+// Valkey's shared.err: the bare error a failed save inside DEBUG RELOAD replies.
+inline constexpr std::string_view k_generic_err = "ERR";
+inline constexpr std::string_view k_debug_reload_options =
+    "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.";
+inline constexpr std::string_view k_debug_reload_failed =
+    "ERR Error trying to load the RDB dump, check server logs.";
 inline constexpr std::string_view k_shutdown_errors = "ERR Errors trying to SHUTDOWN. Check logs.";
 inline constexpr std::string_view k_bgsave_in_progress = "ERR Background save already in progress";
 inline constexpr std::string_view k_restore_bad_payload =

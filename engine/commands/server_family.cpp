@@ -10,6 +10,8 @@
 #include "engine/keyspace/set_value.hpp"
 #include "engine/keyspace/string_value.hpp"
 #include "engine/keyspace/zset_value.hpp"
+#include "engine/persistence/mapped_file.hpp"
+#include "engine/persistence/rdb_load.hpp"
 #include "engine/persistence/snapshots.hpp"
 #include "engine/server/config_table.hpp"
 #include "engine/util/glob.hpp"
@@ -1922,6 +1924,48 @@ void debug_help(CmdContext& ctx) {
                   });
 }
 
+/// DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]: save, empty the dataset and load the snapshot
+/// back, proving the data survives a restart.
+void debug_reload(CmdContext& ctx) {
+  bool merge = false;
+  bool flush = true;
+  bool save = true;
+  for (size_t j = 2; j < ctx.argc(); ++j) {
+    if (iequals(ctx.arg(j), "merge")) {
+      merge = true;
+    } else if (iequals(ctx.arg(j), "noflush")) {
+      flush = false;
+    } else if (iequals(ctx.arg(j), "nosave")) {
+      save = false;
+    } else {
+      ctx.reply().error(errors::k_debug_reload_options);
+      return;
+    }
+  }
+  Engine& engine = ctx.engine();
+  if (save && !engine.snapshots().save(engine)) {
+    ctx.reply().error(errors::k_generic_err);
+    return;
+  }
+  if (flush) {
+    for (int i = 0; i < engine.db_count(); ++i) {
+      engine.signal_flushed_db(i);
+      engine.db(i).flush();
+    }
+  }
+  auto file = MappedFile::open(Snapshots::path_of(engine));
+  RdbLoadOptions options;
+  options.replace_existing = merge;
+  auto loaded = file ? load_rdb(engine, file->data(), options)
+                     : Expected<RdbLoadStats, RdbError>(Unexpected{RdbError{0, file.error()}});
+  if (!loaded) {
+    ctx.reply().error(errors::k_debug_reload_failed);
+    return;
+  }
+  engine.snapshots().note_load(loaded->keys_loaded, loaded->expired_skipped);
+  ctx.reply().ok();
+}
+
 void cmd_debug(CmdContext& ctx) {
   std::string_view sub = ctx.arg(1);
   size_t argc = ctx.argc();
@@ -1935,6 +1979,8 @@ void cmd_debug(CmdContext& ctx) {
     debug_digest(ctx);
   } else if (iequals(sub, "digest-value") && argc >= 2) {
     debug_digest_value(ctx);
+  } else if (iequals(sub, "reload")) {
+    debug_reload(ctx);
   } else if (iequals(sub, "protocol") && argc == 3) {
     debug_protocol(ctx);
   } else if (iequals(sub, "sleep") && argc == 3) {

@@ -177,7 +177,10 @@ class EngineLoader : public RdbVisitor {
     }
     Db& db = m_engine.db(static_cast<int>(k.db));
     if (db.exists(k.key)) {
-      return fail(k, "duplicate key '" + k.key + "'");
+      if (!m_options.replace_existing) {
+        return fail(k, "duplicate key '" + k.key + "'");
+      }
+      db.remove(k.key);
     }
     bool unsupported = k.value.kind == RdbKind::stream || k.value.kind == RdbKind::module;
     if (unsupported && m_options.skip_unsupported) {

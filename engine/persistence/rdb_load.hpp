@@ -19,6 +19,9 @@ struct RdbLoadOptions {
   /// Skip keys whose type the engine cannot hold yet (streams, module values) instead of
   /// failing; they are counted in RdbLoadStats::skipped_unsupported.
   bool skip_unsupported = false;
+  /// A key already in the engine is replaced instead of failing the load (DEBUG RELOAD
+  /// MERGE).
+  bool replace_existing = false;
 };
 
 /// What a load did.

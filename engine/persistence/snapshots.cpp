@@ -17,10 +17,17 @@ namespace {
 // After a failed background save, Valkey waits this long before a rule may try again.
 constexpr int64_t k_retry_after_error_s = 5;
 
-RdbWriteOptions write_options(const Engine& engine) {
+RdbWriteOptions write_options(Engine& engine) {
   RdbWriteOptions o;
   o.compress = engine.config().rdbcompression;
   o.checksum = engine.config().rdbchecksum;
+  // Hash field TTLs exist only from RDB 12 (Redis 7.4's format): keyshift's own snapshot
+  // keeps them rather than refuse to save; `rdb convert` makes Valkey 8 files.
+  for (int i = 0; i < engine.db_count(); ++i) {
+    if (engine.db(i).field_expiry_registrations() > 0) {
+      o.version = 12;
+    }
+  }
   return o;
 }
 

@@ -177,4 +177,31 @@ TEST_SUITE("engine::persistence_family") {
     }
     std::filesystem::remove_all(dir);
   }
+
+  TEST_CASE("DEBUG RELOAD saves, empties and loads back, field TTLs included") {
+    auto dir = fresh_dir("reload");
+    Fixture f(in_dir(dir));
+    Session& c = f.client();
+    f.run(c, {"RPUSH", "l", "a", "b"});
+    f.run(c, {"HSET", "h", "f", "v", "g", "w"});
+    int64_t at = f.clock.now_ms() + 60'000;
+    run(f, c, {"HPEXPIREAT", "h", std::to_string(at), "FIELDS", "1", "f"});
+    std::string digest = f.run(c, {"DEBUG", "DIGEST"}).str;
+    CHECK(is_ok(f.run(c, {"DEBUG", "RELOAD"})));
+    CHECK(f.run(c, {"DEBUG", "DIGEST"}).str == digest);
+    RespValue ttl = f.run(c, {"HPEXPIRETIME", "h", "FIELDS", "1", "f"});
+    REQUIRE(ttl.elements.size() == 1);
+    CHECK(ttl.elements[0].integer == at);
+    f.run(c, {"SET", "extra", "1"});
+    CHECK(is_ok(f.run(c, {"DEBUG", "RELOAD", "NOSAVE"})));
+    CHECK(f.run(c, {"EXISTS", "extra"}).integer == 0);
+    f.run(c, {"SET", "extra", "1"});
+    CHECK(is_ok(f.run(c, {"DEBUG", "RELOAD", "NOSAVE", "NOFLUSH", "MERGE"})));
+    CHECK(f.run(c, {"EXISTS", "extra"}).integer == 1);
+    CHECK(is_err(f.run(c, {"DEBUG", "RELOAD", "NOSAVE", "NOFLUSH"}),
+                 "ERR Error trying to load the RDB dump, check server logs."));
+    CHECK(is_err(f.run(c, {"DEBUG", "RELOAD", "BOGUS"}),
+                 "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options."));
+    std::filesystem::remove_all(dir);
+  }
 }
