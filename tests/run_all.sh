@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: the format check, the unit and integration tests (ctest) on the normal
-# build, and the unit tests again under AddressSanitizer + UBSan. Expects build/ to exist
+# build, the unit tests again under AddressSanitizer + UBSan, and a bounded libFuzzer run of
+# the RDB reader (FUZZ_SECONDS, default 60). Expects build/ to exist
 # (packaging/setup.sh --test makes it). Prints one closing line: "N passed, M failed".
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -46,6 +47,7 @@ sanitized_unit_tests() {
 step "clang-format" format_check
 step "unit + integration tests (ctest)" ctest --test-dir build --output-on-failure -j1
 step "unit tests under ASan/UBSan" sanitized_unit_tests
+step "RDB reader fuzzing (libFuzzer, ${FUZZ_SECONDS:-60} s)" bash tests/fuzz/run.sh "${FUZZ_SECONDS:-60}"
 
 echo
 echo "${passed} passed, ${failed} failed"
