@@ -2,6 +2,8 @@
 // can go. The analysis lives in migrate/rdb_inspect; this file only maps flags and the file.
 #include "cli/subcommands.hpp"
 #include "cli/user_error.hpp"
+#include "migrate/rdb_convert.hpp"
+#include "migrate/rdb_dump.hpp"
 #include "migrate/rdb_inspect.hpp"
 
 #include <CLI/CLI.hpp>
@@ -16,6 +18,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -141,6 +144,148 @@ void run_rdb(const RdbOptions& opts, migrate::RdbReportDetail detail) {
   std::fputs(out.c_str(), stdout);
 }
 
+struct DumpOptions {
+  std::string file;
+  std::string format = "json";
+  std::optional<uint64_t> db;
+  std::string match;
+};
+
+void run_dump(const DumpOptions& opts) {
+  RdbOptions as_rdb;
+  as_rdb.file = opts.file;
+  std::string error;
+  MappedFile mapped(opts.file, error);
+  if (!error.empty()) {
+    fail(as_rdb, std::nullopt, "cannot read the file: " + error);
+  }
+  migrate::RdbDumpOptions options;
+  options.format = opts.format == "resp"   ? migrate::RdbDumpFormat::resp
+                   : opts.format == "keys" ? migrate::RdbDumpFormat::keys
+                                           : migrate::RdbDumpFormat::json;
+  options.db = opts.db;
+  options.match = opts.match;
+  auto stats = migrate::dump_rdb(mapped.bytes(), options, [](std::string_view chunk) {
+    std::fwrite(chunk.data(), 1, chunk.size(), stdout);
+  });
+  std::fflush(stdout);
+  if (!stats) {
+    fail(as_rdb, stats.error().offset, stats.error().message);
+  }
+  if (std::ferror(stdout) != 0) {
+    throw UserError(fmt::format("keyshift: writing the dump: {}", std::strerror(errno)), 1);
+  }
+  if (options.format == migrate::RdbDumpFormat::resp && stats->module_keys > 0) {
+    fmt::print(stderr, "keyshift: {}: {} module key(s) left out: no command recreates them\n",
+               opts.file, stats->module_keys);
+  }
+  if (stats->lost_pending > 0) {
+    fmt::print(stderr,
+               "keyshift: {}: {} pending stream entr(ies) left out: their entries were "
+               "deleted, so XCLAIM cannot recreate them\n",
+               opts.file, stats->lost_pending);
+  }
+}
+
+struct ConvertOptions {
+  std::string in;
+  std::string out;
+  int rdb_version = 11;
+  std::string field_ttl = "fail";
+  bool skip_modules = false;
+  std::string match;
+  std::vector<std::string> exclude;
+  std::vector<std::string> db_map;
+  bool verbose = false;
+  std::string format = "text";
+};
+
+/// "SRC:DST" into the map; a malformed or repeated source is a usage error.
+std::map<uint64_t, uint64_t> parse_db_map(const std::vector<std::string>& pairs) {
+  std::map<uint64_t, uint64_t> out;
+  for (const std::string& pair : pairs) {
+    size_t colon = pair.find(':');
+    uint64_t from = 0;
+    uint64_t to = 0;
+    bool good = colon != std::string::npos && colon > 0 && colon + 1 < pair.size() &&
+                pair.find_first_not_of("0123456789:") == std::string::npos &&
+                pair.find(':', colon + 1) == std::string::npos && pair.size() < 20;
+    if (good) {
+      from = std::stoull(pair.substr(0, colon));
+      to = std::stoull(pair.substr(colon + 1));
+    }
+    if (!good || !out.emplace(from, to).second) {
+      throw UserError(fmt::format("keyshift: --db-map {}: expected SRC:DST database numbers, "
+                                  "each source once",
+                                  pair),
+                      2);
+    }
+  }
+  return out;
+}
+
+void run_convert(const ConvertOptions& opts) {
+  migrate::RdbConvertOptions options;
+  options.rdb_version = opts.rdb_version;
+  options.field_ttl = *migrate::parse_field_ttl_policy(opts.field_ttl);
+  options.skip_modules = opts.skip_modules;
+  options.match = opts.match;
+  options.exclude = opts.exclude;
+  options.db_map = parse_db_map(opts.db_map);
+  options.now_ms = now_ms();
+  RdbOptions as_rdb;
+  as_rdb.file = opts.in;
+  as_rdb.format = opts.format;
+  std::string error;
+  // OUT may be IN: the mapping keeps the old file's bytes after the rename replaces it.
+  MappedFile mapped(opts.in, error);
+  if (!error.empty()) {
+    fail(as_rdb, std::nullopt, "cannot read the file: " + error);
+  }
+  migrate::RdbConvertReport report = migrate::convert_rdb(mapped.bytes(), opts.out, options);
+  if (opts.format == "json") {
+    std::fputs(migrate::render_convert_json(report, opts.in, opts.out).c_str(), stdout);
+  } else {
+    std::fputs(migrate::render_convert_text(report, opts.in, opts.out, opts.verbose).c_str(),
+               stdout);
+  }
+  std::fflush(stdout);
+  if (!report.ok) {
+    if (report.error_offset) {
+      throw UserError(fmt::format("keyshift: {}: error at byte {}: {}", opts.in,
+                                  *report.error_offset, report.error),
+                      1);
+    }
+    throw UserError(fmt::format("keyshift: {}: {}", opts.in, report.error), 1);
+  }
+}
+
+void add_convert(CLI::App* rdb) {
+  auto opts = std::make_shared<ConvertOptions>();
+  CLI::App* convert =
+      rdb->add_subcommand("convert", "Rewrite an RDB file for another server version");
+  convert->add_option("in", opts->in, "The RDB file to read")->required();
+  convert->add_option("out", opts->out, "The RDB file to write (replaced atomically)")->required();
+  convert->add_option("--rdb-version", opts->rdb_version, "RDB version to write: 10, 11, 12")
+      ->check(CLI::IsMember({10, 11, 12}));
+  convert
+      ->add_option("--field-ttl", opts->field_ttl,
+                   "Hash field TTLs below RDB 12: fail, drop-ttl or drop-field")
+      ->check(CLI::IsMember({"fail", "drop-ttl", "drop-field"}));
+  convert->add_flag("--skip-modules", opts->skip_modules, "Drop module keys instead of failing");
+  convert->add_option("--match", opts->match, "Keep only keys matching this glob pattern");
+  convert->add_option("--exclude", opts->exclude, "Leave out keys matching this glob pattern")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  convert->add_option("--db-map", opts->db_map, "Move database SRC to DST (SRC:DST)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  convert->add_flag("--verbose", opts->verbose, "Name the keys of every change");
+  convert->add_option("--format", opts->format, "Report format: text or json")
+      ->check(CLI::IsMember({"text", "json"}));
+  convert->callback([opts]() { run_convert(*opts); });
+}
+
 void add_common(CLI::App* sub, RdbOptions& opts) {
   sub->add_option("file", opts.file, "The RDB file (read only, never written)")->required();
   sub->add_option("--format", opts.format, "Output format: text or json")
@@ -158,9 +303,14 @@ void add_rdb(CLI::App& app) {
       "  keyshift rdb check FILE [--format text|json]\n"
       "  keyshift rdb inspect FILE [--target SERVER] [--format text|json] [--delimiter :]\n"
       "                            [--top N] [--skip-modules]\n"
+      "  keyshift rdb dump FILE [--format json|resp|keys] [--db N] [--match PATTERN]\n"
+      "  keyshift rdb convert IN OUT [--rdb-version 10|11|12] [--field-ttl POLICY]\n"
+      "                       [--skip-modules] [--match P] [--exclude P] [--db-map SRC:DST]...\n"
+      "                       [--verbose] [--format text|json]\n"
       "check validates the structure and checksum (exit 0 when the file is sound, 1 with the\n"
       "byte offset of the first problem); inspect adds the biggest keys, key prefixes, TTLs,\n"
-      "functions, modules, field TTLs and whether SERVER loads the file as is.\n"
+      "functions, modules, field TTLs and whether SERVER loads the file as is; dump writes\n"
+      "the keys out; convert rewrites the file for an older or newer server.\n"
       "See man keyshift-rdb.\n");
 
   CLI::App* check = rdb->add_subcommand("check", "Validate an RDB file's structure and checksum");
@@ -185,6 +335,18 @@ void add_rdb(CLI::App& app) {
   inspect->add_flag("--skip-modules", opts->skip_modules,
                     "Judge as if module keys were dropped rather than blocking the move");
   inspect->callback([opts]() { run_rdb(*opts, migrate::RdbReportDetail::inspect); });
+
+  auto dump_opts = std::make_shared<DumpOptions>();
+  CLI::App* dump = rdb->add_subcommand("dump", "Write every key of an RDB file to stdout");
+  dump->add_option("file", dump_opts->file, "The RDB file (read only)")->required();
+  dump->add_option("--format", dump_opts->format,
+                   "json (JSON Lines), resp (commands for redis-cli --pipe) or keys")
+      ->check(CLI::IsMember({"json", "resp", "keys"}));
+  dump->add_option("--db", dump_opts->db, "Only keys of this database")
+      ->check(CLI::NonNegativeNumber);
+  dump->add_option("--match", dump_opts->match, "Only keys matching this glob pattern");
+  dump->callback([dump_opts]() { run_dump(*dump_opts); });
+  add_convert(rdb);
 }
 
 }  // namespace keyshift::cli

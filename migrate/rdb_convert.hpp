@@ -1,0 +1,93 @@
+#pragma once
+
+#include "engine/persistence/rdb_reader.hpp"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+// `keyshift rdb convert`: rewrites an RDB file for a target server. The input is decoded to
+// neutral values, filtered and adjusted (field TTLs, modules, databases), rebuilt in a fresh
+// engine and saved at the requested RDB version. The output file is replaced atomically or
+// not touched at all.
+namespace keyshift::migrate {
+
+/// What to do with hash fields that have a TTL when the target version cannot store them.
+enum class FieldTtlPolicy : uint8_t { fail, drop_ttl, drop_field };
+
+/// How to convert.
+struct RdbConvertOptions {
+  /// 10 (Redis 7.0), 11 (Valkey 7.2/8.x, Redis 7.2) or 12 (Redis 7.4).
+  int rdb_version = 11;
+  FieldTtlPolicy field_ttl = FieldTtlPolicy::fail;
+  /// Drop module keys instead of failing.
+  bool skip_modules = false;
+  /// Keep only keys matching this glob; empty keeps every key.
+  std::string match;
+  /// Drop keys matching any of these globs.
+  std::vector<std::string> exclude;
+  /// Source database -> target database; unmapped databases keep their number.
+  std::map<uint64_t, uint64_t> db_map;
+  /// Keys whose TTL is not after this (unix ms) are dropped.
+  int64_t now_ms = 0;
+};
+
+/// A key named in a report.
+struct RdbKeyRef {
+  uint64_t db = 0;  // in the input
+  std::string key;
+};
+
+/// A kind of change and the keys it touched.
+struct RdbChange {
+  uint64_t count = 0;
+  std::vector<RdbKeyRef> keys;
+};
+
+/// What a conversion did, or why it did not happen.
+struct RdbConvertReport {
+  bool ok = false;
+  /// Why nothing was written; `error_offset` is set for a damaged input.
+  std::string error;
+  std::optional<uint64_t> error_offset;
+  /// The keys that block the conversion: nothing is written while any is non-empty.
+  RdbChange blocked_field_ttls;  // hashes with field TTLs, target below 12, policy fail
+  RdbChange blocked_streams;     // the engine cannot hold streams yet
+  RdbChange blocked_modules;     // without --skip-modules
+  int input_version = 0;
+  int output_version = 0;
+  uint64_t keys_read = 0;
+  uint64_t keys_written = 0;
+  uint64_t bytes_written = 0;
+  RdbChange expired;             // TTL already passed
+  RdbChange filtered;            // left out by --match / --exclude
+  RdbChange modules_dropped;     // --skip-modules
+  RdbChange field_ttls_dropped;  // hashes whose field TTLs were removed (drop-ttl)
+  uint64_t fields_ttl_dropped = 0;
+  RdbChange fields_dropped;  // hashes that lost fields (drop-field)
+  uint64_t fields_removed = 0;
+  RdbChange hashes_emptied;        // dropped because no field was left
+  RdbChange moved;                 // keys whose database changed
+  uint64_t functions_dropped = 0;  // FUNCTION2 libraries: the engine does not carry them
+};
+
+/// Converts `input` (a whole RDB file) and writes it to `out_path` unless the report says
+/// otherwise. `out_path` may be the file `input` maps: every key is read before writing,
+/// and the new file replaces the old one by rename.
+RdbConvertReport convert_rdb(std::string_view input, const std::string& out_path,
+                             const RdbConvertOptions& options);
+
+/// The policy called `name` ("fail", "drop-ttl", "drop-field"), or nothing.
+std::optional<FieldTtlPolicy> parse_field_ttl_policy(std::string_view name);
+
+/// A human-readable report; `verbose` lists the keys of every change.
+std::string render_convert_text(const RdbConvertReport& report, std::string_view in,
+                                std::string_view out, bool verbose);
+/// The report as one JSON object (fields documented in keyshift-rdb(1)), newline-terminated.
+std::string render_convert_json(const RdbConvertReport& report, std::string_view in,
+                                std::string_view out);
+
+}  // namespace keyshift::migrate

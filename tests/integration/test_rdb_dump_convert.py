@@ -1,0 +1,142 @@
+#!/usr/bin/python3
+"""`keyshift rdb dump` and `rdb convert` against Debian's redis-server 7.0: converted files
+load with the ground truth's DEBUG DIGEST, and `rdb dump --format resp | redis-cli --pipe`
+rebuilds the same dataset; exit codes and reports of the CLI.
+
+Run: KEYSHIFT_BIN=build/keyshift /usr/bin/python3 tests/integration/test_rdb_dump_convert.py
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from harness import REPO, eq, keyshift_bin, ok, run_tests, test  # noqa: E402
+
+CORPUS = os.path.join(REPO, "..", "shared", "corpus", "rdb")
+
+
+def corpus(name):
+    return os.path.join(CORPUS, name)
+
+
+def truth(name):
+    with open(corpus(name) + ".json") as f:
+        return json.load(f)
+
+
+def run(*args):
+    p = subprocess.run([keyshift_bin()] + list(args), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=60)
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+def total_keys(srv):
+    info = srv.cli("INFO", "keyspace")
+    return sum(int(line.split("keys=")[1].split(",")[0])
+               for line in info.splitlines() if line.startswith("db"))
+
+
+@test
+def converted_files_load_in_redis_7_0_with_the_ground_truth_digest(h):
+    for name in ("valkey8-hashes.rdb", "valkey8-lists.rdb", "valkey8-sets.rdb",
+                 "valkey8-strings.rdb"):
+        d = h.path(name + "-dir")
+        os.makedirs(d)
+        rc, out, err = run("rdb", "convert", corpus(name), os.path.join(d, "dump.rdb"),
+                           "--rdb-version", "10")
+        eq(rc, 0, name + ": " + err)
+        ok("RDB 10" in out, out)
+        srv = h.redis_server("--dir", d, "--dbfilename", "dump.rdb", name="redis-" + name)
+        want = truth(name)["servers"]["valkey-8.0.1"]
+        eq(total_keys(srv), want["total_keys"], name + " keys")
+        eq(srv.cli("DEBUG", "DIGEST"), want["digest"], name + " digest")
+        srv.stop()
+        h.forget(srv)
+
+
+@test
+def resp_dump_piped_into_redis_cli_rebuilds_the_digest(h):
+    cases = (("valkey8-expire-multidb.rdb", "valkey-8.0.1"),
+             ("valkey8-hashes.rdb", "valkey-8.0.1"),
+             ("redis70-streams.rdb", "redis-7.0.15"),
+             ("redis70-zsets.rdb", "redis-7.0.15"))
+    for name, server in cases:
+        srv = h.redis_server(name="pipe-" + name)
+        dump = subprocess.run([keyshift_bin(), "rdb", "dump", corpus(name), "--format", "resp"],
+                              stdout=subprocess.PIPE, check=True, timeout=60).stdout
+        p = subprocess.run(["redis-cli", "-h", "127.0.0.1", "-p", str(srv.port), "--pipe"],
+                           input=dump, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=60)
+        text = p.stdout.decode("utf-8", "replace")
+        eq(p.returncode, 0, name + ": " + text)
+        ok("errors: 0" in text, name + ": " + text)
+        want = truth(name)["servers"][server]
+        eq(total_keys(srv), want["total_keys"], name + " keys")
+        eq(srv.cli("DEBUG", "DIGEST"), want["digest"], name + " digest")
+        srv.stop()
+        h.forget(srv)
+
+
+@test
+def json_dump_is_one_object_per_key(h):
+    rc, out, err = run("rdb", "dump", corpus("valkey8-expire-multidb.rdb"))
+    eq(rc, 0, err)
+    rows = [json.loads(line) for line in out.splitlines()]
+    eq(len(rows), 28)
+    ok(all(set(r) >= {"db", "key", "type", "expire_ms", "value"} for r in rows), rows[0])
+    rc, out, _ = run("rdb", "dump", corpus("valkey8-expire-multidb.rdb"), "--format", "keys",
+                     "--db", "15")
+    eq(rc, 0)
+    eq(len(out.splitlines()), 5)
+
+
+@test
+def convert_failures_exit_1_and_leave_the_output_alone(h):
+    out = h.path("kept.rdb")
+    with open(out, "w") as f:
+        f.write("previous")
+    rc, _, err = run("rdb", "convert", corpus("redis74-hash-field-ttl.rdb"), out)
+    eq(rc, 1)
+    ok("hfe:hashtable-600" in err and "--field-ttl" in err, err)
+    rc, _, err = run("rdb", "convert", corpus("valkey8-streams.rdb"), out)
+    eq(rc, 1)
+    ok("stream:basic" in err and "--exclude" in err, err)
+    with open(out) as f:
+        eq(f.read(), "previous")
+    rc, stdout, _ = run("rdb", "convert", corpus("valkey8-streams.rdb"), out, "--format", "json")
+    eq(rc, 1)
+    eq(json.loads(stdout)["blocked"]["streams"]["count"], 9)
+
+
+@test
+def convert_in_place_and_reports(h):
+    same = h.path("same.rdb")
+    shutil.copy(corpus("redis74-hash-field-ttl.rdb"), same)
+    rc, out, err = run("rdb", "convert", same, same, "--field-ttl", "drop-field", "--verbose")
+    eq(rc, 0, err)
+    ok("hfe:listpack-all-ttl" in out and "no field was left" in out, out)
+    rc, out, err = run("rdb", "check", same, "--format", "json")
+    eq(rc, 0, err)
+    eq(json.loads(out)["rdb_version"], 11)
+    eq(json.loads(out)["total_keys"], 8)
+
+
+@test
+def usage_errors_exit_2(h):
+    for args in (("rdb", "convert", corpus("valkey8-hashes.rdb"), h.path("x.rdb"), "--db-map",
+                  "1-2"),
+                 ("rdb", "convert", corpus("valkey8-hashes.rdb"), h.path("x.rdb"),
+                  "--rdb-version", "9"),
+                 ("rdb", "dump", corpus("valkey8-hashes.rdb"), "--format", "xml"),
+                 ("rdb", "convert", corpus("valkey8-hashes.rdb"))):
+        rc, _, err = run(*args)
+        eq(rc, 2, " ".join(args[:2]) + ": " + err)
+
+
+if __name__ == "__main__":
+    run_tests()

@@ -1,0 +1,245 @@
+#include "tests/unit/engine/corpus_json.hpp"
+
+#include "engine/persistence/rdb_reader.hpp"
+#include "migrate/rdb_convert.hpp"
+
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+using keyshift::engine::RdbKey;
+using keyshift::migrate::convert_rdb;
+using keyshift::migrate::FieldTtlPolicy;
+using keyshift::migrate::RdbConvertOptions;
+using keyshift::migrate::RdbConvertReport;
+using keyshift::test::read_file;
+
+namespace {
+
+const std::filesystem::path k_corpus = std::filesystem::path(KEYSHIFT_SHARED_DIR) / "corpus/rdb";
+
+/// 2026-01-01T00:00:00Z: before every far-future TTL of the generated files.
+constexpr int64_t k_now_ms = 1767225600000;
+
+/// A scratch directory removed at the end of the test.
+struct TempDir {
+  std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("keyshift-convert-" + std::to_string(::getpid()));
+  TempDir() { std::filesystem::create_directories(path); }
+  ~TempDir() { std::filesystem::remove_all(path); }
+  std::string file(const std::string& name) const { return (path / name).string(); }
+};
+
+/// Every key of a file, by (db, key).
+struct Collector : keyshift::engine::RdbVisitor {
+  std::map<std::pair<uint64_t, std::string>, RdbKey> keys;
+  bool on_key(RdbKey& k) override {
+    keys[{k.db, k.key}] = std::move(k);
+    return true;
+  }
+};
+
+Collector read_back(const std::string& path, int& version) {
+  Collector c;
+  std::string bytes = read_file(path);
+  auto summary = keyshift::engine::read_rdb(bytes, c);
+  REQUIRE_MESSAGE(summary.has_value(), summary.error().message);
+  version = summary->version;
+  return c;
+}
+
+RdbConvertReport convert(const std::string& name, const std::string& out,
+                         RdbConvertOptions options) {
+  options.now_ms = k_now_ms;
+  return convert_rdb(read_file(k_corpus / name), out, options);
+}
+
+}  // namespace
+
+TEST_SUITE("migrate::rdb_convert") {
+  TEST_CASE("Field TTLs fail the conversion by default, naming the hashes and writing nothing") {
+    TempDir dir;
+    auto r = convert("redis74-hash-field-ttl.rdb", dir.file("out.rdb"), {});
+    CHECK_FALSE(r.ok);
+    CHECK(r.blocked_field_ttls.count == 7);
+    CHECK(r.error.find("hfe:hashtable-600") != std::string::npos);
+    CHECK(r.error.find("--field-ttl") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(dir.file("out.rdb")));
+  }
+
+  TEST_CASE("drop-ttl keeps every field without its TTL in an RDB 11 file") {
+    TempDir dir;
+    RdbConvertOptions options;
+    options.field_ttl = FieldTtlPolicy::drop_ttl;
+    auto r = convert("redis74-hash-field-ttl.rdb", dir.file("out.rdb"), options);
+    REQUIRE_MESSAGE(r.ok, r.error);
+    CHECK(r.field_ttls_dropped.count == 7);
+    Collector in;
+    REQUIRE(keyshift::engine::read_rdb(read_file(k_corpus / "redis74-hash-field-ttl.rdb"), in));
+    int version = 0;
+    Collector out = read_back(dir.file("out.rdb"), version);
+    CHECK(version == 11);
+    REQUIRE(out.keys.size() == in.keys.size());
+    for (auto& [id, key] : in.keys) {
+      CAPTURE(id.second);
+      const RdbKey& got = out.keys.at(id);
+      CHECK(got.expire_ms == key.expire_ms);
+      std::map<std::string, std::string> want_fields;
+      for (const auto& f : key.value.hash) {
+        want_fields[f.field] = f.value;
+      }
+      std::map<std::string, std::string> got_fields;
+      for (const auto& f : got.value.hash) {
+        got_fields[f.field] = f.value;
+        CHECK(f.expire_ms == -1);
+      }
+      CHECK(got_fields == want_fields);
+    }
+  }
+
+  TEST_CASE("drop-field removes the fields with a TTL and drops hashes left empty") {
+    TempDir dir;
+    RdbConvertOptions options;
+    options.field_ttl = FieldTtlPolicy::drop_field;
+    options.rdb_version = 10;
+    auto r = convert("redis74-hash-field-ttl.rdb", dir.file("out.rdb"), options);
+    REQUIRE_MESSAGE(r.ok, r.error);
+    REQUIRE(r.hashes_emptied.count == 1);
+    CHECK(r.hashes_emptied.keys[0].key == "hfe:listpack-all-ttl");
+    Collector in;
+    REQUIRE(keyshift::engine::read_rdb(read_file(k_corpus / "redis74-hash-field-ttl.rdb"), in));
+    int version = 0;
+    Collector out = read_back(dir.file("out.rdb"), version);
+    CHECK(version == 10);
+    CHECK(out.keys.count({0, "hfe:listpack-all-ttl"}) == 0);
+    CHECK(out.keys.size() == in.keys.size() - 1);
+    for (const auto& [id, key] : out.keys) {
+      std::map<std::string, std::string> want_fields;
+      for (const auto& f : in.keys.at(id).value.hash) {
+        if (f.expire_ms < 0) {
+          want_fields[f.field] = f.value;
+        }
+      }
+      std::map<std::string, std::string> got_fields;
+      for (const auto& f : key.value.hash) {
+        got_fields[f.field] = f.value;
+      }
+      CHECK_MESSAGE(got_fields == want_fields, id.second);
+    }
+  }
+
+  TEST_CASE("RDB 12 keeps field TTLs without any policy") {
+    TempDir dir;
+    RdbConvertOptions options;
+    options.rdb_version = 12;
+    auto r = convert("redis74-hash-field-ttl.rdb", dir.file("out.rdb"), options);
+    REQUIRE_MESSAGE(r.ok, r.error);
+    int version = 0;
+    Collector out = read_back(dir.file("out.rdb"), version);
+    CHECK(version == 12);
+    bool any_ttl = false;
+    for (const auto& f : out.keys.at({0, "hfe:hashtable-600"}).value.hash) {
+      any_ttl = any_ttl || f.expire_ms >= 0;
+    }
+    CHECK(any_ttl);
+  }
+
+  TEST_CASE("--db-map moves keys and --exclude leaves streams out") {
+    TempDir dir;
+    RdbConvertOptions options;
+    options.exclude = {"stream*"};
+    options.db_map = {{9, 3}, {15, 0}};
+    auto r = convert("valkey8-expire-multidb.rdb", dir.file("out.rdb"), options);
+    CHECK_FALSE(r.ok);  // db 15's copy of "same-name-every-db" collides in db 0
+    CHECK(r.error.find("same-name-every-db") != std::string::npos);
+    options.db_map = {{9, 3}, {15, 20}};
+    r = convert("valkey8-expire-multidb.rdb", dir.file("out.rdb"), options);
+    REQUIRE_MESSAGE(r.ok, r.error);
+    CHECK(r.filtered.count == 1);
+    CHECK(r.moved.count == 10);
+    int version = 0;
+    Collector out = read_back(dir.file("out.rdb"), version);
+    CHECK(out.keys.count({3, "db9:string"}) == 1);
+    CHECK(out.keys.count({9, "db9:string"}) == 0);
+    CHECK(out.keys.count({20, "db15:ttl"}) == 1);
+    CHECK(out.keys.at({20, "db15:ttl"}).expire_ms == 4102444800015);
+    CHECK(out.keys.count({0, "stream-with-ttl"}) == 0);
+  }
+
+  TEST_CASE("--match keeps only matching keys") {
+    TempDir dir;
+    RdbConvertOptions options;
+    options.match = "db1:*";
+    auto r = convert("valkey8-expire-multidb.rdb", dir.file("out.rdb"), options);
+    REQUIRE_MESSAGE(r.ok, r.error);
+    CHECK(r.keys_written == 4);
+    int version = 0;
+    Collector out = read_back(dir.file("out.rdb"), version);
+    CHECK(out.keys.size() == 4);
+  }
+
+  TEST_CASE("Streams block the conversion and an existing output stays as it was") {
+    TempDir dir;
+    std::ofstream(dir.file("out.rdb")) << "previous";
+    auto r = convert("valkey8-streams.rdb", dir.file("out.rdb"), {});
+    CHECK_FALSE(r.ok);
+    CHECK(r.blocked_streams.count == 9);
+    CHECK(r.error.find("--exclude") != std::string::npos);
+    CHECK(read_file(dir.file("out.rdb")) == "previous");
+  }
+
+  TEST_CASE("Module keys block the conversion unless --skip-modules drops them") {
+    TempDir dir;
+    auto r = convert("rdbtools--redis_40_with_module.rdb", dir.file("out.rdb"), {});
+    CHECK_FALSE(r.ok);
+    CHECK(r.blocked_modules.count == 1);
+    RdbConvertOptions options;
+    options.skip_modules = true;
+    r = convert("rdbtools--redis_40_with_module.rdb", dir.file("out.rdb"), options);
+    REQUIRE_MESSAGE(r.ok, r.error);
+    CHECK(r.modules_dropped.count == 1);
+    CHECK(r.keys_written == 1);
+  }
+
+  TEST_CASE("Expired keys are dropped and counted") {
+    TempDir dir;
+    auto r = convert("rdbtools--keys_with_expiry.rdb", dir.file("out.rdb"), {});
+    REQUIRE_MESSAGE(r.ok, r.error);
+    CHECK(r.expired.count == 1);
+    CHECK(r.keys_written == 0);
+  }
+
+  TEST_CASE("The output may replace the input: every key is read before the rename") {
+    TempDir dir;
+    std::filesystem::copy_file(k_corpus / "valkey8-hashes.rdb", dir.file("same.rdb"));
+    std::string bytes = read_file(dir.file("same.rdb"));
+    RdbConvertOptions options;
+    options.rdb_version = 10;
+    options.now_ms = k_now_ms;
+    auto r = convert_rdb(bytes, dir.file("same.rdb"), options);
+    REQUIRE_MESSAGE(r.ok, r.error);
+    int version = 0;
+    Collector out = read_back(dir.file("same.rdb"), version);
+    CHECK(version == 10);
+    CHECK(out.keys.size() == 8);
+  }
+
+  TEST_CASE("The JSON report names every change") {
+    TempDir dir;
+    RdbConvertOptions options;
+    options.field_ttl = FieldTtlPolicy::drop_field;
+    auto r = convert("redis74-hash-field-ttl.rdb", dir.file("out.rdb"), options);
+    auto j =
+        keyshift::test::JsonReader(keyshift::migrate::render_convert_json(r, "in", "out")).parse();
+    CHECK(j.at("ok").text == "true");
+    CHECK(j.at("changes").at("hashes_emptied").at("count").text == "1");
+    CHECK(j.at("changes").at("fields_dropped").at("keys").items.size() == 7);
+  }
+}
