@@ -125,10 +125,14 @@ size_t lzf_decompress(const void* in_v, size_t in_len, void* out_v, size_t out_c
     if (back > op || out_cap - op < len) {
       return 0;
     }
-    // Byte by byte: the source may overlap the bytes being written (runs).
     size_t ref = op - back;
-    for (size_t i = 0; i < len; ++i) {
-      out[op + i] = out[ref + i];
+    if (back >= len) {
+      std::memcpy(out + op, out + ref, len);  // the common case: source and target apart
+    } else {
+      // Overlapping (a run): byte by byte, each byte may be one just written.
+      for (size_t i = 0; i < len; ++i) {
+        out[op + i] = out[ref + i];
+      }
     }
     op += len;
   }
