@@ -35,7 +35,12 @@ class ConvertVisitor : public engine::RdbVisitor {
   ConvertVisitor(engine::Engine& engine, const RdbConvertOptions& options, RdbConvertReport& report)
       : m_engine(engine), m_options(options), m_report(report) {}
 
-  void on_function(std::string_view) override { ++m_report.functions_dropped; }
+  void on_function(std::string_view code) override {
+    ++m_report.functions_kept;
+    m_functions.emplace_back(code);
+  }
+  /// The function libraries read, in file order.
+  const std::vector<std::string>& functions() const { return m_functions; }
 
   bool on_key(RdbKey& k) override {
     ++m_report.keys_read;
@@ -169,6 +174,7 @@ class ConvertVisitor : public engine::RdbVisitor {
   const RdbConvertOptions& m_options;
   RdbConvertReport& m_report;
   std::optional<engine::RdbError> m_error;
+  std::vector<std::string> m_functions;
 };
 
 std::string list_keys(const RdbChange& change, size_t limit) {
@@ -272,6 +278,7 @@ RdbConvertReport convert_rdb(std::string_view input, const std::string& out_path
   }
   engine::RdbWriteOptions write;
   write.version = options.rdb_version;
+  write.functions = visitor.functions();
   auto stats = engine::save_rdb(*engine, out_path, write);
   if (!stats) {
     report.error = "cannot write " + out_path + ": " + stats.error();
@@ -313,9 +320,8 @@ std::string render_convert_text(const RdbConvertReport& r, std::string_view in,
   line(r.hashes_emptied,
        std::to_string(r.hashes_emptied.count) + " hash(es) dropped: no field was left");
   line(r.moved, std::to_string(r.moved.count) + " key(s) moved to another database");
-  if (r.functions_dropped > 0) {
-    text += "  " + std::to_string(r.functions_dropped) +
-            " function librar(ies) dropped: convert does not carry functions yet\n";
+  if (r.functions_kept > 0) {
+    text += "  " + std::to_string(r.functions_kept) + " function librar(ies) carried over\n";
   }
   return text;
 }
@@ -343,7 +349,7 @@ std::string render_convert_json(const RdbConvertReport& r, std::string_view in,
   j += ",\"bytes_written\":" + std::to_string(r.bytes_written);
   j += ",\"fields_ttl_dropped\":" + std::to_string(r.fields_ttl_dropped);
   j += ",\"fields_removed\":" + std::to_string(r.fields_removed);
-  j += ",\"functions_dropped\":" + std::to_string(r.functions_dropped);
+  j += ",\"functions_kept\":" + std::to_string(r.functions_kept);
   j += ",\"changes\":{";
   append_change_json(j, "expired", r.expired);
   j += ",";

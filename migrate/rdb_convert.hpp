@@ -69,9 +69,9 @@ struct RdbConvertReport {
   uint64_t fields_ttl_dropped = 0;
   RdbChange fields_dropped;  // hashes that lost fields (drop-field)
   uint64_t fields_removed = 0;
-  RdbChange hashes_emptied;        // dropped because no field was left
-  RdbChange moved;                 // keys whose database changed
-  uint64_t functions_dropped = 0;  // FUNCTION2 libraries: the engine does not carry them
+  RdbChange hashes_emptied;     // dropped because no field was left
+  RdbChange moved;              // keys whose database changed
+  uint64_t functions_kept = 0;  // FUNCTION2 libraries, written to OUT as they were
 };
 
 /// Converts `input` (a whole RDB file) and writes it to `out_path` unless the report says

@@ -377,6 +377,10 @@ Expected<RdbWriteStats, std::string> save_rdb(
   for (const auto& [k, v] : aux) {
     put_aux(k, v);
   }
+  for (const std::string& code : options.functions) {
+    enc.byte(static_cast<uint8_t>(rdb::Opcode::function2));
+    enc.string(code);
+  }
   RdbWriteStats stats;
   int64_t now = engine.clock().now_ms();
   for (int i = 0; i < engine.db_count(); ++i) {

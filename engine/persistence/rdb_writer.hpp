@@ -22,6 +22,8 @@ struct RdbWriteOptions {
   bool compress = true;
   /// Write the CRC64 trailer; false writes zero (rdbchecksum no).
   bool checksum = true;
+  /// Function libraries' code, written as FUNCTION2 records (carried over by rdb convert).
+  std::vector<std::string> functions;
 };
 
 /// What a save wrote.

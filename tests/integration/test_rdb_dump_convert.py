@@ -60,6 +60,20 @@ def converted_files_load_in_redis_7_0_with_the_ground_truth_digest(h):
 
 
 @test
+def converted_functions_load_in_redis_7_0(h):
+    d = h.path("convert-functions")
+    os.makedirs(d, exist_ok=True)
+    out = os.path.join(d, "dump.rdb")
+    rc, _, err = run("rdb", "convert", corpus("redis70-functions.rdb"), out, "--rdb-version", "10")
+    eq(rc, 0, err)
+    srv = h.redis_server("--dir", d, "--dbfilename", "dump.rdb", name="redis-functions")
+    libs = srv.cli("FUNCTION", "LIST")
+    ok("corpuslib" in libs and "second_lib" in libs, "FUNCTION LIST after loading:\n" + libs)
+    srv.stop()
+    h.forget(srv)
+
+
+@test
 def resp_dump_piped_into_redis_cli_rebuilds_the_digest(h):
     cases = (("valkey8-expire-multidb.rdb", "valkey-8.0.1"),
              ("valkey8-hashes.rdb", "valkey-8.0.1"),

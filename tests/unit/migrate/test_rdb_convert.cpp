@@ -185,6 +185,29 @@ TEST_SUITE("migrate::rdb_convert") {
     CHECK(out.keys.size() == 4);
   }
 
+  TEST_CASE("Function libraries are carried over as FUNCTION2 records") {
+    struct Functions : keyshift::engine::RdbVisitor {
+      std::vector<std::string> code;
+      void on_function(std::string_view c) override { code.emplace_back(c); }
+      bool on_key(RdbKey&) override { return true; }
+    };
+    TempDir dir;
+    Functions in;
+    std::string bytes = read_file(k_corpus / "valkey8-functions.rdb");
+    REQUIRE(keyshift::engine::read_rdb(bytes, in).has_value());
+    REQUIRE(in.code.size() == 3);
+    for (int version : {10, 11}) {
+      RdbConvertOptions options;
+      options.rdb_version = version;
+      auto r = convert("valkey8-functions.rdb", dir.file("out.rdb"), options);
+      REQUIRE_MESSAGE(r.ok, r.error);
+      CHECK(r.functions_kept == 3);
+      Functions out;
+      REQUIRE(keyshift::engine::read_rdb(read_file(dir.file("out.rdb")), out).has_value());
+      CHECK(out.code == in.code);
+    }
+  }
+
   TEST_CASE("Streams block the conversion and an existing output stays as it was") {
     TempDir dir;
     std::ofstream(dir.file("out.rdb")) << "previous";
