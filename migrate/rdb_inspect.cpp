@@ -400,6 +400,7 @@ engine::Expected<RdbReport, engine::RdbError> inspect_rdb(std::string_view file,
   // Module values are self-describing: skipping them still checks their structure, and the
   // verdict decides what their presence means.
   read_options.skip_modules = true;
+  read_options.materialize = false;  // counts and sizes only: validate without copying
   auto summary = engine::read_rdb(file, visitor, read_options);
   if (!summary) {
     return engine::Unexpected{std::move(summary).error()};

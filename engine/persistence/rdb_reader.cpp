@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <future>
 #include <limits>
 #include <optional>
 #include <utility>
@@ -229,42 +230,53 @@ class Cursor {
 
   /// An RDB string: raw, int-encoded or LZF-compressed.
   bool string(std::string& out, const char* what) {
+    std::string_view v;
+    if (!string_view(v, out, what)) {
+      return false;
+    }
+    if (v.data() != out.data()) {
+      out.assign(v);
+    }
+    return true;
+  }
+
+  /// An RDB string as a view: into the data for a raw string (no copy), else into
+  /// `scratch`, which int-encoded and LZF strings are decoded into.
+  bool string_view(std::string_view& out, std::string& scratch, const char* what) {
     bool encoded = false;
     uint64_t len = 0;
     uint64_t start = offset();
     if (!length(len, what, &encoded)) {
       return false;
     }
-    if (encoded) {
-      uint64_t v = 0;
-      switch (len) {
-        case rdb::k_enc_int8:
-          if (!uint_le(1, v, what))
-            return false;
-          out = std::to_string(static_cast<int8_t>(v));
-          return true;
-        case rdb::k_enc_int16:
-          if (!uint_le(2, v, what))
-            return false;
-          out = std::to_string(static_cast<int16_t>(v));
-          return true;
-        case rdb::k_enc_int32:
-          if (!uint_le(4, v, what))
-            return false;
-          out = std::to_string(static_cast<int32_t>(v));
-          return true;
-        case rdb::k_enc_lzf:
-          return lzf_string(out, what);
-        default:
-          return fail_at(start,
-                         "unknown string encoding " + std::to_string(len) + " (" + what + ")");
-      }
+    if (!encoded) {
+      return bytes(len, out, what);
     }
-    std::string_view b;
-    if (!bytes(len, b, what)) {
-      return false;
+    uint64_t v = 0;
+    switch (len) {
+      case rdb::k_enc_int8:
+        if (!uint_le(1, v, what))
+          return false;
+        scratch = std::to_string(static_cast<int8_t>(v));
+        break;
+      case rdb::k_enc_int16:
+        if (!uint_le(2, v, what))
+          return false;
+        scratch = std::to_string(static_cast<int16_t>(v));
+        break;
+      case rdb::k_enc_int32:
+        if (!uint_le(4, v, what))
+          return false;
+        scratch = std::to_string(static_cast<int32_t>(v));
+        break;
+      case rdb::k_enc_lzf:
+        if (!lzf_string(scratch, what))
+          return false;
+        break;
+      default:
+        return fail_at(start, "unknown string encoding " + std::to_string(len) + " (" + what + ")");
     }
-    out.assign(b);
+    out = scratch;
     return true;
   }
 
@@ -324,11 +336,13 @@ class Cursor {
     if (!bytes(clen, packed, what)) {
       return false;
     }
-    std::optional<std::string> plain = lzf_decompress(packed, len);
-    if (!plain) {
+    out.resize(len);  // reused across strings by callers that pass a scratch buffer
+    if (len == 0 && packed.empty()) {
+      return true;
+    }
+    if (len == 0 || lzf_decompress(packed.data(), packed.size(), out.data(), len) != len) {
       return fail_at(at, std::string("corrupt LZF data (") + what + ")");
     }
-    out = std::move(*plain);
     return true;
   }
 
@@ -392,14 +406,28 @@ bool skip_module_data(Cursor& c, const char* what) {
 /// Decodes one value; `c` is positioned after the type byte.
 class ValueDecoder {
  public:
-  ValueDecoder(Cursor& c, const RdbReadOptions& options) : m_c(c), m_options(options) {}
+  ValueDecoder(Cursor& c, const RdbReadOptions& options)
+      : m_c(c), m_options(options), m_keep(options.materialize) {}
 
   bool decode(uint8_t type, RdbValue& v) {
     v = RdbValue{};
     v.rdb_type = type;
+    // Streams, field-TTL hashes and module values are rare and what reports look into:
+    // always kept.
+    bool always_kept = type == static_cast<uint8_t>(Type::stream_listpacks) ||
+                       type == static_cast<uint8_t>(Type::stream_listpacks_2) ||
+                       type == static_cast<uint8_t>(Type::stream_listpacks_3) ||
+                       (type >= static_cast<uint8_t>(Type::hash_metadata_pre_ga) &&
+                        type <= static_cast<uint8_t>(Type::hash_listpack_ex)) ||
+                       type == static_cast<uint8_t>(Type::module_2);
+    m_keep = m_options.materialize || always_kept;
     switch (static_cast<Type>(type)) {
       case Type::string:
         v.kind = RdbKind::string;
+        if (!m_keep) {
+          std::string_view unused;
+          return m_c.string_view(unused, m_scratch, "string value");
+        }
         return m_c.string(v.str, "string value");
       case Type::list:
         v.kind = RdbKind::list;
@@ -468,6 +496,15 @@ class ValueDecoder {
     if (!m_c.count(n, what)) {
       return false;
     }
+    if (!m_keep) {
+      std::string_view unused;
+      for (uint64_t i = 0; i < n; ++i) {
+        if (!m_c.string_view(unused, m_scratch, what)) {
+          return false;
+        }
+      }
+      return true;
+    }
     out.resize(n);
     for (auto& s : out) {
       if (!m_c.string(s, what)) {
@@ -482,10 +519,15 @@ class ValueDecoder {
     if (!m_c.count(n, "zset members", 2)) {
       return false;
     }
-    v.zset.resize(n);
-    for (auto& [member, score] : v.zset) {
+    v.zset.resize(m_keep ? n : 0);
+    for (uint64_t i = 0; i < n; ++i) {
+      std::string_view unused;
+      double local = 0;
+      std::string* member_out = m_keep ? &v.zset[i].first : nullptr;
+      double& score = m_keep ? v.zset[i].second : local;
       bool ok =
-          m_c.string(member, "zset member") &&
+          (m_keep ? m_c.string(*member_out, "zset member")
+                  : m_c.string_view(unused, m_scratch, "zset member")) &&
           (binary ? m_c.binary_double(score, "zset score") : m_c.text_double(score, "zset score"));
       if (!ok) {
         return false;
@@ -502,6 +544,15 @@ class ValueDecoder {
     if (!m_c.count(n, "hash fields", 2)) {
       return false;
     }
+    if (!m_keep) {
+      std::string_view unused;
+      for (uint64_t i = 0; i < 2 * n; ++i) {
+        if (!m_c.string_view(unused, m_scratch, i % 2 == 0 ? "hash field" : "hash value")) {
+          return false;
+        }
+      }
+      return true;
+    }
     v.hash.resize(n);
     for (auto& f : v.hash) {
       if (!m_c.string(f.field, "hash field") || !m_c.string(f.value, "hash value")) {
@@ -512,14 +563,23 @@ class ValueDecoder {
   }
 
   /// Reads a string holding a serialized blob, remembering its file offset.
-  bool blob(std::string& out, uint64_t& at, const char* what) {
+  bool blob(std::string_view& out, uint64_t& at, const char* what) {
     at = m_c.offset();
-    return m_c.string(out, what);
+    return m_c.string_view(out, m_blob_scratch, what);
   }
 
-  bool listpack_items(const std::string& bytes, uint64_t at, std::vector<std::string>& out,
+  bool listpack_items(std::string_view bytes, uint64_t at, std::vector<std::string>& out,
                       const char* what) {
     LpCheck check;
+    if (!m_keep) {
+      check = validate_listpack(bytes, true);
+      if (!check.ok) {
+        return m_c.fail_at(at, std::string(what) + ": invalid listpack (" + check.problem +
+                                   " at blob byte " + std::to_string(check.offset) + ")");
+      }
+      m_validated_count = check.count;
+      return true;
+    }
     Listpack lp;
     if (!Listpack::adopt(bytes, lp, &check)) {
       return m_c.fail_at(at, std::string(what) + ": invalid listpack (" + check.problem +
@@ -533,12 +593,12 @@ class ValueDecoder {
   }
 
   bool listpack_blob(std::vector<std::string>& out, const char* what) {
-    std::string bytes;
+    std::string_view bytes;
     uint64_t at = 0;
     return blob(bytes, at, what) && listpack_items(bytes, at, out, what);
   }
 
-  bool ziplist_items(const std::string& z, uint64_t at, std::vector<std::string>& out,
+  bool ziplist_items(std::string_view z, uint64_t at, std::vector<std::string>& out,
                      const char* what) {
     auto bad = [&](size_t pos, const std::string& why) {
       return m_c.fail_at(at, std::string(what) + ": invalid ziplist (" + why + " at blob byte " +
@@ -613,7 +673,9 @@ class ValueDecoder {
             break;
           default:
             if (enc >= 0xF1 && enc <= 0xFD) {
-              out.push_back(std::to_string(static_cast<int>(enc & 0x0F) - 1));
+              if (m_keep) {
+                out.push_back(std::to_string(static_cast<int>(enc & 0x0F) - 1));
+              }
               pos += 1;
               ++found;
               continue;
@@ -638,17 +700,22 @@ class ValueDecoder {
         } else {
           value = static_cast<int64_t>(raw);
         }
-        out.push_back(std::to_string(value));
+        if (m_keep) {
+          out.push_back(std::to_string(value));
+        }
         pos += 1 + width;
         ++found;
         continue;
       }
       if (len > size - 1 - pos)
         return bad(entry, "string runs past the end");
-      out.emplace_back(z.data() + pos, static_cast<size_t>(len));
+      if (m_keep) {
+        out.emplace_back(z.data() + pos, static_cast<size_t>(len));
+      }
       pos += static_cast<size_t>(len);
       ++found;
     }
+    m_validated_count = found;
     if (declared != 0xFFFF && declared != found) {
       return bad(8, "header count " + std::to_string(declared) + " but " + std::to_string(found) +
                         " entries");
@@ -657,16 +724,19 @@ class ValueDecoder {
   }
 
   bool ziplist_blob(std::vector<std::string>& out, const char* what) {
-    std::string bytes;
+    std::string_view bytes;
     uint64_t at = 0;
     return blob(bytes, at, what) && ziplist_items(bytes, at, out, what);
   }
 
   bool intset_blob(RdbValue& v) {
-    std::string bytes;
+    std::string_view bytes;
     uint64_t at = 0;
     if (!blob(bytes, at, "intset")) {
       return false;
+    }
+    if (!m_keep) {
+      return Intset::validate(bytes, true) || m_c.fail_at(at, "invalid intset");
     }
     std::optional<Intset> set = Intset::from_blob(bytes, true);
     if (!set) {
@@ -680,7 +750,7 @@ class ValueDecoder {
   }
 
   bool pairs_zset(bool listpack, RdbValue& v) {
-    std::string bytes;
+    std::string_view bytes;
     uint64_t at = 0;
     std::vector<std::string> flat;
     const char* what = listpack ? "zset listpack" : "zset ziplist";
@@ -688,7 +758,8 @@ class ValueDecoder {
                                              : ziplist_items(bytes, at, flat, what))) {
       return false;
     }
-    if (flat.size() % 2 != 0) {
+    size_t elements = m_keep ? flat.size() : m_validated_count;
+    if (elements % 2 != 0) {
       return m_c.fail_at(at, std::string(what) + ": odd number of elements");
     }
     v.zset.reserve(flat.size() / 2);
@@ -703,7 +774,7 @@ class ValueDecoder {
   }
 
   bool pairs_hash(bool listpack, RdbValue& v) {
-    std::string bytes;
+    std::string_view bytes;
     uint64_t at = 0;
     std::vector<std::string> flat;
     const char* what = listpack ? "hash listpack" : "hash ziplist";
@@ -711,7 +782,8 @@ class ValueDecoder {
                                              : ziplist_items(bytes, at, flat, what))) {
       return false;
     }
-    if (flat.size() % 2 != 0) {
+    size_t elements = m_keep ? flat.size() : m_validated_count;
+    if (elements % 2 != 0) {
       return m_c.fail_at(at, std::string(what) + ": odd number of elements");
     }
     v.hash.reserve(flat.size() / 2);
@@ -722,7 +794,7 @@ class ValueDecoder {
   }
 
   bool zipmap_hash(RdbValue& v) {
-    std::string z;
+    std::string_view z;
     uint64_t at = 0;
     if (!blob(z, at, "hash zipmap")) {
       return false;
@@ -766,7 +838,9 @@ class ValueDecoder {
       uint8_t free_bytes = p[pos++];
       if (vlen + free_bytes > size - pos)
         return bad(entry, "value runs past the end");
-      v.hash.push_back({std::move(field), std::string(z.data() + pos, vlen), -1});
+      if (m_keep) {
+        v.hash.push_back({std::move(field), std::string(z.data() + pos, vlen), -1});
+      }
       pos += static_cast<size_t>(vlen) + free_bytes;
     }
     if (pos != size - 1) {
@@ -791,7 +865,7 @@ class ValueDecoder {
           return m_c.fail_at(at, "invalid quicklist container " + std::to_string(container));
         }
       }
-      std::string bytes;
+      std::string_view bytes;
       uint64_t at = 0;
       if (!blob(bytes, at, "quicklist node")) {
         return false;
@@ -801,7 +875,9 @@ class ValueDecoder {
       }
       size_t before = v.items.size();
       if (container == rdb::k_container_plain) {
-        v.items.push_back(std::move(bytes));
+        if (m_keep) {
+          v.items.emplace_back(bytes);
+        }
       } else if (!(v2 ? listpack_items(bytes, at, v.items, "quicklist node")
                       : ziplist_items(bytes, at, v.items, "quicklist node"))) {
         return false;
@@ -851,7 +927,7 @@ class ValueDecoder {
     if (with_min_expire && !m_c.uint_le(8, min_expire, "hash min expire")) {
       return false;
     }
-    std::string bytes;
+    std::string_view bytes;
     uint64_t at = 0;
     std::vector<std::string> flat;
     if (!blob(bytes, at, "hash listpack") ||
@@ -914,7 +990,7 @@ class ValueDecoder {
         master.ms = (master.ms << 8) | static_cast<uint8_t>(node_key[static_cast<size_t>(i)]);
         master.seq = (master.seq << 8) | static_cast<uint8_t>(node_key[static_cast<size_t>(i + 8)]);
       }
-      std::string bytes;
+      std::string_view bytes;
       uint64_t at = 0;
       std::vector<std::string> e;
       if (!blob(bytes, at, "stream node") || !listpack_items(bytes, at, e, "stream node")) {
@@ -1098,6 +1174,11 @@ class ValueDecoder {
 
   Cursor& m_c;
   const RdbReadOptions& m_options;
+  // False when only validating (RdbReadOptions::materialize): contents are checked, not kept.
+  bool m_keep = true;
+  size_t m_validated_count = 0;  // elements of the last blob validated without keeping
+  std::string m_scratch;         // decoded int/LZF strings that are not kept
+  std::string m_blob_scratch;    // the last int/LZF-encoded blob
 };
 
 class FileReader {
@@ -1106,7 +1187,18 @@ class FileReader {
       : m_file(file), m_c(file, 0), m_visitor(visitor), m_options(options) {}
 
   Expected<RdbSummary, RdbError> run() {
-    if (!header() || !body()) {
+    // The checksum of a big file is worked out on the other core while this one decodes,
+    // over everything but the last 8 bytes: where the file ends without trailing bytes.
+    if (m_options.verify_checksum && m_file.size() >= k_parallel_crc_min_size) {
+      m_crc_guess = std::async(std::launch::async, [file = m_file] {
+        return crc64(0, file.substr(0, file.size() - 8));
+      });
+    }
+    bool ok = header() && body();
+    if (m_crc_guess.valid()) {
+      m_crc_guess.wait();  // never leave the thread running past the mapping's life
+    }
+    if (!ok) {
       return Unexpected{m_c.take_error()};
     }
     return m_summary;
@@ -1278,7 +1370,9 @@ class FileReader {
         return false;
       }
       if (m_summary.checksum != 0 && m_options.verify_checksum) {
-        uint64_t computed = crc64(0, m_file.substr(0, body_end));
+        uint64_t computed = m_crc_guess.valid() && body_end == m_file.size() - 8
+                                ? m_crc_guess.get()
+                                : crc64(0, m_file.substr(0, body_end));
         if (computed != m_summary.checksum) {
           char buf[80];
           std::snprintf(buf, sizeof buf, "wrong CRC64 checksum: stored %016llx, computed %016llx",
@@ -1293,7 +1387,11 @@ class FileReader {
     return true;
   }
 
+  // Files from this size on have their checksum computed in parallel with decoding.
+  static constexpr size_t k_parallel_crc_min_size = size_t{4} << 20;
+
   std::string_view m_file;
+  std::future<uint64_t> m_crc_guess;
   Cursor m_c;
   RdbVisitor& m_visitor;
   const RdbReadOptions& m_options;

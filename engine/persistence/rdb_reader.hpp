@@ -54,6 +54,10 @@ struct RdbReadOptions {
   /// Skip module values (type 7) instead of failing; they are still reported to on_key
   /// as RdbKind::module with the module's name.
   bool skip_modules = false;
+  /// False validates values as deeply without keeping their contents (rdb check and
+  /// inspect): values then carry their kind and type only, except streams, hashes with
+  /// field TTLs and module values, which are always decoded.
+  bool materialize = true;
 };
 
 /// What read_rdb saw of the file as a whole.
