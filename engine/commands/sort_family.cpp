@@ -104,7 +104,7 @@ void prepare_source(CmdContext& ctx, Entry* e) {
 std::optional<std::string> hash_field(const Entry* e, std::string_view field, int64_t now_ms) {
   HashField f;
   HashBuf buf;
-  if (!static_cast<const HashValue*>(e->object())->find(field, f, buf) ||
+  if (!HashRef(e)->find(field, f, buf) ||
       (f.expire_ms != k_hash_no_expire && f.expire_ms <= now_ms)) {
     return std::nullopt;
   }

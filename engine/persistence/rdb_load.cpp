@@ -117,6 +117,15 @@ Entry::ValueSpec build_hash(Engine& engine, const std::vector<RdbHashField>& fie
     }
   }
   ObjEncoding enc = h->encoding();
+  if (enc == ObjEncoding::listpack) {
+    // A small hash is kept as its bare listpack block (see Entry::Kind::blob).
+    Entry::ValueSpec spec;
+    spec.kind = Entry::Kind::blob;
+    spec.blob = h->take_listpack().release();
+    spec.type = ObjType::hash;
+    spec.encoding = enc;
+    return spec;
+  }
   return object_spec(h.release(), ObjType::hash, enc);
 }
 
@@ -143,7 +152,8 @@ Expected<Entry::ValueSpec, std::string> build_engine_value(Engine& engine, RdbVa
       if (value.hash.empty())
         return Unexpected{std::string("empty hash")};
       Entry::ValueSpec spec = build_hash(engine, value.hash, now_ms);
-      if (static_cast<HashValue*>(spec.object)->empty()) {
+      if (spec.kind == Entry::Kind::blob ? spec.blob == nullptr
+                                         : static_cast<HashValue*>(spec.object)->empty()) {
         delete spec.object;
         return Unexpected{std::string("every field of the hash has expired")};
       }

@@ -298,7 +298,7 @@ Expected<uint8_t, std::string> encode_rdb_value(const Entry& e, const RdbWriteOp
     case ObjType::zset:
       return encode_zset(*static_cast<const ZSetValue*>(e.object()), enc);
     case ObjType::hash:
-      return encode_hash(*static_cast<const HashValue*>(e.object()), options, enc);
+      return encode_hash(*HashRef(&e), options, enc);
     default:
       break;
   }
