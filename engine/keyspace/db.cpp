@@ -78,8 +78,10 @@ Entry::ValueSpec clone_value(const Entry* e) {
     case Entry::Kind::blob: {
       // An exact-size copy: the copy's capacity need not match the source's.
       size_t n = e->blob_size();
-      spec.blob = static_cast<uint8_t*>(MemoryCounter::raw_allocate(n));
-      std::memcpy(spec.blob, e->blob(), n);
+      if (n > 0) {  // 0: a key still being filled holds no block yet
+        spec.blob = static_cast<uint8_t*>(MemoryCounter::raw_allocate(n));
+        std::memcpy(spec.blob, e->blob(), n);
+      }
       break;
     }
     case Entry::Kind::inline_bytes:
