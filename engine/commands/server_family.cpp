@@ -1691,7 +1691,7 @@ Digest value_digest(const Entry* e, const Digest& seed) {
       return digest_string(string_of(e, buf), has_expire, seed);
     }
     case ObjType::set:
-      return digest_set(*static_cast<const SetValue*>(e->object()), has_expire, seed);
+      return digest_set(*SetRef(e), has_expire, seed);
     case ObjType::list:
       return digest_list(*static_cast<const ListValue*>(e->object()), has_expire, seed);
     case ObjType::hash:

@@ -40,7 +40,7 @@ size_t element_count(const Entry* e) {
     case ObjType::list:
       return static_cast<const ListValue*>(e->object())->size();
     case ObjType::set:
-      return static_cast<const SetValue*>(e->object())->size();
+      return SetRef(e)->size();
     default:
       return static_cast<const ZSetValue*>(e->object())->size();
   }
@@ -55,9 +55,7 @@ void load_all(const Entry* e, std::vector<std::string>& out) {
       });
       return;
     case ObjType::set:
-      static_cast<const SetValue*>(e->object())->for_each([&](const SetMember& m) {
-        out.push_back(m.to_string());
-      });
+      SetRef(e)->for_each([&](const SetMember& m) { out.push_back(m.to_string()); });
       return;
     default:
       static_cast<const ZSetValue*>(e->object())->for_each([&](std::string_view member, double) {

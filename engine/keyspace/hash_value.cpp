@@ -67,8 +67,10 @@ void HashNode::overwrite_value(std::string_view v) {
 
 HashValue::HashValue(uint64_t seed) : m_seed(static_cast<uint32_t>(seed)) {}
 
-HashValue::HashValue(uint64_t seed, Listpack lp)
-    : m_seed(static_cast<uint32_t>(seed)), m_lp(std::move(lp)) {}
+HashValue::HashValue(ObjEncoding encoding, uint64_t seed, uint8_t* block)
+    : m_seed(static_cast<uint32_t>(seed)),
+      m_encoding(encoding),
+      m_lp(Listpack::from_block(block)) {}
 
 HashValue* HashValue::detach() {
   auto* h = new HashValue(m_seed);
@@ -77,41 +79,6 @@ HashValue* HashValue::detach() {
   h->m_large = std::move(m_large);
   m_encoding = ObjEncoding::listpack;
   return h;
-}
-
-HashRef::HashRef(Entry* e, uint64_t seed) : m_entry(e) {
-  if (e->kind() == Entry::Kind::blob) {
-    m_value = &m_borrowed.emplace(seed, Listpack::from_block(e->blob()));
-  } else {
-    m_value = static_cast<HashValue*>(e->object());
-  }
-}
-
-HashRef::~HashRef() {
-  if (m_borrowed) {
-    // The block belongs to the entry (or went with it): hand it back, never free it.
-    (void)m_borrowed->take_listpack().release();
-  }
-}
-
-size_t HashRef::bytes() const {
-  return m_borrowed ? m_borrowed->bytes() - sizeof(HashValue) : m_value->bytes();
-}
-
-void HashRef::sync() {
-  if (!m_borrowed) {
-    m_entry->set_encoding(m_value->encoding());
-    return;
-  }
-  if (m_borrowed->encoding() == ObjEncoding::listpack) {
-    m_entry->set_blob(m_borrowed->listpack_block());
-    m_entry->set_encoding(ObjEncoding::listpack);
-    return;
-  }
-  HashValue* h = m_borrowed->detach();
-  m_entry->switch_slot(Entry::Kind::object, h, h->encoding());
-  m_borrowed.reset();
-  m_value = h;
 }
 
 HashValue::~HashValue() {

@@ -22,6 +22,7 @@
 #include "engine/keyspace/digest.hpp"
 #include "engine/keyspace/entry.hpp"
 #include "engine/keyspace/object.hpp"
+#include "engine/keyspace/value_ref.hpp"
 #include "engine/util/hash.hpp"
 #include "engine/util/memory.hpp"
 
@@ -157,15 +158,19 @@ class HashValue final : public HeapObject {
   size_t bytes() const override;
   HeapObject* clone() const override;
 
-  /// A listpack-encoded hash over `lp`: the block a small hash's Entry lends to HashRef.
-  HashValue(uint64_t seed, Listpack lp);
-  /// Gives the listpack back (to the entry that lent it), leaving this hash empty.
-  Listpack take_listpack() { return std::move(m_lp); }
-  /// The listpack's block (null when empty), for the entry that lent it.
-  uint8_t* listpack_block() const { return m_lp.block(); }
+  /// A hash in `encoding` (listpack) over `block`, lent by a small hash's Entry (ValueRef).
+  HashValue(ObjEncoding encoding, uint64_t seed, uint8_t* block);
+  /// The listpack block (null when empty), for the entry that lent or takes it.
+  uint8_t* block() const { return m_lp.block(); }
+  /// Gives the block up without freeing it (it stays with its entry).
+  void release_block() { (void)m_lp.release(); }
+  /// Bytes of the block alone.
+  size_t block_bytes() const { return m_lp.bytes(); }
   /// A heap hash that takes over this one's contents (a borrowed hash that outgrew the
   /// listpack moves into its own object); this one is left empty and listpack-encoded.
   HashValue* detach();
+  /// True for the encodings an Entry keeps as a bare block.
+  static bool is_blob_encoding(ObjEncoding e) { return e == ObjEncoding::listpack; }
 
   /// listpack, listpack_ex or hashtable.
   ObjEncoding encoding() const { return m_encoding; }
@@ -270,33 +275,8 @@ static_assert(sizeof(HashValue) <= 32, "a small hash's object must stay within 3
 /// DEBUG DIGEST-VALUE of a hash (every stored field, as Valkey digests stored keys).
 Digest digest_hash(const HashValue& hash, bool has_expire, const Digest& seed = {});
 
-/// The hash of a hash-typed Entry, whatever holds it: a listpack block in the entry's value
-/// slot (Kind::blob, lent to a HashValue on the stack) or a heap HashValue. Every change
-/// through it must be followed by `sync()` before the entry is used otherwise (removed,
-/// copied, saved): sync writes a reallocated block back, or moves a hash that left the
-/// listpack encoding into its own object and switches the entry to Kind::object in place.
-class HashRef {
- public:
-  /// The hash in `e`; `seed` seeds its hashtable should it convert.
-  HashRef(Entry* e, uint64_t seed);
-  /// Read-only access to the hash in `e` (no sync needed, none allowed).
-  explicit HashRef(const Entry* e) : HashRef(const_cast<Entry*>(e), 0) {}
-  ~HashRef();
-  HashRef(const HashRef&) = delete;
-  HashRef& operator=(const HashRef&) = delete;
-
-  HashValue* operator->() const { return m_value; }
-  HashValue& operator*() const { return *m_value; }
-  /// Bytes the value holds besides the entry: the block, or the heap object.
-  size_t bytes() const;
-  /// Stores the result of a change back into the entry (see the class comment).
-  void sync();
-
- private:
-  Entry* m_entry;
-  std::optional<HashValue> m_borrowed;  // a small hash's listpack, lent by the entry
-  HashValue* m_value;
-};
+/// The hash in a hash-typed Entry (see ValueRef).
+using HashRef = ValueRef<HashValue>;
 
 // --- Templates --------------------------------------------------------------------------
 

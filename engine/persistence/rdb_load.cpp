@@ -75,8 +75,8 @@ Entry::ValueSpec build_set(Engine& engine, const std::vector<std::string>& membe
     s->add(m, limits);
   }
   s->shrink_to_fit();
-  ObjEncoding enc = s->encoding();
-  return object_spec(owned.release(), ObjType::set, enc);
+  // A small set is kept as its bare intset/listpack block (see Entry::Kind::blob).
+  return value_spec(owned.release(), ObjType::set);
 }
 
 Entry::ValueSpec build_zset(Engine& engine, const std::vector<std::pair<std::string, double>>& m) {
@@ -116,17 +116,8 @@ Entry::ValueSpec build_hash(Engine& engine, const std::vector<RdbHashField>& fie
       h->set_expire(f.field, f.expire_ms, HashExpireCond::none, now_ms);
     }
   }
-  ObjEncoding enc = h->encoding();
-  if (enc == ObjEncoding::listpack) {
-    // A small hash is kept as its bare listpack block (see Entry::Kind::blob).
-    Entry::ValueSpec spec;
-    spec.kind = Entry::Kind::blob;
-    spec.blob = h->take_listpack().release();
-    spec.type = ObjType::hash;
-    spec.encoding = enc;
-    return spec;
-  }
-  return object_spec(h.release(), ObjType::hash, enc);
+  // A small hash is kept as its bare listpack block (see Entry::Kind::blob).
+  return value_spec(h.release(), ObjType::hash);
 }
 
 }  // namespace

@@ -189,4 +189,60 @@ TEST_SUITE("engine::blob_entries") {
     h({"SET", "anchor", "x"});
     CHECK(h.used() <= start);
   }
+
+  TEST_CASE("a small set moves intset -> listpack -> hashtable, blob until the hashtable") {
+    Harness h;
+    h({"SADD", "warm", "1"});
+    h({"DEL", "warm"});
+    uint64_t start = h.used();
+    h({"SADD", "s", "1", "2", "3"});
+    CHECK(h.entry("s")->kind() == ks::Entry::Kind::blob);
+    CHECK(h({"OBJECT", "ENCODING", "s"}) == "intset");
+    h({"SADD", "s", "a"});
+    CHECK(h.entry("s")->kind() == ks::Entry::Kind::blob);
+    CHECK(h({"OBJECT", "ENCODING", "s"}) == "listpack");
+    CHECK(h({"SISMEMBER", "s", "2"}) == "1");
+    std::vector<std::string> argv{"SADD", "s"};
+    for (int i = 0; i < 200; ++i) {
+      argv.push_back("m" + std::to_string(i));
+    }
+    h(argv);
+    CHECK(h.entry("s")->kind() == ks::Entry::Kind::object);
+    CHECK(h({"OBJECT", "ENCODING", "s"}) == "hashtable");
+    CHECK(h({"SCARD", "s"}) == "204");
+    h({"DEL", "s"});
+    CHECK(h.used() == start);
+  }
+
+  TEST_CASE("set blobs survive COPY, RENAME, SPOP with a count, SINTERSTORE and RESTORE") {
+    Harness h;
+    auto round = [&] {
+      h({"SADD", "s", "1", "2", "3", "4", "5", "6", "7", "8"});
+      std::string digest = h({"DEBUG", "DIGEST-VALUE", "s"});
+      CHECK(h({"COPY", "s", "c"}) == "1");
+      CHECK(h({"RENAME", "c", "r"}) == "OK");
+      CHECK(h({"DEBUG", "DIGEST-VALUE", "r"}) == digest);
+      CHECK(h.entry("r")->kind() == ks::Entry::Kind::blob);
+      CHECK(h({"SINTERSTORE", "i", "s", "r"}) == "8");
+      CHECK(h.entry("i")->kind() == ks::Entry::Kind::blob);
+      CHECK(h({"DEBUG", "DIGEST-VALUE", "i"}) == digest);
+      h({"SPOP", "r", "7"});  // most members go: the survivors replace the block
+      CHECK(h({"SCARD", "r"}) == "1");
+      CHECK(h.entry("r")->kind() == ks::Entry::Kind::blob);
+      h({"SPOP", "i", "2"});  // few members go: popped one by one
+      CHECK(h({"SCARD", "i"}) == "6");
+      ks::RespValue dump = [&] {
+        std::vector<std::string_view> v{"DUMP", "s"};
+        return h.engine.run(h.session, v);
+      }();
+      CHECK(h({"RESTORE", "s2", "0", dump.str}) == "OK");
+      CHECK(h.entry("s2")->kind() == ks::Entry::Kind::blob);
+      CHECK(h({"DEBUG", "DIGEST-VALUE", "s2"}) == digest);
+      h({"DEL", "s", "r", "i", "s2"});
+    };
+    round();
+    uint64_t start = h.used();
+    round();
+    CHECK(h.used() == start);
+  }
 }
