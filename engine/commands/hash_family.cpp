@@ -37,8 +37,14 @@ constexpr size_t k_active_expire_fields_quota = 1000;
 // than this many times larger than the count (Valkey's HRANDFIELD_SUB_STRATEGY_MUL).
 constexpr uint64_t k_hrandfield_sub_strategy_mul = 3;
 
-HashValue* hash_of(Entry* e) {
-  return static_cast<HashValue*>(e->object());
+/// Read access to the hash in `e` (nothing read converts a hash, so no seed is needed).
+HashRef hash_of(const Entry* e) {
+  return HashRef(e);
+}
+
+/// Write access to the hash in `e` of `db`; every change is followed by `account`.
+HashRef hash_for_write(Db& db, Entry* e) {
+  return HashRef(e, db.value_seed(e->key()));
 }
 
 HashLimits limits_of(const Engine& engine) {
@@ -47,25 +53,24 @@ HashLimits limits_of(const Engine& engine) {
 
 /// Books a change of the hash in `e`: the engine's memory count moves by the change of
 /// bytes() since `before`, and the entry reports the hash's encoding.
-void account(Engine& engine, Entry* e, size_t before) {
-  HashValue* h = hash_of(e);
-  engine.memory().add(static_cast<int64_t>(h->bytes()) - static_cast<int64_t>(before));
+void account(Engine& engine, HashRef& h, size_t before) {
+  h.sync();
+  engine.memory().add(static_cast<int64_t>(h.bytes()) - static_cast<int64_t>(before));
   engine.memory().note_peak();
-  e->set_encoding(h->encoding());
 }
 
 /// Removes up to `max` due fields of the hash in `e` (emitting hexpired), deleting the key
 /// with a del event when no field is left. Returns the entry, or nullptr once deleted.
 Entry* expire_due_fields(Engine& engine, Db& db, Entry* e, int64_t now_ms, size_t max,
                          size_t* removed_out = nullptr) {
-  HashValue* h = hash_of(e);
+  HashRef h = hash_for_write(db, e);
   if (h->min_expire() > now_ms) {
     return e;
   }
   std::string key(e->key());
-  size_t before = h->bytes();
+  size_t before = h.bytes();
   size_t removed = h->expire_due(now_ms, max, [](std::string_view) {});
-  account(engine, e, before);
+  account(engine, h, before);
   if (removed_out != nullptr) {
     *removed_out += removed;
   }
@@ -105,8 +110,7 @@ Entry* lookup_hash(CmdContext& ctx, std::string_view key, bool read, bool& faile
 /// Stores a new empty hash at `key` (which must be missing) and returns its entry.
 Entry* create_hash(CmdContext& ctx, std::string_view key) {
   Entry::ValueSpec spec;
-  spec.kind = Entry::Kind::object;
-  spec.object = new HashValue(ctx.engine().rng()());
+  spec.kind = Entry::Kind::blob;  // filled by the caller (an empty listpack has no block)
   spec.type = ObjType::hash;
   spec.encoding = ObjEncoding::listpack;
   return ctx.db().add(key, spec);
@@ -187,9 +191,9 @@ int64_t hset_pairs(CmdContext& ctx) {
   if (fresh) {
     e = create_hash(ctx, key);
   }
-  HashValue* h = hash_of(e);
+  HashRef h = hash_for_write(ctx.db(), e);
   HashLimits limits = limits_of(ctx.engine());
-  size_t before = h->bytes();
+  size_t before = h.bytes();
   h->convert_for_write(ctx.args().subspan(2), limits);
   int64_t created = 0;
   for (size_t i = 2; i + 1 < ctx.argc(); i += 2) {
@@ -200,7 +204,7 @@ int64_t hset_pairs(CmdContext& ctx) {
     // listpacks exactly too): small hashes are often never written again.
     h->shrink_to_fit();
   }
-  account(ctx.engine(), e, before);
+  account(ctx.engine(), h, before);
   notify_write(ctx, "hset", key);
   return created;
 }
@@ -232,12 +236,12 @@ void cmd_hsetnx(CmdContext& ctx) {
   if (e == nullptr) {
     e = create_hash(ctx, key);
   }
-  HashValue* h = hash_of(e);
-  size_t before = h->bytes();
+  HashRef h = hash_for_write(ctx.db(), e);
+  size_t before = h.bytes();
   HashLimits limits = limits_of(ctx.engine());
   h->convert_for_write(ctx.args().subspan(2, 2), limits);
   h->set(ctx.arg(2), ctx.arg(3), limits);
-  account(ctx.engine(), e, before);
+  account(ctx.engine(), h, before);
   ctx.reply().integer(1);
   notify_write(ctx, "hset", key);
 }
@@ -253,8 +257,8 @@ void cmd_hdel(CmdContext& ctx) {
     ctx.reply().integer(0);
     return;
   }
-  HashValue* h = hash_of(e);
-  size_t before = h->bytes();
+  HashRef h = hash_for_write(ctx.db(), e);
+  size_t before = h.bytes();
   int64_t deleted = 0;
   bool key_removed = false;
   for (size_t i = 2; i < ctx.argc(); ++i) {
@@ -266,7 +270,7 @@ void cmd_hdel(CmdContext& ctx) {
       }
     }
   }
-  account(ctx.engine(), e, before);
+  account(ctx.engine(), h, before);
   if (key_removed) {
     ctx.db().remove(key);
   }
@@ -304,7 +308,7 @@ void cmd_hincrby(CmdContext& ctx) {
   }
   int64_t value = 0;
   std::string current;
-  if (e != nullptr && current_value(hash_of(e), ctx.arg(2), current)) {
+  if (e != nullptr && current_value(&*hash_of(e), ctx.arg(2), current)) {
     if (!parse_i64(current, value)) {
       ctx.reply().error(errors::k_hash_not_integer);
       return;
@@ -319,11 +323,11 @@ void cmd_hincrby(CmdContext& ctx) {
   if (e == nullptr) {
     e = create_hash(ctx, key);
   }
-  HashValue* h = hash_of(e);
-  size_t before = h->bytes();
+  HashRef h = hash_for_write(ctx.db(), e);
+  size_t before = h.bytes();
   // Counters keep the field's TTL, as Redis 7.4.
   h->set(ctx.arg(2), i64_to_string(value), limits_of(ctx.engine()), true);
-  account(ctx.engine(), e, before);
+  account(ctx.engine(), h, before);
   ctx.reply().integer(value);
   notify_write(ctx, "hincrby", key);
 }
@@ -346,7 +350,7 @@ void cmd_hincrbyfloat(CmdContext& ctx) {
   }
   long double value = 0;
   std::string current;
-  if (e != nullptr && current_value(hash_of(e), ctx.arg(2), current)) {
+  if (e != nullptr && current_value(&*hash_of(e), ctx.arg(2), current)) {
     if (!parse_long_double(current, value)) {
       ctx.reply().error(errors::k_hash_not_float);
       return;
@@ -361,10 +365,10 @@ void cmd_hincrbyfloat(CmdContext& ctx) {
   if (e == nullptr) {
     e = create_hash(ctx, key);
   }
-  HashValue* h = hash_of(e);
-  size_t before = h->bytes();
+  HashRef h = hash_for_write(ctx.db(), e);
+  size_t before = h.bytes();
   h->set(ctx.arg(2), text, limits_of(ctx.engine()), true);
-  account(ctx.engine(), e, before);
+  account(ctx.engine(), h, before);
   ctx.reply().bulk(text);
   notify_write(ctx, "hincrbyfloat", key);
 }
@@ -536,7 +540,7 @@ void cmd_hscan(CmdContext& ctx) {
       out.emplace_back(f.value);
     }
   };
-  HashValue* h = hash_of(e);
+  HashRef h = hash_of(e);
   if (h->encoding() != ObjEncoding::hashtable) {
     cursor = h->scan(cursor, visit);
   } else {
@@ -590,7 +594,7 @@ void hrandfield_with_count(CmdContext& ctx, int64_t requested, bool with_values)
     ctx.reply().array(0);
     return;
   }
-  HashValue* h = hash_of(e);
+  HashRef h = hash_of(e);
   uint64_t size = h->size();
   bool unique = requested >= 0;
   uint64_t count = unique ? static_cast<uint64_t>(requested) : 0 - static_cast<uint64_t>(requested);
@@ -782,9 +786,9 @@ void hexpire_generic(CmdContext& ctx, TtlUnit unit, bool absolute) {
     reply_all(ctx, n, -2);
     return;
   }
-  HashValue* h = hash_of(e);
+  HashRef h = hash_for_write(ctx.db(), e);
   int64_t now = ctx.now_ms();
-  size_t before = h->bytes();
+  size_t before = h.bytes();
   h->enable_field_expiry();
   size_t updated = 0;
   size_t deleted = 0;
@@ -795,7 +799,7 @@ void hexpire_generic(CmdContext& ctx, TtlUnit unit, bool absolute) {
     deleted += code == 2 ? 1 : 0;
     ctx.reply().integer(code);
   }
-  account(ctx.engine(), e, before);
+  account(ctx.engine(), h, before);
   if (updated + deleted == 0) {
     return;
   }
@@ -839,7 +843,7 @@ void httl_generic(CmdContext& ctx, TtlUnit unit, bool absolute) {
     reply_all(ctx, n, -2);
     return;
   }
-  HashValue* h = hash_of(e);
+  HashRef h = hash_of(e);
   int64_t base = absolute ? 0 : ctx.now_ms();
   ctx.reply().array(n);
   for (size_t i = 4; i < ctx.argc(); ++i) {
@@ -883,8 +887,8 @@ void cmd_hpersist(CmdContext& ctx) {
     reply_all(ctx, n, -2);
     return;
   }
-  HashValue* h = hash_of(e);
-  size_t before = h->bytes();
+  HashRef h = hash_for_write(ctx.db(), e);
+  size_t before = h.bytes();
   bool changed = false;
   ctx.reply().array(n);
   for (size_t i = 4; i < ctx.argc(); ++i) {
@@ -892,7 +896,7 @@ void cmd_hpersist(CmdContext& ctx) {
     changed = changed || code == 1;
     ctx.reply().integer(code);
   }
-  account(ctx.engine(), e, before);
+  account(ctx.engine(), h, before);
   if (changed) {
     notify_write(ctx, "hpersist", key);
   }

@@ -1691,11 +1691,11 @@ Digest value_digest(const Entry* e, const Digest& seed) {
       return digest_string(string_of(e, buf), has_expire, seed);
     }
     case ObjType::set:
-      return digest_set(*static_cast<const SetValue*>(e->object()), has_expire, seed);
+      return digest_set(*SetRef(e), has_expire, seed);
     case ObjType::list:
       return digest_list(*static_cast<const ListValue*>(e->object()), has_expire, seed);
     case ObjType::hash:
-      return digest_hash(*static_cast<const HashValue*>(e->object()), has_expire, seed);
+      return digest_hash(*HashRef(e), has_expire, seed);
     case ObjType::zset:
       return digest_zset(*static_cast<const ZSetValue*>(e->object()), has_expire, seed);
     default:
@@ -1732,7 +1732,7 @@ uint64_t serialized_length(const Entry* e) {
   if (e->type() != ObjType::string) {
     // Collections: their RDB form is not written yet (RDB support comes later), so report
     // the in-memory size as the closest figure rather than misreading them as strings.
-    return e->kind() == Entry::Kind::object ? e->object()->bytes() : 0;
+    return e->bytes_used() - MemoryCounter::usable_size(e);
   }
   IntBuffer buf;
   std::string_view s = string_of(e, buf);

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,8 +30,9 @@ SetLimits limits_of(CmdContext& ctx) {
   return SetLimits::from(ctx.engine().config());
 }
 
-SetValue* set_of(Entry* e) {
-  return static_cast<SetValue*>(e->object());
+/// Read access to the set in `e` (nothing read converts a set, so no seed is needed).
+SetRef set_of(const Entry* e) {
+  return SetRef(e);
 }
 
 /// False when the session asked for CLIENT NO-TOUCH.
@@ -61,21 +63,16 @@ bool wrong_type(CmdContext& ctx, const Entry* e) {
 /// engine's memory count and records its (possibly new) encoding for OBJECT ENCODING.
 template <typename Fn>
 auto edit_set(CmdContext& ctx, Entry* e, Fn&& fn) {
-  SetValue* s = set_of(e);
-  auto before = static_cast<int64_t>(s->bytes());
+  SetRef s(e, ctx.db().value_seed(e->key()));
+  auto before = static_cast<int64_t>(s.bytes());
   auto result = fn(*s);
-  ctx.engine().memory().add(static_cast<int64_t>(s->bytes()) - before);
-  e->set_encoding(s->encoding());
+  s.sync();
+  ctx.engine().memory().add(static_cast<int64_t>(s.bytes()) - before);
   return result;
 }
 
 Entry::ValueSpec set_spec(SetValue* s) {
-  Entry::ValueSpec spec;
-  spec.kind = Entry::Kind::object;
-  spec.object = s;
-  spec.type = ObjType::set;
-  spec.encoding = s->encoding();
-  return spec;
+  return value_spec(s, ObjType::set);
 }
 
 /// Stores `s` (owned) as a new key that must not exist.
@@ -333,7 +330,8 @@ void cmd_scard(CmdContext& ctx) {
 /// Looks up every key of an algebra command; nullopt after replying WRONGTYPE. Missing keys
 /// are nullptr (empty sets).
 std::optional<std::vector<SetValue*>> lookup_sets(CmdContext& ctx,
-                                                  std::span<const std::string_view> keys) {
+                                                  std::span<const std::string_view> keys,
+                                                  std::deque<SetRef>& refs) {
   std::vector<SetValue*> sets;
   sets.reserve(keys.size());
   for (std::string_view k : keys) {
@@ -341,7 +339,7 @@ std::optional<std::vector<SetValue*>> lookup_sets(CmdContext& ctx,
     if (wrong_type(ctx, e)) {
       return std::nullopt;
     }
-    sets.push_back(e != nullptr ? set_of(e) : nullptr);
+    sets.push_back(e != nullptr ? &*refs.emplace_back(static_cast<const Entry*>(e)) : nullptr);
   }
   return sets;
 }
@@ -350,7 +348,8 @@ std::optional<std::vector<SetValue*>> lookup_sets(CmdContext& ctx,
 /// at `limit` when it is not 0).
 void sinter_generic(CmdContext& ctx, std::span<const std::string_view> keys,
                     std::optional<std::string_view> dst, bool cardinality_only, uint64_t limit) {
-  auto found = lookup_sets(ctx, keys);
+  std::deque<SetRef> refs;  // the sets' holders while `found` points at them
+  auto found = lookup_sets(ctx, keys, refs);
   if (!found) {
     return;
   }
@@ -555,7 +554,8 @@ SetValue* union_diff(CmdContext& ctx, std::vector<SetValue*>& sets, SetOp op, bo
 
 void sunion_diff_generic(CmdContext& ctx, std::span<const std::string_view> keys,
                          std::optional<std::string_view> dst, SetOp op) {
-  auto sets = lookup_sets(ctx, keys);
+  std::deque<SetRef> refs;  // the sets' holders while `sets` points at them
+  auto sets = lookup_sets(ctx, keys, refs);
   if (!sets) {
     return;
   }
@@ -600,7 +600,7 @@ void cmd_smembers(CmdContext& ctx) {
     reply_empty_set(ctx);
     return;
   }
-  SetValue* s = set_of(e);
+  SetRef s = set_of(e);
   ctx.reply().set(s->size());
   s->for_each([&](const SetMember& m) { reply_member(ctx.reply(), m); });
 }
@@ -631,7 +631,7 @@ void srandmember_with_count(CmdContext& ctx) {
     ctx.reply().array(0);
     return;
   }
-  SetValue* s = set_of(e);
+  SetRef s = set_of(e);
   std::mt19937_64& rng = ctx.engine().rng();
   ReplyBuilder& rb = ctx.reply();
   uint64_t size = s->size();
@@ -721,13 +721,13 @@ void spop_with_count(CmdContext& ctx) {
     reply_empty_set(ctx);
     return;
   }
-  SetValue* s = set_of(e);
+  SetRef s(e, ctx.db().value_seed(e->key()));
   uint64_t size = s->size();
   notify(ctx, k_notify_set, "spop", key);
 
   // Everything goes: reply as SUNION of the key would, then delete it.
   if (count >= size) {
-    std::vector<SetValue*> one{s};
+    std::vector<SetValue*> one{&*s};
     SetValue* all = union_diff(ctx, one, SetOp::union_, false);
     ctx.reply().set(all->size());
     all->for_each([&](const SetMember& m) { reply_member(ctx.reply(), m); });
@@ -762,7 +762,7 @@ void spop_with_count(CmdContext& ctx) {
     });
   } else {
     // Most members go: move the survivors into a new set and reply with what is left.
-    auto before = static_cast<int64_t>(s->bytes());
+    auto before = static_cast<int64_t>(s.bytes());
     SetLimits limits = limits_of(ctx);
     SetValue* survivors = nullptr;
     if (s->encoding() == ObjEncoding::listpack) {
@@ -786,10 +786,19 @@ void spop_with_count(CmdContext& ctx) {
       }
     }
     s->for_each([&](const SetMember& m) { reply_member(rb, m); });
-    ctx.engine().memory().add(static_cast<int64_t>(survivors->bytes()) - before);
-    e->set_object(survivors);
-    e->set_encoding(survivors->encoding());
-    delete s;
+    // The survivors replace the old value in the entry's slot (both are 8-byte slots).
+    s.sync();
+    if (e->kind() == Entry::Kind::blob) {
+      MemoryCounter::raw_deallocate(e->blob());
+    } else {
+      delete static_cast<SetValue*>(e->object());
+    }
+    Entry::ValueSpec spec = set_spec(survivors);
+    bool blob = spec.kind == Entry::Kind::blob;
+    auto after =
+        static_cast<int64_t>(blob ? MemoryCounter::usable_size(spec.blob) : spec.object->bytes());
+    ctx.engine().memory().add(after - before);
+    e->switch_slot(spec.kind, blob ? static_cast<void*>(spec.blob) : spec.object, spec.encoding);
   }
   ctx.engine().signal_modified_key(ctx.session().db, key);
 }
@@ -870,7 +879,7 @@ void cmd_sscan(CmdContext& ctx) {
       return;
     }
   }
-  SetValue* s = set_of(e);
+  SetRef s = set_of(e);
   std::vector<std::string_view> found;
   int64_t sampled = 0;
   auto visit = [&](std::string_view m) {

@@ -40,7 +40,7 @@ size_t element_count(const Entry* e) {
     case ObjType::list:
       return static_cast<const ListValue*>(e->object())->size();
     case ObjType::set:
-      return static_cast<const SetValue*>(e->object())->size();
+      return SetRef(e)->size();
     default:
       return static_cast<const ZSetValue*>(e->object())->size();
   }
@@ -55,9 +55,7 @@ void load_all(const Entry* e, std::vector<std::string>& out) {
       });
       return;
     case ObjType::set:
-      static_cast<const SetValue*>(e->object())->for_each([&](const SetMember& m) {
-        out.push_back(m.to_string());
-      });
+      SetRef(e)->for_each([&](const SetMember& m) { out.push_back(m.to_string()); });
       return;
     default:
       static_cast<const ZSetValue*>(e->object())->for_each([&](std::string_view member, double) {
@@ -104,7 +102,7 @@ void prepare_source(CmdContext& ctx, Entry* e) {
 std::optional<std::string> hash_field(const Entry* e, std::string_view field, int64_t now_ms) {
   HashField f;
   HashBuf buf;
-  if (!static_cast<const HashValue*>(e->object())->find(field, f, buf) ||
+  if (!HashRef(e)->find(field, f, buf) ||
       (f.expire_ms != k_hash_no_expire && f.expire_ms <= now_ms)) {
     return std::nullopt;
   }

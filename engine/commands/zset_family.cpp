@@ -1105,7 +1105,8 @@ struct Source {
                ? static_cast<const ZSetValue*>(entry->object())
                : nullptr;
   }
-  const SetValue* set() const;
+  /// True when this input is a plain set (read through a SetRef: it may be a bare block).
+  bool is_set() const { return entry != nullptr && entry->type() == ObjType::set; }
   size_t size() const;
   /// Calls fn(member, score) over every member, sorted sets from the highest score down
   /// (Valkey's iteration order, which decides how equal sums are accumulated).
@@ -1115,27 +1116,20 @@ struct Source {
   bool find(std::string_view member, double& score) const;
 };
 
-const SetValue* Source::set() const {
-  return entry != nullptr && entry->type() == ObjType::set
-             ? static_cast<const SetValue*>(entry->object())
-             : nullptr;
-}
-
 size_t Source::size() const {
   if (const ZSetValue* z = zset()) {
     return z->size();
   }
-  const SetValue* s = set();
-  return s != nullptr ? s->size() : 0;
+  return is_set() ? SetRef(entry)->size() : 0;
 }
 
 template <typename Fn>
 void Source::for_each(Fn&& fn) const {
   if (const ZSetValue* z = zset()) {
     z->for_each_reverse(fn);
-  } else if (const SetValue* s = set()) {
+  } else if (is_set()) {
     char buf[24];
-    s->for_each([&](const SetMember& m) { fn(m.view(buf), 1.0); });
+    SetRef(entry)->for_each([&](const SetMember& m) { fn(m.view(buf), 1.0); });
   }
 }
 
@@ -1143,8 +1137,7 @@ bool Source::find(std::string_view member, double& score) const {
   if (const ZSetValue* z = zset()) {
     return z->score(member, score);
   }
-  const SetValue* s = set();
-  if (s != nullptr && s->contains(member)) {
+  if (is_set() && SetRef(entry)->contains(member)) {
     score = 1.0;
     return true;
   }

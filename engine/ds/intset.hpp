@@ -44,6 +44,21 @@ class Intset {
   /// Width in bytes (2, 4 or 8) that `value` needs.
   static uint32_t width_for(int64_t value);
 
+  /// Takes a blob another holder owned (an Entry's value slot lends it); null is empty.
+  static Intset from_block(uint8_t* block) {
+    Intset is;
+    is.m_blob = block;
+    return is;
+  }
+  /// Gives the blob back without freeing it, leaving this set empty.
+  uint8_t* release() {
+    uint8_t* b = m_blob;
+    m_blob = nullptr;
+    return b;
+  }
+  /// The blob (null when empty), for the holder that lent it.
+  uint8_t* block() const { return m_blob; }
+
   /// The blob in Valkey's format.
   std::string_view blob() const;
   /// Number of integers.

@@ -101,6 +101,21 @@ class Listpack {
   /// process produced, e.g. a node it compressed); no validation.
   static Listpack from_trusted(std::string_view bytes, size_t count);
 
+  /// Takes a block another holder owned (an Entry's value slot lends it); null is empty.
+  static Listpack from_block(uint8_t* block) {
+    Listpack lp;
+    lp.m_lp = block;
+    return lp;
+  }
+  /// Gives the block back without freeing it, leaving this listpack empty.
+  uint8_t* release() {
+    uint8_t* b = m_lp;
+    m_lp = nullptr;
+    return b;
+  }
+  /// The block (null when empty), for the holder that lent it.
+  uint8_t* block() const { return m_lp; }
+
   /// Number of elements: O(1) from the header, a walk when it holds 65535 or more.
   size_t size() const;
   bool empty() const { return m_lp == nullptr; }

@@ -2,6 +2,7 @@
 
 #include "engine/keyspace/hash_value.hpp"
 
+#include <cstring>
 #include <utility>
 
 namespace keyshift::engine {
@@ -17,6 +18,18 @@ constexpr size_t k_expire_acceptable_stale_pct = 10;
 
 uint32_t lfu_minutes(int64_t now_ms) {
   return static_cast<uint32_t>((now_ms / 1000 / 60) & 65535);
+}
+
+/// Bytes a new value brings besides its entry (its heap object or block), counted when the
+/// value moves into the keyspace.
+size_t spec_value_bytes(const Entry::ValueSpec& value) {
+  if (value.kind == Entry::Kind::object) {
+    return value.object->bytes();
+  }
+  if (value.kind == Entry::Kind::blob && value.blob != nullptr) {
+    return MemoryCounter::usable_size(value.blob);
+  }
+  return 0;
 }
 
 }  // namespace
@@ -62,6 +75,15 @@ Entry::ValueSpec clone_value(const Entry* e) {
     case Entry::Kind::object:
       spec.object = e->object()->clone();
       break;
+    case Entry::Kind::blob: {
+      // An exact-size copy: the copy's capacity need not match the source's.
+      size_t n = e->blob_size();
+      if (n > 0) {  // 0: a key still being filled holds no block yet
+        spec.blob = static_cast<uint8_t*>(MemoryCounter::raw_allocate(n));
+        std::memcpy(spec.blob, e->blob(), n);
+      }
+      break;
+    }
     case Entry::Kind::inline_bytes:
       spec.bytes = e->inline_bytes();
       break;
@@ -171,9 +193,7 @@ void Db::replace_entry(Entry** link, Entry* old_e, Entry* new_e) {
 
 Entry* Db::add(std::string_view key, const Entry::ValueSpec& value, int64_t expire_ms) {
   Entry* e = Entry::make(*m_shared->memory, key, value, expire_ms);
-  if (value.kind == Entry::Kind::object) {
-    m_shared->memory->add(static_cast<int64_t>(value.object->bytes()));
-  }
+  m_shared->memory->add(static_cast<int64_t>(spec_value_bytes(value)));
   touch_entry(e);
   if (is_lfu(m_shared->config->maxmemory_policy)) {
     e->set_lru(lfu_field(k_lfu_init_val, m_shared->now_ms()));
@@ -210,9 +230,7 @@ Entry* Db::set(std::string_view key, const Entry::ValueSpec& value, int64_t expi
     new_expire = old_e->expire_ms();
   }
   bool want_expire = new_expire >= 0;
-  if (value.kind == Entry::Kind::object) {
-    m_shared->memory->add(static_cast<int64_t>(value.object->bytes()));
-  }
+  m_shared->memory->add(static_cast<int64_t>(spec_value_bytes(value)));
   if (want_expire == old_e->has_expire() && old_e->fits(*m_shared->memory, value)) {
     old_e->assign(*m_shared->memory, value);
     if (want_expire) {
@@ -286,6 +304,8 @@ Entry* Db::attach_renamed(Entry* e, std::string_view new_key) {
     spec.integer = e->integer();
   } else if (spec.kind == Entry::Kind::object) {
     spec.object = e->object();
+  } else if (spec.kind == Entry::Kind::blob) {
+    spec.blob = e->blob();
   } else {
     spec.bytes = e->inline_bytes();
   }

@@ -86,6 +86,9 @@ class Db {
   /// `keep_ttl`; `expire_ms` >= 0 sets a new one. Returns the entry.
   Entry* set(std::string_view key, const Entry::ValueSpec& value, int64_t expire_ms = -1,
              bool keep_ttl = false);
+  /// A secret seed for the hashtable of the value at `key`, drawn from this database's
+  /// table seed: a small value kept as a bare block has nowhere to keep one of its own.
+  uint64_t value_seed(std::string_view key) const { return ~m_table.hash(key); }
   /// Adds a new key; the key must not exist (live or expired: call lookup first).
   Entry* add(std::string_view key, const Entry::ValueSpec& value, int64_t expire_ms = -1);
   /// Removes `key`; returns true if a live key was removed.

@@ -1,5 +1,7 @@
 #include "engine/keyspace/entry.hpp"
 
+#include <bit>
+
 namespace keyshift::engine {
 namespace {
 
@@ -24,6 +26,14 @@ size_t read_varint(const char* p, uint64_t& v) {
       return n;
     }
     shift += 7;
+  }
+}
+
+/// Frees a listpack/intset block an entry owned, uncounting its usable size.
+void free_blob(MemoryCounter& mem, uint8_t* blob) {
+  if (blob != nullptr) {
+    mem.add(-static_cast<int64_t>(MemoryCounter::usable_size(blob)));
+    MemoryCounter::raw_deallocate(blob);
   }
 }
 
@@ -96,6 +106,8 @@ size_t Entry::value_size(const ValueSpec& value) {
       return 8;
     case Kind::object:
       return sizeof(HeapObject*);
+    case Kind::blob:
+      return sizeof(uint8_t*);
     case Kind::inline_bytes:
       break;
   }
@@ -109,6 +121,9 @@ void Entry::write_value(char* p, const ValueSpec& value) {
       return;
     case Kind::object:
       std::memcpy(p, &value.object, sizeof(HeapObject*));
+      return;
+    case Kind::blob:
+      std::memcpy(p, &value.blob, sizeof(uint8_t*));
       return;
     case Kind::inline_bytes:
       break;
@@ -178,6 +193,8 @@ void Entry::destroy(MemoryCounter& mem, Entry* e) {
     HeapObject* o = e->object();
     mem.add(-static_cast<int64_t>(o->bytes()));
     delete o;
+  } else if (e->kind() == Kind::blob) {
+    free_blob(mem, e->blob());
   }
   mem.deallocate(e);
 }
@@ -220,6 +237,8 @@ void Entry::assign(MemoryCounter& mem, const ValueSpec& value) {
     HeapObject* o = object();
     mem.add(-static_cast<int64_t>(o->bytes()));
     delete o;
+  } else if (kind() == Kind::blob) {
+    free_blob(mem, blob());
   }
   set_meta((meta() & 0x00FFFFFFu) | (static_cast<uint32_t>(value.type) << 24) |
            (static_cast<uint32_t>(value.encoding) << 28));
@@ -231,8 +250,34 @@ size_t Entry::bytes_used() const {
   size_t n = MemoryCounter::usable_size(this);
   if (kind() == Kind::object) {
     n += object()->bytes();
+  } else if (kind() == Kind::blob && blob() != nullptr) {
+    n += MemoryCounter::usable_size(blob());
   }
   return n;
+}
+
+void Entry::switch_slot(Kind kind, void* ptr, ObjEncoding enc) {
+  set_flags(static_cast<uint8_t>((flags() & ~k_kind_mask) | static_cast<uint8_t>(kind)));
+  std::memcpy(value_ptr(), &ptr, sizeof(ptr));
+  set_encoding(enc);
+}
+
+// Block headers are little-endian; this reads them with plain loads.
+static_assert(std::endian::native == std::endian::little);
+
+size_t Entry::blob_size() const {
+  const uint8_t* b = blob();
+  if (b == nullptr) {
+    return 0;
+  }
+  uint32_t a = 0;
+  uint32_t c = 0;
+  std::memcpy(&a, b, 4);
+  if (encoding() != ObjEncoding::intset) {
+    return a;  // a listpack's header starts with its total bytes
+  }
+  std::memcpy(&c, b + 4, 4);
+  return 8 + size_t{a} * c;  // an intset's header: width, then count
 }
 
 }  // namespace keyshift::engine

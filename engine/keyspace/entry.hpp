@@ -14,13 +14,16 @@ namespace keyshift::engine {
 ///   next (8) | meta (4: lru/lfu 24 bits, type 4, encoding 4) | flags (1)
 ///   [expire ms (8) | expire slot (4)]    when flags has k_has_expire
 ///   key length (varint) | key bytes
-///   value: int64 (8) | length (varint) + bytes | HeapObject* (8)
+///   value: int64 (8) | length (varint) + bytes | HeapObject* (8) | block* (8)
+///
+/// A small hash, set or sorted set keeps its listpack or intset block straight in the value
+/// slot (Kind::blob), so it pays no C++ object; its type and encoding say how to read it.
 ///
 /// An Entry is never constructed: it is a view over bytes made by `Entry::make`.
 class Entry {
  public:
   /// How the value is stored in the entry.
-  enum class Kind : uint8_t { inline_bytes = 0, integer = 1, object = 2 };
+  enum class Kind : uint8_t { inline_bytes = 0, integer = 1, object = 2, blob = 3 };
 
   /// The shape of a new entry's value.
   struct ValueSpec {
@@ -28,6 +31,7 @@ class Entry {
     std::string_view bytes;        // inline_bytes
     int64_t integer = 0;           // integer
     HeapObject* object = nullptr;  // object (ownership moves into the entry)
+    uint8_t* blob = nullptr;       // blob: listpack/intset block (ownership moves in)
     ObjType type = ObjType::string;
     ObjEncoding encoding = ObjEncoding::embstr;
   };
@@ -94,6 +98,19 @@ class Entry {
   }
   /// Replaces the heap object pointer without freeing the old one.
   void set_object(HeapObject* o) { std::memcpy(value_ptr(), &o, sizeof(o)); }
+  /// The listpack or intset block (Kind::blob; null only while a new key is being filled).
+  uint8_t* blob() const {
+    uint8_t* b;
+    std::memcpy(&b, value_ptr(), sizeof(b));
+    return b;
+  }
+  /// Replaces the block pointer without freeing the old one (the block was reallocated).
+  void set_blob(uint8_t* b) { std::memcpy(value_ptr(), &b, sizeof(b)); }
+  /// Switches an object or blob value to `kind` holding `ptr` in place (both are 8-byte
+  /// slots, so the entry does not move); the old value is not freed.
+  void switch_slot(Kind kind, void* ptr, ObjEncoding enc);
+  /// Bytes the block's contents take (Kind::blob): what a copy must duplicate.
+  size_t blob_size() const;
 
   /// True when a new value of this shape fits in this allocation (so it can be
   /// rewritten in place without moving the entry).

@@ -67,6 +67,20 @@ void HashNode::overwrite_value(std::string_view v) {
 
 HashValue::HashValue(uint64_t seed) : m_seed(static_cast<uint32_t>(seed)) {}
 
+HashValue::HashValue(ObjEncoding encoding, uint64_t seed, uint8_t* block)
+    : m_seed(static_cast<uint32_t>(seed)),
+      m_encoding(encoding),
+      m_lp(Listpack::from_block(block)) {}
+
+HashValue* HashValue::detach() {
+  auto* h = new HashValue(m_seed);
+  h->m_encoding = m_encoding;
+  h->m_lp = std::move(m_lp);
+  h->m_large = std::move(m_large);
+  m_encoding = ObjEncoding::listpack;
+  return h;
+}
+
 HashValue::~HashValue() {
   if (m_large) {
     m_large->table.clear([this](HashNode* n) { HashNode::destroy(m_large->mem, n); });

@@ -20,7 +20,9 @@
 #include "engine/ds/listpack.hpp"
 #include "engine/keyspace/chained_table.hpp"
 #include "engine/keyspace/digest.hpp"
+#include "engine/keyspace/entry.hpp"
 #include "engine/keyspace/object.hpp"
+#include "engine/keyspace/value_ref.hpp"
 #include "engine/util/hash.hpp"
 #include "engine/util/memory.hpp"
 
@@ -28,6 +30,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <random>
 #include <span>
 #include <string_view>
@@ -155,6 +158,20 @@ class HashValue final : public HeapObject {
   size_t bytes() const override;
   HeapObject* clone() const override;
 
+  /// A hash in `encoding` (listpack) over `block`, lent by a small hash's Entry (ValueRef).
+  HashValue(ObjEncoding encoding, uint64_t seed, uint8_t* block);
+  /// The listpack block (null when empty), for the entry that lent or takes it.
+  uint8_t* block() const { return m_lp.block(); }
+  /// Gives the block up without freeing it (it stays with its entry).
+  void release_block() { (void)m_lp.release(); }
+  /// Bytes of the block alone.
+  size_t block_bytes() const { return m_lp.bytes(); }
+  /// A heap hash that takes over this one's contents (a borrowed hash that outgrew the
+  /// listpack moves into its own object); this one is left empty and listpack-encoded.
+  HashValue* detach();
+  /// True for the encodings an Entry keeps as a bare block.
+  static bool is_blob_encoding(ObjEncoding e) { return e == ObjEncoding::listpack; }
+
   /// listpack, listpack_ex or hashtable.
   ObjEncoding encoding() const { return m_encoding; }
   /// Number of stored fields.
@@ -257,6 +274,9 @@ static_assert(sizeof(HashValue) <= 32, "a small hash's object must stay within 3
 
 /// DEBUG DIGEST-VALUE of a hash (every stored field, as Valkey digests stored keys).
 Digest digest_hash(const HashValue& hash, bool has_expire, const Digest& seed = {});
+
+/// The hash in a hash-typed Entry (see ValueRef).
+using HashRef = ValueRef<HashValue>;
 
 // --- Templates --------------------------------------------------------------------------
 

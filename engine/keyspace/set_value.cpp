@@ -54,6 +54,23 @@ SetValue::SetValue(ObjEncoding encoding, uint64_t seed)
   }
 }
 
+SetValue::SetValue(ObjEncoding encoding, uint64_t seed, uint8_t* block)
+    : m_encoding(encoding), m_seed(static_cast<uint32_t>(seed)) {
+  if (encoding == ObjEncoding::intset) {
+    new (&m_intset) Intset(Intset::from_block(block));
+  } else {
+    new (&m_lp) Listpack(Listpack::from_block(block));
+  }
+}
+
+SetValue* SetValue::detach() {
+  auto* s = new SetValue(m_encoding, m_seed);
+  // Only the hashtable encoding is detached: its listpack holder is empty.
+  s->release_table();
+  s->m_large = std::move(m_large);
+  return s;
+}
+
 SetValue::~SetValue() {
   release_table();
   if (m_encoding == ObjEncoding::intset) {

@@ -20,6 +20,7 @@
 #include "engine/keyspace/chained_table.hpp"
 #include "engine/keyspace/digest.hpp"
 #include "engine/keyspace/object.hpp"
+#include "engine/keyspace/value_ref.hpp"
 #include "engine/util/hash.hpp"
 #include "engine/util/memory.hpp"
 
@@ -101,6 +102,29 @@ class SetValue final : public HeapObject {
 
   size_t bytes() const override;
   HeapObject* clone() const override;
+
+  /// A set in `encoding` (intset or listpack) over `block`, lent by a small set's Entry
+  /// (ValueRef).
+  SetValue(ObjEncoding encoding, uint64_t seed, uint8_t* block);
+  /// The intset/listpack block (null when empty), for the entry that lent or takes it.
+  uint8_t* block() const {
+    return m_encoding == ObjEncoding::intset ? m_intset.block() : m_lp.block();
+  }
+  /// Gives the block up without freeing it (it stays with its entry).
+  void release_block() {
+    (void)(m_encoding == ObjEncoding::intset ? m_intset.release() : m_lp.release());
+  }
+  /// Bytes of the block alone.
+  size_t block_bytes() const {
+    return m_encoding == ObjEncoding::intset ? m_intset.bytes() : m_lp.bytes();
+  }
+  /// A heap set that takes over this hashtable-encoded set's contents (a borrowed set that
+  /// outgrew its block moves into its own object); this one is left empty.
+  SetValue* detach();
+  /// True for the encodings an Entry keeps as a bare block.
+  static bool is_blob_encoding(ObjEncoding e) {
+    return e == ObjEncoding::intset || e == ObjEncoding::listpack;
+  }
 
   /// intset, listpack or hashtable.
   ObjEncoding encoding() const { return m_encoding; }
@@ -221,5 +245,8 @@ uint64_t SetValue::scan(uint64_t cursor, Fn&& fn) const {
   }
   return m_large->table.scan(cursor, [&](SetNode* n) { fn(n->member()); });
 }
+
+/// The set in a set-typed Entry (see ValueRef).
+using SetRef = ValueRef<SetValue>;
 
 }  // namespace keyshift::engine

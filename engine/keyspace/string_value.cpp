@@ -11,6 +11,7 @@ std::string_view string_of(const Entry* e, IntBuffer& buf) {
     case Entry::Kind::inline_bytes:
       return e->inline_bytes();
     case Entry::Kind::object:
+    case Entry::Kind::blob:  // never a string's: only collections keep bare blocks
       break;
   }
   return static_cast<const HeapString*>(e->object())->data();

@@ -75,8 +75,8 @@ Entry::ValueSpec build_set(Engine& engine, const std::vector<std::string>& membe
     s->add(m, limits);
   }
   s->shrink_to_fit();
-  ObjEncoding enc = s->encoding();
-  return object_spec(owned.release(), ObjType::set, enc);
+  // A small set is kept as its bare intset/listpack block (see Entry::Kind::blob).
+  return value_spec(owned.release(), ObjType::set);
 }
 
 Entry::ValueSpec build_zset(Engine& engine, const std::vector<std::pair<std::string, double>>& m) {
@@ -116,8 +116,8 @@ Entry::ValueSpec build_hash(Engine& engine, const std::vector<RdbHashField>& fie
       h->set_expire(f.field, f.expire_ms, HashExpireCond::none, now_ms);
     }
   }
-  ObjEncoding enc = h->encoding();
-  return object_spec(h.release(), ObjType::hash, enc);
+  // A small hash is kept as its bare listpack block (see Entry::Kind::blob).
+  return value_spec(h.release(), ObjType::hash);
 }
 
 }  // namespace
@@ -143,7 +143,8 @@ Expected<Entry::ValueSpec, std::string> build_engine_value(Engine& engine, RdbVa
       if (value.hash.empty())
         return Unexpected{std::string("empty hash")};
       Entry::ValueSpec spec = build_hash(engine, value.hash, now_ms);
-      if (static_cast<HashValue*>(spec.object)->empty()) {
+      if (spec.kind == Entry::Kind::blob ? spec.blob == nullptr
+                                         : static_cast<HashValue*>(spec.object)->empty()) {
         delete spec.object;
         return Unexpected{std::string("every field of the hash has expired")};
       }

@@ -294,11 +294,11 @@ Expected<uint8_t, std::string> encode_rdb_value(const Entry& e, const RdbWriteOp
     case ObjType::list:
       return encode_list(*static_cast<const ListValue*>(e.object()), enc);
     case ObjType::set:
-      return encode_set(*static_cast<const SetValue*>(e.object()), options, enc);
+      return encode_set(*SetRef(&e), options, enc);
     case ObjType::zset:
       return encode_zset(*static_cast<const ZSetValue*>(e.object()), enc);
     case ObjType::hash:
-      return encode_hash(*static_cast<const HashValue*>(e.object()), options, enc);
+      return encode_hash(*HashRef(&e), options, enc);
     default:
       break;
   }

@@ -82,7 +82,7 @@ struct Harness {
     size_t n = 0;
     engine.db(0).for_each([&](ks::Entry* e) {
       if (e->key() == key) {
-        n = static_cast<const ks::HashValue*>(e->object())->size();
+        n = ks::HashRef(static_cast<const ks::Entry*>(e))->size();
       }
     });
     return n;
@@ -517,7 +517,7 @@ TEST_SUITE("engine::hash_family") {
     CHECK(h.stored_fields("r") == 1);
     size_t in_db1 = 0;
     h.engine.db(1).for_each(
-        [&](ks::Entry* e) { in_db1 = static_cast<const ks::HashValue*>(e->object())->size(); });
+        [&](ks::Entry* e) { in_db1 = ks::HashRef(static_cast<const ks::Entry*>(e))->size(); });
     CHECK(in_db1 == 1);
   }
 
@@ -693,7 +693,7 @@ TEST_SUITE("engine::hash_family") {
     h.fill("h", 10);
     ks::Entry* e = h.engine.db(0).lookup("h", false);
     REQUIRE(e != nullptr);
-    const auto* hv = static_cast<const ks::HashValue*>(e->object());
+    ks::HashRef hv(static_cast<const ks::Entry*>(e));
     // A clone copies the listpack into an exactly sized buffer.
     ks::HeapObject* copy = hv->clone();
     CHECK(hv->bytes() == copy->bytes());

@@ -906,7 +906,8 @@ TEST_SUITE("engine::set_family") {
     h.sadd("s", numbered("", 100000, 100019));
     ks::Entry* e = h.engine.db(0).lookup("s", false);
     REQUIRE(e != nullptr);
-    const auto* s = static_cast<const ks::SetValue*>(e->object());
+    ks::SetRef s(static_cast<const ks::Entry*>(e));
+    CHECK(e->kind() == ks::Entry::Kind::blob);
     CHECK(h.encoding("s") == "intset");
     // The blob sits in the smallest allocator block that holds it.
     void* exact = ks::MemoryCounter::raw_allocate(s->intset().blob().size());
