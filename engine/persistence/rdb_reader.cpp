@@ -749,11 +749,10 @@ class ValueDecoder {
     return true;
   }
 
-  bool pairs_zset(bool listpack, RdbValue& v) {
+  /// Reads a ziplist or listpack blob of pairs (zset member/score, hash field/value) into
+  /// `flat` (left empty when only validating); `at` gets the blob's offset.
+  bool pair_blob(bool listpack, const char* what, std::vector<std::string>& flat, uint64_t& at) {
     std::string_view bytes;
-    uint64_t at = 0;
-    std::vector<std::string> flat;
-    const char* what = listpack ? "zset listpack" : "zset ziplist";
     if (!blob(bytes, at, what) || !(listpack ? listpack_items(bytes, at, flat, what)
                                              : ziplist_items(bytes, at, flat, what))) {
       return false;
@@ -761,6 +760,16 @@ class ValueDecoder {
     size_t elements = m_keep ? flat.size() : m_validated_count;
     if (elements % 2 != 0) {
       return m_c.fail_at(at, std::string(what) + ": odd number of elements");
+    }
+    return true;
+  }
+
+  bool pairs_zset(bool listpack, RdbValue& v) {
+    uint64_t at = 0;
+    std::vector<std::string> flat;
+    const char* what = listpack ? "zset listpack" : "zset ziplist";
+    if (!pair_blob(listpack, what, flat, at)) {
+      return false;
     }
     v.zset.reserve(flat.size() / 2);
     for (size_t i = 0; i < flat.size(); i += 2) {
@@ -774,17 +783,11 @@ class ValueDecoder {
   }
 
   bool pairs_hash(bool listpack, RdbValue& v) {
-    std::string_view bytes;
     uint64_t at = 0;
     std::vector<std::string> flat;
     const char* what = listpack ? "hash listpack" : "hash ziplist";
-    if (!blob(bytes, at, what) || !(listpack ? listpack_items(bytes, at, flat, what)
-                                             : ziplist_items(bytes, at, flat, what))) {
+    if (!pair_blob(listpack, what, flat, at)) {
       return false;
-    }
-    size_t elements = m_keep ? flat.size() : m_validated_count;
-    if (elements % 2 != 0) {
-      return m_c.fail_at(at, std::string(what) + ": odd number of elements");
     }
     v.hash.reserve(flat.size() / 2);
     for (size_t i = 0; i < flat.size(); i += 2) {
