@@ -129,8 +129,14 @@ def convert_failures_exit_1_and_leave_the_output_alone(h):
 def converted_streams_load_in_redis_7_0_and_keyshift_with_the_ground_truth_digest(h):
     for name in ("valkey8-streams.rdb", "redis74-streams.rdb", "redis70-streams.rdb",
                  "rdbtools--redis_50_with_streams.rdb"):
-        want = truth(name)["servers"]["valkey-8.0.1"]
+        servers = truth(name)["servers"]
         for version in ("10", "11"):
+            # The digest each server computed; Redis 7.0 formats zset scores its own way, and
+            # a file no server of the pair loads is judged by Redis 7.4's (stream digests
+            # are the same in all three).
+            order = (("redis-7.0.15", "valkey-8.0.1", "redis-7.4.1") if version == "10" else
+                     ("valkey-8.0.1", "redis-7.4.1"))
+            want = next(servers[s] for s in order if servers[s]["loaded"])
             d = h.path("%s-%s-dir" % (name, version))
             os.makedirs(d)
             rc, out, err = run("rdb", "convert", corpus(name), os.path.join(d, "dump.rdb"),

@@ -717,7 +717,7 @@ def dump_payloads_from_redis_server_7_restore_into_keyshift_with_equal_digests(h
 
 
 @test
-def stream_dump_payloads_move_both_ways_between_redis_server_7_and_keyshift(h):
+def stream_dump_payloads_from_redis_server_7_restore_with_equal_digests_and_xinfo(h):
     ref = reference(h)
     srv = h.keyshift("--enable-debug-command", "yes", name="ks-restore-streams")
     with ref.conn() as r, srv.conn() as k:
