@@ -266,8 +266,10 @@ void add_convert(CLI::App* rdb) {
       rdb->add_subcommand("convert", "Rewrite an RDB file for another server version");
   convert->add_option("in", opts->in, "The RDB file to read")->required();
   convert->add_option("out", opts->out, "The RDB file to write (replaced atomically)")->required();
-  convert->add_option("--rdb-version", opts->rdb_version, "RDB version to write: 10, 11, 12")
-      ->check(CLI::IsMember({10, 11, 12}));
+  convert
+      ->add_option("--rdb-version", opts->rdb_version,
+                   "RDB version to write: 10, 11, 12, or 80 (Valkey 9's VALKEY080)")
+      ->check(CLI::IsMember({10, 11, 12, 80}));
   convert
       ->add_option("--field-ttl", opts->field_ttl,
                    "Hash field TTLs below RDB 12: fail, drop-ttl or drop-field")
@@ -304,7 +306,7 @@ void add_rdb(CLI::App& app) {
       "  keyshift rdb inspect FILE [--target SERVER] [--format text|json] [--delimiter :]\n"
       "                            [--top N] [--skip-modules]\n"
       "  keyshift rdb dump FILE [--format json|resp|keys] [--db N] [--match PATTERN]\n"
-      "  keyshift rdb convert IN OUT [--rdb-version 10|11|12] [--field-ttl POLICY]\n"
+      "  keyshift rdb convert IN OUT [--rdb-version 10|11|12|80] [--field-ttl POLICY]\n"
       "                       [--skip-modules] [--match P] [--exclude P] [--db-map SRC:DST]...\n"
       "                       [--verbose] [--format text|json]\n"
       "check validates the structure and checksum (exit 0 when the file is sound, 1 with the\n"

@@ -243,9 +243,9 @@ RdbConvertReport convert_rdb(std::string_view input, const std::string& out_path
                              const RdbConvertOptions& options) {
   RdbConvertReport report;
   report.output_version = options.rdb_version;
-  if (options.rdb_version < 10 || options.rdb_version > 12) {
-    report.error =
-        "RDB version " + std::to_string(options.rdb_version) + " cannot be written (10, 11 or 12)";
+  if ((options.rdb_version < 10 || options.rdb_version > 12) && options.rdb_version != 80) {
+    report.error = "RDB version " + std::to_string(options.rdb_version) +
+                   " cannot be written (10, 11, 12 or 80)";
     return report;
   }
   engine::EngineConfig config;

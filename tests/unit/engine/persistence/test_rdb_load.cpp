@@ -371,4 +371,35 @@ TEST_SUITE("engine::rdb_load") {
     CHECK(bad.error().message.find("invalid listpack") != std::string::npos);
     CHECK(bad.error().offset == 9 + 1 + 4);
   }
+
+  TEST_CASE("field TTLs go to Valkey 9's format as HASH_2 and load back with their TTLs") {
+    Loaded a;
+    const int64_t when = k_now_ms + 86'400'000;
+    a.run({"HSET", "hf", "f", "1", "g", "2"});
+    a.run({"HPEXPIREAT", "hf", std::to_string(when), "FIELDS", "1", "g"});
+    a.run({"HSET", "plain", "f", "1"});
+    a.run({"SADD", "set", "a", "b"});
+    TempDir dir;
+    std::string path = (dir.path / "v9.rdb").string();
+    RdbWriteOptions options;
+    options.version = 80;
+    auto saved = save_rdb(a.engine, path, options);
+    REQUIRE_MESSAGE(saved.has_value(), saved.error());
+    auto file = MappedFile::open(path);
+    REQUIRE(file.has_value());
+    std::string_view bytes = file->data();
+    CHECK(bytes.substr(0, 9) == "VALKEY080");
+    // Type 22 (Valkey's HASH_2), the key, two fields; the others keep RDB 11's types.
+    CHECK(bytes.find(std::string("\x16\x02hf\x02", 5)) != std::string_view::npos);
+    CHECK(bytes.find(std::string("\x10\x05plain", 7)) != std::string_view::npos);
+    Loaded b;
+    auto loaded = load_rdb(b.engine, bytes);
+    REQUIRE_MESSAGE(loaded.has_value(), loaded.error().message);
+    CHECK(loaded->summary.version == 80);
+    CHECK(b.run({"DEBUG", "DIGEST"}).str == a.run({"DEBUG", "DIGEST"}).str);
+    RespValue ttl = b.run({"HPEXPIRETIME", "hf", "FIELDS", "2", "f", "g"});
+    REQUIRE(ttl.elements.size() == 2);
+    CHECK(ttl.elements[0].integer == -1);
+    CHECK(ttl.elements[1].integer == when);
+  }
 }
