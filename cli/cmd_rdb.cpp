@@ -2,6 +2,7 @@
 // can go. The analysis lives in migrate/rdb_inspect; this file only maps flags and the file.
 #include "cli/subcommands.hpp"
 #include "cli/user_error.hpp"
+#include "migrate/progress.hpp"
 #include "migrate/rdb_convert.hpp"
 #include "migrate/rdb_dump.hpp"
 #include "migrate/rdb_inspect.hpp"
@@ -33,6 +34,7 @@ constexpr uint64_t k_progress_min_bytes = 8ULL << 20;
 
 struct RdbOptions {
   std::string file;
+  bool progress = false;
   std::string format = "text";
   std::string target;
   std::string delimiter = ":";
@@ -91,6 +93,25 @@ class MappedFile {
   size_t m_size = 0;
 };
 
+/// A progress meter on stderr for reading `file` of `size` bytes: when asked (--progress), or
+/// when stderr is a terminal and the file is large; otherwise none.
+std::unique_ptr<migrate::ProgressMeter> progress_meter(const std::string& file, uint64_t size,
+                                                       bool forced) {
+  if (!forced && (size <= k_progress_min_bytes || ::isatty(STDERR_FILENO) != 1)) {
+    return nullptr;
+  }
+  auto start = std::chrono::steady_clock::now();
+  return std::make_unique<migrate::ProgressMeter>(
+      file, size,
+      [](std::string_view line) {
+        std::fwrite(line.data(), 1, line.size(), stderr);
+        std::fflush(stderr);
+      },
+      [start] {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      });
+}
+
 int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -126,15 +147,13 @@ void run_rdb(const RdbOptions& opts, migrate::RdbReportDetail detail) {
   if (!opts.target.empty()) {
     options.target = migrate::parse_rdb_target(opts.target);
   }
-  bool progress = bytes.size() > k_progress_min_bytes && ::isatty(STDERR_FILENO) == 1;
-  if (progress) {
-    options.progress = [&opts](uint64_t offset, uint64_t size) {
-      fmt::print(stderr, "\rkeyshift: reading {}: {:3}%", opts.file, offset * 100 / size);
-    };
+  auto meter = progress_meter(opts.file, bytes.size(), opts.progress);
+  if (meter) {
+    options.progress = [&meter](uint64_t offset, uint64_t) { meter->update(offset); };
   }
   auto report = migrate::inspect_rdb(bytes, options);
-  if (progress) {
-    fmt::print(stderr, "\r\033[K");
+  if (meter) {
+    meter->finish();
   }
   if (!report) {
     fail(opts, report.error().offset, report.error().message);
@@ -146,6 +165,7 @@ void run_rdb(const RdbOptions& opts, migrate::RdbReportDetail detail) {
 
 struct DumpOptions {
   std::string file;
+  bool progress = false;
   std::string format = "json";
   std::optional<uint64_t> db;
   std::string match;
@@ -165,10 +185,17 @@ void run_dump(const DumpOptions& opts) {
                                            : migrate::RdbDumpFormat::json;
   options.db = opts.db;
   options.match = opts.match;
+  auto meter = progress_meter(opts.file, mapped.bytes().size(), opts.progress);
+  if (meter) {
+    options.progress = [&meter](uint64_t offset, uint64_t) { meter->update(offset); };
+  }
   auto stats = migrate::dump_rdb(mapped.bytes(), options, [](std::string_view chunk) {
     std::fwrite(chunk.data(), 1, chunk.size(), stdout);
   });
   std::fflush(stdout);
+  if (meter) {
+    meter->finish();
+  }
   if (!stats) {
     fail(as_rdb, stats.error().offset, stats.error().message);
   }
@@ -198,6 +225,7 @@ struct ConvertOptions {
   std::vector<std::string> db_map;
   bool verbose = false;
   std::string format = "text";
+  bool progress = false;
 };
 
 /// "SRC:DST" into the map; a malformed or repeated source is a usage error.
@@ -242,7 +270,14 @@ void run_convert(const ConvertOptions& opts) {
   if (!error.empty()) {
     fail(as_rdb, std::nullopt, "cannot read the file: " + error);
   }
+  auto meter = progress_meter(opts.in, mapped.bytes().size(), opts.progress);
+  if (meter) {
+    options.progress = [&meter](uint64_t offset, uint64_t) { meter->update(offset); };
+  }
   migrate::RdbConvertReport report = migrate::convert_rdb(mapped.bytes(), opts.out, options);
+  if (meter) {
+    meter->finish();
+  }
   if (opts.format == "json") {
     std::fputs(migrate::render_convert_json(report, opts.in, opts.out).c_str(), stdout);
   } else {
@@ -283,6 +318,8 @@ void add_convert(CLI::App* rdb) {
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   convert->add_flag("--verbose", opts->verbose, "Name the keys of every change");
+  convert->add_flag("--progress", opts->progress,
+                    "Show progress on stderr even when it is not a terminal");
   convert->add_option("--format", opts->format, "Report format: text or json")
       ->check(CLI::IsMember({"text", "json"}));
   convert->callback([opts]() { run_convert(*opts); });
@@ -292,6 +329,8 @@ void add_common(CLI::App* sub, RdbOptions& opts) {
   sub->add_option("file", opts.file, "The RDB file (read only, never written)")->required();
   sub->add_option("--format", opts.format, "Output format: text or json")
       ->check(CLI::IsMember({"text", "json"}));
+  sub->add_flag("--progress", opts.progress,
+                "Show progress on stderr even when it is not a terminal");
 }
 
 }  // namespace
@@ -347,6 +386,8 @@ void add_rdb(CLI::App& app) {
   dump->add_option("--db", dump_opts->db, "Only keys of this database")
       ->check(CLI::NonNegativeNumber);
   dump->add_option("--match", dump_opts->match, "Only keys matching this glob pattern");
+  dump->add_flag("--progress", dump_opts->progress,
+                 "Show progress on stderr even when it is not a terminal");
   dump->callback([dump_opts]() { run_dump(*dump_opts); });
   add_convert(rdb);
 }
