@@ -65,7 +65,7 @@ class MappedFile {
     if (m_size == 0) {
       return;  // mmap refuses empty mappings; the reader reports the missing header
     }
-    void* p = ::mmap(nullptr, m_size, PROT_READ, MAP_PRIVATE, m_fd, 0);
+    void* p = ::mmap(nullptr, m_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, m_fd, 0);
     if (p == MAP_FAILED) {
       error = std::strerror(errno);
       m_size = 0;
