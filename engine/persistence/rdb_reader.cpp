@@ -9,11 +9,15 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <future>
 #include <limits>
+#include <mutex>
 #include <optional>
+#include <thread>
 #include <utility>
 
 namespace keyshift::engine {
@@ -284,6 +288,36 @@ class Cursor {
     return true;
   }
 
+  /// Steps over an RDB string by its lengths alone: an LZF stream is not looked into.
+  bool skip_raw_string(const char* what) {
+    bool encoded = false;
+    uint64_t len = 0;
+    size_t start = m_pos;
+    if (!length(len, what, &encoded)) {
+      return false;
+    }
+    std::string_view unused;
+    if (!encoded) {
+      return bytes(len, unused, what);
+    }
+    if (len == rdb::k_enc_lzf) {
+      // The header checks of lzf_string, so that errors are the same either way.
+      uint64_t clen = 0;
+      uint64_t plain = 0;
+      if (!length(clen, what) || !length(plain, what)) {
+        return false;
+      }
+      if (plain > clen * k_lzf_max_ratio + 16) {
+        return fail("LZF length " + std::to_string(plain) + " cannot come from " +
+                    std::to_string(clen) + " compressed bytes (" + what + ")");
+      }
+      return bytes(clen, unused, what);
+    }
+    m_pos = start;
+    std::string scratch;
+    return string_view(unused, scratch, what);
+  }
+
   /// Checks an RDB string without producing it (values that are only validated): an LZF
   /// stream is walked for its length, not decompressed.
   bool skip_string(std::string& scratch, const char* what) {
@@ -470,14 +504,96 @@ bool skip_module_data(Cursor& c, const char* what) {
   }
 }
 
+/// A listpack, ziplist or intset blob whose validation a validate-only read hands to another
+/// thread (see BlobChecker): what kind it is and where its string starts.
+enum class BlobKind : uint8_t {
+  set_listpack,
+  set_intset,
+  list_ziplist,
+  zset_listpack,
+  zset_ziplist,
+  hash_listpack,
+  hash_ziplist,
+  node_listpack,
+  node_ziplist,
+};
+
+struct BlobTask {
+  uint64_t at = 0;
+  BlobKind kind = BlobKind::set_listpack;
+};
+
+/// What the decoder calls a blob of `kind` in its errors.
+const char* blob_what(BlobKind kind) {
+  switch (kind) {
+    case BlobKind::set_listpack:
+      return "set listpack";
+    case BlobKind::set_intset:
+      return "intset";
+    case BlobKind::list_ziplist:
+      return "list ziplist";
+    case BlobKind::zset_listpack:
+      return "zset listpack";
+    case BlobKind::zset_ziplist:
+      return "zset ziplist";
+    case BlobKind::hash_listpack:
+      return "hash listpack";
+    case BlobKind::hash_ziplist:
+      return "hash ziplist";
+    case BlobKind::node_listpack:
+    case BlobKind::node_ziplist:
+      return "quicklist node";
+  }
+  return "blob";
+}
+
 /// Decodes one value; `c` is positioned after the type byte.
 class ValueDecoder {
  public:
-  ValueDecoder(Cursor& c, const RdbReadOptions& options)
+  /// With `offload`, a validate-only decode leaves blobs to be checked elsewhere: their
+  /// strings are only skipped here and each is added to `offload`.
+  ValueDecoder(Cursor& c, const RdbReadOptions& options, std::vector<BlobTask>* offload = nullptr)
       : m_c(c),
         m_options(options),
         m_keep(options.materialize),
-        m_blocks(options.materialize && options.keep_blocks) {}
+        m_blocks(options.materialize && options.keep_blocks),
+        m_offload(options.materialize ? nullptr : offload) {}
+
+  /// Validates the blob whose string starts at the cursor, exactly as decode() would have:
+  /// same checks, same errors and offsets (the other side of `offload`).
+  bool check_blob(BlobKind kind) {
+    m_keep = false;
+    RdbValue v;
+    std::vector<std::string> none;
+    switch (kind) {
+      case BlobKind::set_listpack:
+        return listpack_blob(none, "set listpack");
+      case BlobKind::set_intset:
+        return intset_blob(v);
+      case BlobKind::list_ziplist:
+        return ziplist_blob(none, "list ziplist");
+      case BlobKind::zset_listpack:
+      case BlobKind::zset_ziplist:
+        return pairs_zset(kind == BlobKind::zset_listpack, v);
+      case BlobKind::hash_listpack:
+      case BlobKind::hash_ziplist:
+        return pairs_hash(kind == BlobKind::hash_listpack, v);
+      case BlobKind::node_listpack:
+      case BlobKind::node_ziplist: {
+        std::string_view bytes;
+        uint64_t at = 0;
+        if (!blob(bytes, at, "quicklist node")) {
+          return false;
+        }
+        if (bytes.empty()) {
+          return m_c.fail_at(at, "empty quicklist node");
+        }
+        return kind == BlobKind::node_listpack ? listpack_items(bytes, at, none, "quicklist node")
+                                               : ziplist_items(bytes, at, none, "quicklist node");
+      }
+    }
+    return false;
+  }
 
   bool decode(uint8_t type, RdbValue& v) {
     v = RdbValue{};
@@ -517,19 +633,35 @@ class ValueDecoder {
         return zipmap_hash(v);
       case Type::list_ziplist:
         v.kind = RdbKind::list;
+        if (offloading()) {
+          return offload(BlobKind::list_ziplist);
+        }
         return ziplist_blob(v.items, "list ziplist");
       case Type::set_intset:
         v.kind = RdbKind::set;
+        if (offloading()) {
+          return offload(BlobKind::set_intset);
+        }
         return intset_blob(v);
       case Type::zset_ziplist:
       case Type::zset_listpack:
         v.kind = RdbKind::zset;
+        if (offloading()) {
+          return offload(type == static_cast<uint8_t>(Type::zset_listpack)
+                             ? BlobKind::zset_listpack
+                             : BlobKind::zset_ziplist);
+        }
         return pairs_zset(type == static_cast<uint8_t>(Type::zset_listpack), v);
       case Type::hash_ziplist:
       case Type::hash_listpack:
         v.kind = RdbKind::hash;
         if (m_blocks && type == static_cast<uint8_t>(Type::hash_listpack)) {
           return block_listpack(v, 2, "hash listpack");
+        }
+        if (offloading()) {
+          return offload(type == static_cast<uint8_t>(Type::hash_listpack)
+                             ? BlobKind::hash_listpack
+                             : BlobKind::hash_ziplist);
         }
         return pairs_hash(type == static_cast<uint8_t>(Type::hash_listpack), v);
       case Type::list_quicklist:
@@ -540,6 +672,9 @@ class ValueDecoder {
         v.kind = RdbKind::set;
         if (m_blocks) {
           return block_listpack(v, 1, "set listpack");
+        }
+        if (offloading()) {
+          return offload(BlobKind::set_listpack);
         }
         return listpack_blob(v.items, "set listpack");
       case Type::stream_listpacks:
@@ -635,6 +770,20 @@ class ValueDecoder {
         return false;
       }
     }
+    return true;
+  }
+
+  /// True when this value's blobs are left to the other thread.
+  bool offloading() const { return m_offload != nullptr && !m_keep; }
+
+  /// Skips the blob's string (its LZF stream unchecked: the other side decompresses it) and
+  /// records it for checking.
+  bool offload(BlobKind kind) {
+    uint64_t at = m_c.offset();
+    if (!m_c.skip_raw_string(blob_what(kind))) {
+      return false;
+    }
+    m_offload->push_back({at, kind});
     return true;
   }
 
@@ -989,6 +1138,12 @@ class ValueDecoder {
           return m_c.fail_at(at, "invalid quicklist container " + std::to_string(container));
         }
       }
+      if (offloading() && container == rdb::k_container_packed) {
+        if (!offload(v2 ? BlobKind::node_listpack : BlobKind::node_ziplist)) {
+          return false;
+        }
+        continue;
+      }
       std::string_view bytes;
       uint64_t at = 0;
       if (!blob(bytes, at, "quicklist node")) {
@@ -1341,9 +1496,79 @@ class ValueDecoder {
   bool m_keep = true;
   // RdbReadOptions::keep_blocks: listpacks and intsets are kept as blocks.
   bool m_blocks = false;
+  std::vector<BlobTask>* m_offload = nullptr;
   size_t m_validated_count = 0;  // elements of the last blob validated without keeping
   std::string m_scratch;         // decoded int/LZF strings that are not kept
   std::string m_blob_scratch;    // the last int/LZF-encoded blob
+};
+
+/// Checks the blobs a validate-only read hands over, on its own thread, in file order; stops
+/// at the first one that fails.
+class BlobChecker {
+ public:
+  BlobChecker(std::string_view file, const RdbReadOptions& options)
+      : m_file(file), m_options(options), m_thread([this] { run(); }) {}
+  ~BlobChecker() {
+    if (m_thread.joinable()) {
+      finish();
+    }
+  }
+  BlobChecker(const BlobChecker&) = delete;
+  BlobChecker& operator=(const BlobChecker&) = delete;
+
+  /// Hands over `tasks` (left empty).
+  void add(std::vector<BlobTask>& tasks) {
+    std::lock_guard lock(m_mu);
+    m_chunks.push_back(std::move(tasks));
+    tasks.clear();
+    m_wake.notify_one();
+  }
+  /// Waits until every blob handed over is checked; the first failure, if any.
+  std::optional<RdbError> finish() {
+    {
+      std::lock_guard lock(m_mu);
+      m_done = true;
+      m_wake.notify_one();
+    }
+    m_thread.join();
+    return std::move(m_error);
+  }
+
+ private:
+  void run() {
+    for (;;) {
+      std::vector<BlobTask> chunk;
+      {
+        std::unique_lock lock(m_mu);
+        m_wake.wait(lock, [&] { return !m_chunks.empty() || m_done; });
+        if (m_chunks.empty()) {
+          return;
+        }
+        chunk = std::move(m_chunks.front());
+        m_chunks.pop_front();
+      }
+      if (m_error) {
+        continue;  // drain: only the first failure counts
+      }
+      for (const BlobTask& t : chunk) {
+        Cursor c(m_file.substr(t.at), t.at);
+        ValueDecoder d(c, m_options);
+        if (!d.check_blob(t.kind)) {
+          m_error = c.take_error();
+          break;
+        }
+      }
+    }
+  }
+
+  std::string_view m_file;
+  const RdbReadOptions& m_options;
+  std::mutex m_mu;
+  std::condition_variable m_wake;
+  std::deque<std::vector<BlobTask>> m_chunks;
+  bool m_done = false;
+  std::optional<RdbError> m_error;  // written by the thread, read after join
+  std::thread m_thread;             // last: starts once the members above exist
 };
 
 class FileReader {
@@ -1359,9 +1584,20 @@ class FileReader {
         return crc64(0, file.substr(0, file.size() - 8));
       });
     }
+    if (!m_options.materialize && m_file.size() >= m_options.parallel_check_min_bytes) {
+      m_checker.emplace(m_file, m_options);
+    }
     bool ok = header() && body();
     if (m_crc_guess.valid()) {
       m_crc_guess.wait();  // never leave the thread running past the mapping's life
+    }
+    if (m_checker) {
+      // A blob that fails comes before anything this thread failed on later in the file.
+      m_checker->add(m_tasks);
+      std::optional<RdbError> blob_error = m_checker->finish();
+      if (blob_error && (ok || blob_error->offset < m_c.error().offset)) {
+        return Unexpected{std::move(*blob_error)};
+      }
     }
     if (!ok) {
       return Unexpected{m_c.take_error()};
@@ -1519,9 +1755,12 @@ class FileReader {
         return false;
       }
       uint64_t value_at = m_c.offset();
-      ValueDecoder decoder(m_c, m_options);
+      ValueDecoder decoder(m_c, m_options, m_checker ? &m_tasks : nullptr);
       if (!decoder.decode(t, key.value)) {
         return false;
+      }
+      if (m_tasks.size() >= k_blob_chunk) {
+        m_checker->add(m_tasks);
       }
       key.value_bytes = m_c.offset() - value_at;
       ++m_summary.keys;
@@ -1610,8 +1849,13 @@ class FileReader {
   // Files from this size on have their checksum computed in parallel with decoding.
   static constexpr size_t k_parallel_crc_min_size = size_t{4} << 20;
 
+  // Blobs handed to the checker at a time.
+  static constexpr size_t k_blob_chunk = 2048;
+
   std::string_view m_file;
   std::future<uint64_t> m_crc_guess;
+  std::optional<BlobChecker> m_checker;  // validate-only reads of big files
+  std::vector<BlobTask> m_tasks;
   Cursor m_c;
   RdbVisitor& m_visitor;
   const RdbReadOptions& m_options;

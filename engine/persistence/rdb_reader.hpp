@@ -65,6 +65,10 @@ struct RdbReadOptions {
   /// the engine adopts as they are, instead of being expanded into items. A block whose
   /// members repeat is expanded as without this option.
   bool keep_blocks = false;
+  /// Without materialize, files from this size on have their listpack, ziplist and intset
+  /// blobs checked on a second thread while this one walks the structure; errors are the
+  /// same either way (the first in file order).
+  size_t parallel_check_min_bytes = size_t{4} << 20;
 };
 
 /// What read_rdb saw of the file as a whole.

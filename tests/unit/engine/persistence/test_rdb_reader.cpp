@@ -451,6 +451,48 @@ TEST_SUITE("engine::rdb_reader") {
     }
   }
 
+  TEST_CASE("blobs checked on a second thread give the same keys and the same first error") {
+    RdbReadOptions here;
+    here.materialize = false;
+    here.skip_modules = true;
+    here.parallel_check_min_bytes = SIZE_MAX;
+    RdbReadOptions there = here;
+    there.parallel_check_min_bytes = 0;  // every file, however small
+    auto same = [&](std::string_view bytes) {
+      Collect a;
+      Collect b;
+      auto one = read_rdb(bytes, a, here);
+      auto two = read_rdb(bytes, b, there);
+      REQUIRE(one.has_value() == two.has_value());
+      if (!one) {
+        CHECK(one.error().offset == two.error().offset);
+        CHECK(one.error().message == two.error().message);
+        return;
+      }
+      CHECK(a.keys.size() == b.keys.size());
+    };
+    int files = 0;
+    for (const auto& path : corpus_files()) {
+      CAPTURE(path.filename().string());
+      same(read_file(path));
+      ++files;
+    }
+    CHECK(files >= 50);
+    // Every kind of blob (ziplists, listpacks, intsets, quicklist nodes), damaged anywhere.
+    for (const char* name : {"redis-assets--encodings.rdb", "valkey8-lists.rdb", "redis70-sets.rdb",
+                             "redis-assets--corrupt_ziplist.rdb"}) {
+      CAPTURE(name);
+      std::string bytes = read_file(k_corpus / name);
+      for (size_t n = 9; n < bytes.size(); n += 7) {
+        CAPTURE(n);
+        same(std::string_view(bytes).substr(0, n));
+        std::string flipped = bytes;
+        flipped[n] = static_cast<char>(flipped[n] ^ 0x21);
+        same(flipped);
+      }
+    }
+  }
+
   TEST_CASE("a module value stops the read unless module keys are skipped") {
     std::string bytes = read_file(k_corpus / "rdbtools--redis_40_with_module.rdb");
     Collect got;
