@@ -296,6 +296,9 @@ constexpr size_t k_queue_batches = 16;
 /// inserts; smaller ones are not worth a thread.
 constexpr size_t k_pipeline_min_bytes = size_t{1} << 20;
 
+/// Frees what the keys of `batch` from `from` on own and empties it.
+void discard_batch(LoadBatch& batch, size_t from = 0);
+
 /// A bounded queue of batches between one producer and one consumer.
 class BatchQueue {
  public:
@@ -336,17 +339,22 @@ class BatchQueue {
   /// An emptied batch handed back by the consumer, so its storage is used again.
   void recycle(LoadBatch&& batch) {
     std::lock_guard lock(m_mu);
-    if (m_free.size() < 2) {
+    if (m_free.size() < k_queue_batches) {
       m_free.push_back(std::move(batch));
     }
   }
-  /// Replaces `batch` (just pushed, so empty) by a recycled one when there is one.
+  /// Replaces `batch` (just pushed, so empty) by a recycled one when there is one, emptied
+  /// here: on the producer's thread, which allocated what it holds.
   void reuse(LoadBatch& batch) {
-    std::lock_guard lock(m_mu);
-    if (!m_free.empty()) {
+    {
+      std::lock_guard lock(m_mu);
+      if (m_free.empty()) {
+        return;
+      }
       batch = std::move(m_free.back());
       m_free.pop_back();
     }
+    discard_batch(batch);
   }
   /// The consumer stops taking batches: the producer's pushes fail from now on and what
   /// is queued is handed back for freeing.
@@ -391,7 +399,7 @@ void build_key(const BuildContext& ctx, RdbValue& value, LoadedKey& out, int64_t
   }
 }
 
-void discard_batch(LoadBatch& batch, size_t from = 0) {
+void discard_batch(LoadBatch& batch, size_t from) {
   for (size_t i = from; i < batch.keys.size(); ++i) {
     if (batch.keys[i].action == KeyAction::add) {
       discard(batch.keys[i].spec);
@@ -495,7 +503,8 @@ class KeyInserter {
         m_max_hint(max_hint) {}
 
   /// Inserts the batch's keys; false at the first key that cannot be loaded (error()), the
-  /// keys after it are freed.
+  /// keys after it are freed. The batch keeps its keys' names and strings: whoever reuses it
+  /// frees them, so that the reading thread frees what it allocated.
   bool insert(LoadBatch& batch) {
     for (auto [db, keys] : batch.resize_hints) {
       // A hint sizes the table, so it is believed only as far as the file could hold keys.
@@ -510,7 +519,6 @@ class KeyInserter {
         return false;
       }
     }
-    batch.keys.clear();
     return true;
   }
 
