@@ -503,11 +503,12 @@ class AppRewriter {
 
   // --- Nextcloud config.php: the 'redis' array ---
   void nextcloud(LineEdit& e) {
-    static const std::regex k_start(R"re(['"]redis['"]\s*=>\s*(array\s*\(|\[))re");
+    static const std::regex k_start(R"re(['"]redis['"]\s*=>)re");
     static const std::regex k_host(R"re(^(\s*['"]host['"]\s*=>\s*)(['"][^'"]*['"])(.*)$)re");
     static const std::regex k_port(R"re(^(\s*['"]port['"]\s*=>\s*)(-?\d+)(.*)$)re");
     int depth = 0;
     bool inside = false;
+    bool opened = false;
     size_t host_line = 0;
     std::optional<PhpString> host;
     size_t port_line = 0;
@@ -538,9 +539,10 @@ class AppRewriter {
         port_suffix = m[3];
       }
       for (char c : line) {
+        opened = opened || c == '[' || c == '(';
         depth += (c == '[' || c == '(') ? 1 : (c == ']' || c == ')') ? -1 : 0;
       }
-      if (depth <= 0 && i > 0) {
+      if (opened && depth <= 0) {
         break;
       }
     }

@@ -5,6 +5,7 @@
 #include "migrate/rewrite/conf_document.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
@@ -184,11 +185,12 @@ class ServerRewriter {
                const std::string& action, const std::string& reason, bool comment,
                std::vector<ConfLine>& out) {
     if (comment) {
+      // ACL lines hold passwords: their comment does not repeat the old line.
       size_t indent = line.text.find_first_not_of(" \t");
-      out.push_back(comment_line(
-          fmt::format("{}{} ({}): {}; was: {}", line.text.substr(0, indent), k_rewrite_marker,
-                      m_target.name, reason, line.text.substr(indent)),
-          line.eol));
+      std::string was = action == "acl" ? std::string() : "; was: " + line.text.substr(indent);
+      out.push_back(comment_line(fmt::format("{}{} ({}): {}{}", line.text.substr(0, indent),
+                                             k_rewrite_marker, m_target.name, reason, was),
+                                 line.eol));
     }
     m_plan.changes.push_back(
         Change{doc.path, line.number, line.name, action, line.text, text, reason});
@@ -281,22 +283,32 @@ class ServerRewriter {
       return std::nullopt;
     }
     if (name == "user") {
-      for (const std::string& rule : line.args) {
-        bool category = rule.size() > 2 && (rule[0] == '+' || rule[0] == '-') && rule[1] == '@';
-        std::string cat = category ? rule.substr(2) : std::string();
-        bool module_category =
-            category && std::find(m_redis.acl_categories.begin(), m_redis.acl_categories.end(),
-                                  cat) != m_redis.acl_categories.end();
-        bool module_command = !category && rule.size() > 1 && (rule[0] == '+' || rule[0] == '-') &&
-                              starts_with_any(upper(rule.substr(1)), m_redis.command_prefixes);
-        if (module_category || module_command) {
-          m_plan.warnings.push_back(fmt::format(
-              "{}:{}: ACL rule '{}' names a Redis module command or category: {} refuses to "
-              "start with it; edit the user line",
-              doc.path, line.number, rule, m_target.name));
-        }
+      // A module's category or command does not exist in the target, so a rule naming it
+      // grants or denies nothing there; but the target refuses to start on it.
+      std::vector<std::string> kept;
+      std::vector<std::string> removed;
+      for (size_t i = 0; i < line.args.size(); ++i) {
+        const std::string& rule = line.args[i];
+        bool sign = rule.size() > 1 && (rule[0] == '+' || rule[0] == '-');
+        bool category = sign && rule.size() > 2 && rule[1] == '@';
+        bool module_rule =
+            i > 0 &&
+            ((category && std::find(m_redis.acl_categories.begin(), m_redis.acl_categories.end(),
+                                    rule.substr(2)) != m_redis.acl_categories.end()) ||
+             (sign && !category &&
+              starts_with_any(upper(rule.substr(1)), m_redis.command_prefixes)));
+        (module_rule ? removed : kept).push_back(rule);
       }
-      out.push_back(line);
+      if (removed.empty()) {
+        out.push_back(line);
+        return std::nullopt;
+      }
+      size_t indent = line.text.find_first_not_of(" \t");
+      replace(doc, line, line.text.substr(0, indent) + format_directive("user", kept), "acl",
+              fmt::format("ACL rules {} name a Redis module's commands, which {} does not have; "
+                          "it refuses to start on them",
+                          fmt::format("{}", fmt::join(removed, " ")), m_target.name),
+              true, out);
       return std::nullopt;
     }
     if (name == "sentinel") {
