@@ -130,14 +130,14 @@ class ServerRewriter {
       }
     }
     if (main && !m_options.socket.empty() && !m_socket_written) {
+      if (!lines.empty() && lines.back().eol.empty()) {
+        lines.back().eol = "\n";
+      }
       lines.push_back(comment_line(
           fmt::format("{}: unix socket requested with --socket", k_rewrite_marker), "\n"));
       ConfLine added;
       added.text = format_directive("unixsocket", {m_options.socket});
       added.eol = "\n";
-      if (!lines.empty() && lines.back().eol.empty()) {
-        lines.back().eol = "\n";
-      }
       lines.push_back(added);
       m_after.socket = m_options.socket;
       m_plan.changes.push_back(Change{dest, 0, "unixsocket", "added", "", added.text,
