@@ -1697,7 +1697,7 @@ Digest value_digest(const Entry* e, const Digest& seed) {
     case ObjType::hash:
       return digest_hash(*HashRef(e), has_expire, seed);
     case ObjType::zset:
-      return digest_zset(*static_cast<const ZSetValue*>(e->object()), has_expire, seed);
+      return digest_zset(*ZSetRef(e), has_expire, seed);
     default:
       // Collections arrive with their families, which digest through digest.hpp's builders.
       return seed;

@@ -91,8 +91,8 @@ Entry::ValueSpec build_zset(Engine& engine, const std::vector<std::pair<std::str
     double unused = 0;
     z->add(score, member, 0, unused, limits);
   }
-  ObjEncoding enc = z->encoding();
-  return object_spec(z.release(), ObjType::zset, enc);
+  // A small sorted set is kept as its bare listpack block (see Entry::Kind::blob).
+  return value_spec(z.release(), ObjType::zset);
 }
 
 Entry::ValueSpec build_hash(Engine& engine, const std::vector<RdbHashField>& fields,

@@ -296,7 +296,7 @@ Expected<uint8_t, std::string> encode_rdb_value(const Entry& e, const RdbWriteOp
     case ObjType::set:
       return encode_set(*SetRef(&e), options, enc);
     case ObjType::zset:
-      return encode_zset(*static_cast<const ZSetValue*>(e.object()), enc);
+      return encode_zset(*ZSetRef(&e), enc);
     case ObjType::hash:
       return encode_hash(*HashRef(&e), options, enc);
     default:
