@@ -8,6 +8,7 @@
 #include "migrate/rewrite/apply.hpp"
 #include "migrate/rewrite/apps_rewrite.hpp"
 #include "migrate/rewrite/layout.hpp"
+#include "migrate/rewrite/probe.hpp"
 #include "migrate/rewrite/report.hpp"
 #include "migrate/rewrite/server_rewrite.hpp"
 #include "migrate/rewrite/target_table.hpp"
@@ -242,8 +243,16 @@ void run_server(const ServerOptions& o) {
   }
   options.path_maps = parse_maps(o.map_paths);
   options.socket = o.socket;
+  std::optional<migrate::ProbeResult> probed;
   if (!o.probe.empty()) {
-    fail_early(o.common, "--probe is not available in this build");
+    auto result = migrate::is_probe_url(o.probe) ? migrate::probe_url(o.probe)
+                                                 : migrate::probe_binary(o.probe);
+    if (!result) {
+      fail_early(o.common, fmt::format("--probe {}: {}", o.probe, result.error()));
+    }
+    probed = std::move(*result);
+    options.probed = probed->directives;
+    options.probed_commands = probed->commands;
   }
   engine::RealConfigFilesystem filesystem;
   auto rewritten = migrate::rewrite_server_config(filesystem, options, *target, catalog.redis);
@@ -282,7 +291,7 @@ void run_server(const ServerOptions& o) {
           "server would let clients in without the rules at {}; keep this server on Valkey",
           fmt::join(unsafe, ", "));
     }
-  } else if (!o.common.no_validate) {
+  } else if (!o.common.no_validate && o.probe.empty()) {
     report.warnings.push_back(fmt::format(
         "the result was checked against the {} table only; --probe BINARY also starts the "
         "target with it",
@@ -291,6 +300,14 @@ void run_server(const ServerOptions& o) {
   migrate::Validators validators;
   validators.keyshift = self_path();
   validators.server_is_keyshift = keyshift_target;
+  if (probed && !migrate::is_probe_url(o.probe)) {
+    validators.server_binary = o.probe;
+  }
+  if (probed) {
+    report.warnings.push_back(fmt::format(
+        "probed {} ({}): {} directives, {} commands; accepted = the table plus what it listed",
+        o.probe, probed->server, probed->directives.size(), probed->commands.size()));
+  }
   execute(o.common, rewritten->plan, validators, report);
   std::string extra = "\"target\": ";
   migrate::append_json_string(extra, target->name);
@@ -301,6 +318,12 @@ void run_server(const ServerOptions& o) {
   extra += ", \"after\": ";
   migrate::append_json_bytes(extra, rewritten->after.socket);
   extra += "}";
+  if (probed) {
+    extra += ", \"probe\": {\"server\": ";
+    migrate::append_json_bytes(extra, probed->server);
+    extra += fmt::format(", \"directives\": {}, \"commands\": {}}}", probed->directives.size(),
+                         probed->commands.size());
+  }
   report.extra_json = extra;
   finish(o.common, report);
 }

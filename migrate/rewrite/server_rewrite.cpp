@@ -271,7 +271,9 @@ class ServerRewriter {
       bool redis_only =
           std::find(m_redis.redis_only_commands.begin(), m_redis.redis_only_commands.end(),
                     command) != m_redis.redis_only_commands.end();
-      if (redis_only || starts_with_any(command, m_redis.command_prefixes)) {
+      bool unknown = m_options.probed_commands && !m_options.probed_commands->empty() &&
+                     m_options.probed_commands->count(command) == 0;
+      if (redis_only || unknown || starts_with_any(command, m_redis.command_prefixes)) {
         drop(doc, line,
              fmt::format("{} is not a {} command: the server stops with 'No such command in "
                          "rename-command'",

@@ -1,5 +1,7 @@
 #include "migrate/rewrite/validate.hpp"
 
+#include "migrate/rewrite/probe.hpp"
+
 #include <fmt/format.h>
 
 #include <fcntl.h>
@@ -199,6 +201,11 @@ std::optional<std::string> validate_file(const PlannedFile& file, const std::str
                                          std::vector<std::string>& notes) {
   switch (file.kind) {
     case FileKind::server_config: {
+      if (!validators.server_binary.empty()) {
+        if (auto error = dry_start(validators.server_binary, path)) {
+          return "dry start: " + *error;
+        }
+      }
       if (!validators.server_is_keyshift || validators.keyshift.empty()) {
         return std::nullopt;
       }
@@ -242,8 +249,23 @@ std::vector<std::string> validate_copies(const RewritePlan& plan, const Validato
   TempDir dir;
   int n = 0;
   for (const PlannedFile& file : plan.files) {
-    if (!file.changed() || file.kind == FileKind::server_config) {
-      continue;  // server configs are checked in memory by the engine (includes resolve there)
+    // Server configs are checked in memory by the engine (includes resolve there), and by a
+    // dry start when a target binary was given.
+    if (!file.changed() ||
+        (file.kind == FileKind::server_config && validators.server_binary.empty())) {
+      continue;
+    }
+    if (file.kind == FileKind::server_config) {
+      Validators binary_only;
+      binary_only.server_binary = validators.server_binary;
+      std::string copy =
+          fmt::format("{}/{}-{}", dir.path(), n++, fs::path(file.path).filename().string());
+      if (dir.path().empty() || !write_text(copy, file.after)) {
+        failures.push_back(fmt::format("{}: cannot write a copy to check", file.path));
+      } else if (auto error = validate_file(file, copy, binary_only, notes)) {
+        failures.push_back(fmt::format("{}: {}", file.path, *error));
+      }
+      continue;
     }
     std::string name = fs::path(file.path).filename().string();
     std::string copy = fmt::format("{}/{}-{}", dir.path(), n++, name);

@@ -30,6 +30,7 @@ std::string find_program(const std::string& program);
 struct Validators {
   std::string keyshift;  ///< this binary, for server configs of target keyshift
   bool server_is_keyshift = false;
+  std::string server_binary;  ///< a target binary (--probe BINARY) to dry-start server configs
   std::string nginx = "nginx";
   std::string php = "php";
 };

@@ -261,6 +261,42 @@ def bad_input_names_the_file_and_line_and_writes_nothing(h):
     ok("valkey-8.1" in err, "names the known targets: " + err)
 
 
+@test
+def probe_asks_a_running_server_and_a_throw_away_binary(h):
+    srv = h.keyshift(name="probe-target")
+    rc, report = run_json("rewrite", "server", fixture("redis-7.0-debian.conf"), "--target",
+                          "keyshift", "--out", h.path("p.conf"), "--probe",
+                          "redis://127.0.0.1:%d" % srv.port)
+    eq(rc, 0, report["msg"])
+    ok(report["probe"]["directives"] > 150 and report["probe"]["commands"] > 150,
+       report["probe"])
+    # Debian's redis-server 7.0 stands in for a target binary: started on a throw-away
+    # socket and dir to list what it accepts, then dry-started with the result.
+    data = h.path("probe-data")
+    os.makedirs(data)
+    rc, report = run_json("rewrite", "server", fixture("redis-7.0-debian.conf"), "--target",
+                          "valkey-7.2", "--out", h.path("p72.conf"), "--probe",
+                          "/usr/bin/redis-server", "--map-path", "/var/lib/redis=" + data,
+                          "--apply", "--backup-dir", h.path("b"))
+    eq(rc, 0, report["msg"])
+    ok(report["probe"]["server"].startswith("redis 7.0"), report["probe"])
+    ok(os.path.exists(h.path("p72.conf")), "written after the dry start passed")
+    # A result the binary refuses (redis 7.0 does not know locale-collate): dry run fails,
+    # --apply writes, the dry start fails, the new file is removed again.
+    for extra in ([], ["--apply", "--backup-dir", h.path("b2")]):
+        rc, report = run_json("rewrite", "server", fixture("redis-8.conf"), "--target",
+                              "valkey-8.1", "--out", h.path("p8.conf"), "--probe",
+                              "/usr/bin/redis-server", "--map-path",
+                              "/var/lib/redis=" + data, *extra)
+        eq((rc, report["failed"]), (1, True), report["msg"])
+        ok("locale-collate" in report["msg"], report["msg"])
+        eq(os.path.exists(h.path("p8.conf")), False)
+    rc, report = run_json("rewrite", "server", fixture("redis-8.conf"), "--target",
+                          "valkey-8.1", "--probe", "/nonexistent/valkey-server")
+    eq((rc, report["failed"]), (1, True))
+    ok("/nonexistent/valkey-server" in report["msg"], report["msg"])
+
+
 # --------------------------------------------------------------------------------------
 # The contract: dry run, --check, --apply, idempotency, rollback, exit codes.
 # --------------------------------------------------------------------------------------
