@@ -307,7 +307,7 @@ def apply_is_atomic_backed_up_idempotent_and_rolls_back(h):
     root = h.path("contract")
     shutil.copytree(os.path.join(DATA, "apps", "wordops"), root)
     src = h.path("contract-redis.conf")
-    shutil.copy(fixture("redis-7.4.conf"), src)
+    shutil.copy(fixture("ubuntu-7.0-wordops.conf"), src)
     os.chmod(src, 0o640)
     dst = h.path("contract-valkey/valkey.conf")
     backups = h.path("contract-backups")
