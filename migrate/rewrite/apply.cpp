@@ -50,7 +50,7 @@ Meta new_file_meta(const PlannedFile& file, std::vector<std::string>& warnings) 
   if (auto source = stat_meta(file.source)) {
     meta = *source;
   }
-  if (file.kind == FileKind::server_config) {
+  if (file.kind == FileKind::server_config || file.kind == FileKind::server_file) {
     struct passwd* owner = ::getpwuid(meta.uid);
     if (owner != nullptr && std::string_view(owner->pw_name) == "redis") {
       struct passwd* valkey = ::getpwnam("valkey");
@@ -180,6 +180,8 @@ const char* kind_name(FileKind kind) {
   switch (kind) {
     case FileKind::server_config:
       return "server_config";
+    case FileKind::server_file:
+      return "server_file";
     case FileKind::nginx:
       return "nginx";
     case FileKind::php:
@@ -197,6 +199,9 @@ const char* kind_name(FileKind kind) {
 FileKind kind_from_name(std::string_view name) {
   if (name == "server_config") {
     return FileKind::server_config;
+  }
+  if (name == "server_file") {
+    return FileKind::server_file;
   }
   if (name == "nginx") {
     return FileKind::nginx;

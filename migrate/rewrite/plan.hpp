@@ -10,7 +10,8 @@
 namespace keyshift::migrate {
 
 /// How a written file is checked before the run reports success.
-enum class FileKind { server_config, nginx, php, ini, env, text };
+/// `server_file`: a file the server reads (ACL file, TLS key), copied to its new path.
+enum class FileKind { server_config, server_file, nginx, php, ini, env, text };
 
 /// One file the rewrite produces.
 struct PlannedFile {

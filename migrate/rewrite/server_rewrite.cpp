@@ -32,6 +32,11 @@ constexpr std::string_view k_path_directives[] = {
 
 constexpr int k_max_include_depth = 64;
 
+// Path directives naming a file the server reads (not a directory or a file it creates).
+bool is_file_directive(std::string_view name) {
+  return name == "aclfile" || (name.starts_with("tls-") && name.ends_with("-file"));
+}
+
 bool is_path_directive(std::string_view name) {
   return std::find(std::begin(k_path_directives), std::end(k_path_directives), name) !=
          std::end(k_path_directives);
@@ -239,6 +244,9 @@ class ServerRewriter {
     }
     if (is_path_directive(name) && line.args.size() == 1 && line.args[0].starts_with('/')) {
       std::string mapped = m_mapper.map(line.args[0]);
+      if (mapped != line.args[0] && is_file_directive(name)) {
+        carry_file(doc, line, mapped);
+      }
       if (mapped != line.args[0]) {
         replace(doc, line, replace_directive_arg(line, 0, mapped), "path",
                 fmt::format("{} layout: the target's service may only use its own paths",
@@ -287,19 +295,12 @@ class ServerRewriter {
     if (name == "user") {
       // A module's category or command does not exist in the target, so a rule naming it
       // grants or denies nothing there; but the target refuses to start on it.
-      std::vector<std::string> kept;
+      std::vector<std::string> kept = without_module_rules(line);
       std::vector<std::string> removed;
-      for (size_t i = 0; i < line.args.size(); ++i) {
-        const std::string& rule = line.args[i];
-        bool sign = rule.size() > 1 && (rule[0] == '+' || rule[0] == '-');
-        bool category = sign && rule.size() > 2 && rule[1] == '@';
-        bool module_rule =
-            i > 0 &&
-            ((category && std::find(m_redis.acl_categories.begin(), m_redis.acl_categories.end(),
-                                    rule.substr(2)) != m_redis.acl_categories.end()) ||
-             (sign && !category &&
-              starts_with_any(upper(rule.substr(1)), m_redis.command_prefixes)));
-        (module_rule ? removed : kept).push_back(rule);
+      for (const std::string& rule : line.args) {
+        if (std::find(kept.begin(), kept.end(), rule) == kept.end()) {
+          removed.push_back(rule);
+        }
       }
       if (removed.empty()) {
         out.push_back(line);
@@ -372,6 +373,81 @@ class ServerRewriter {
     }
     out.push_back(line);
     return std::nullopt;
+  }
+
+  // The ACL file and TLS files move with the config: the target's service cannot read the
+  // Redis package's directory once it is gone, and `ACL SAVE` must be able to write.
+  void carry_file(const ConfDocument& doc, const ConfLine& line, const std::string& dest) {
+    const std::string& path = line.args[0];
+    for (const PlannedFile& planned : m_plan.files) {
+      if (planned.path == dest) {
+        return;  // the same file named twice (e.g. cert for server and client)
+      }
+    }
+    auto text = m_fs.read_file(path);
+    if (!text) {
+      m_plan.warnings.push_back(
+          fmt::format("{}:{}: {} {}: cannot read it ({}); copy it to {} before starting the target",
+                      doc.path, line.number, line.name, path, text.error(), dest));
+      return;
+    }
+    PlannedFile file;
+    file.path = dest;
+    file.source = path;
+    file.kind = FileKind::server_file;
+    file.after = *text;
+    if (line.name == "aclfile") {
+      file.after = strip_module_acl_rules(*text, path);
+    }
+    auto current = m_fs.read_file(dest);
+    file.exists = current.has_value();
+    file.current = file.exists ? *current : std::string();
+    file.before = file.exists ? file.current : *text;
+    m_plan.files.push_back(std::move(file));
+    m_plan.changes.push_back(Change{dest, 0, line.name, "copied", path, dest,
+                                    fmt::format("{} moves with the configuration", line.name)});
+  }
+
+  // An ACL file's user lines without the rules of Redis modules (see the `user` directive).
+  std::string strip_module_acl_rules(const std::string& text, const std::string& path) {
+    auto doc = parse_conf_document(text, path);
+    if (!doc) {
+      m_plan.warnings.push_back(
+          fmt::format("{}:{}: {}", path, doc.error().line, doc.error().message));
+      return text;
+    }
+    std::string out;
+    for (const ConfLine& line : doc->lines) {
+      std::vector<std::string> kept = without_module_rules(line);
+      if (line.directive && line.name == "user" && kept.size() != line.args.size()) {
+        size_t indent = line.text.find_first_not_of(" \t");
+        std::string rewritten = line.text.substr(0, indent) + format_directive("user", kept);
+        m_plan.changes.push_back(Change{path, line.number, "user", "acl", line.text, rewritten,
+                                        "ACL rules of Redis modules: the target refuses them"});
+        out += rewritten + line.eol;
+      } else {
+        out += line.text + line.eol;
+      }
+    }
+    return out;
+  }
+
+  std::vector<std::string> without_module_rules(const ConfLine& line) const {
+    std::vector<std::string> kept;
+    for (size_t i = 0; i < line.args.size(); ++i) {
+      const std::string& rule = line.args[i];
+      bool sign = rule.size() > 1 && (rule[0] == '+' || rule[0] == '-');
+      bool category = sign && rule.size() > 2 && rule[1] == '@';
+      bool module_rule =
+          i > 0 &&
+          ((category && std::find(m_redis.acl_categories.begin(), m_redis.acl_categories.end(),
+                                  rule.substr(2)) != m_redis.acl_categories.end()) ||
+           (sign && !category && starts_with_any(upper(rule.substr(1)), m_redis.command_prefixes)));
+      if (!module_rule) {
+        kept.push_back(rule);
+      }
+    }
+    return kept;
   }
 
   std::optional<RewriteFailure> include(const ConfDocument& doc, const ConfLine& line, int depth,

@@ -235,6 +235,7 @@ std::optional<std::string> validate_file(const PlannedFile& file, const std::str
       }
       return std::nullopt;
     }
+    case FileKind::server_file:
     case FileKind::ini:
     case FileKind::env:
     case FileKind::text:

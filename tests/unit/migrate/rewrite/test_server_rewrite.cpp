@@ -185,6 +185,27 @@ TEST_SUITE("migrate::rewrite::server") {
     CHECK(m::rewrite_server_config(fs, options, *catalog().find("valkey-8.0"), catalog().redis));
   }
 
+  TEST_CASE("the ACL file and TLS files move with the config; module ACL rules go") {
+    e::MemoryConfigFilesystem fs;
+    fs.add_file("/etc/redis/redis.conf",
+                "aclfile /etc/redis/users.acl\ntls-cert-file /etc/redis/tls/r.crt\n"
+                "tls-client-cert-file /etc/redis/tls/r.crt\ntls-key-file /etc/redis/tls/r.key\n");
+    fs.add_file("/etc/redis/users.acl", "user app on >pw ~* +@all -@json\nuser default off\n");
+    fs.add_file("/etc/redis/tls/r.crt", "CERT");
+    m::ServerRewrite r = rewrite(fs, "valkey-8.0");
+    REQUIRE(r.plan.files.size() == 3);
+    CHECK(r.plan.files[1].path == "/etc/valkey/users.acl");
+    CHECK(r.plan.files[1].kind == m::FileKind::server_file);
+    CHECK(r.plan.files[1].after == "user app on >pw ~* +@all\nuser default off\n");
+    CHECK(r.plan.files[2].path == "/etc/valkey/tls/r.crt");
+    CHECK(r.plan.files[2].after == "CERT");
+    CHECK(std::any_of(r.plan.warnings.begin(), r.plan.warnings.end(), [](const std::string& w) {
+      return w.find("/etc/redis/tls/r.key") != std::string::npos &&
+             w.find("copy it to /etc/valkey/tls/r.key") != std::string::npos;
+    }));
+    CHECK(r.plan.files[0].after.find("tls-key-file /etc/valkey/tls/r.key") != std::string::npos);
+  }
+
   TEST_CASE("--socket replaces the socket or adds one") {
     e::MemoryConfigFilesystem fs;
     fs.add_file("/etc/redis/redis.conf", "port 6379");
