@@ -579,6 +579,7 @@ void add_rewrite(CLI::App& app) {
       "Usage:\n"
       "  keyshift rewrite server SRC --target T [--out DST] [--layout debian|rhel|custom]\n"
       "                          [--socket PATH] [--map-path /FROM=/TO]... [--table FILE]\n"
+      "                          [--probe redis://HOST:PORT|unix:///PATH|/path/to/valkey-server]\n"
       "  keyshift rewrite apps [PATH...] [--profile P] [--server-config SRC] [--from-socket A]\n"
       "                        [--to-socket B] [--from-url U] [--to-url U] [--check-prefixes]\n"
       "                        [--fix-prefixes] [--rename-keys FILE]\n"

@@ -461,6 +461,10 @@ def apps_tcp_to_socket_move_adds_the_wordpress_constants(h):
     rc, out = nginx_t(h, os.path.join(root, "wordops/etc/nginx/conf.d/upstream-tcp.conf"))
     eq(rc, 0, out)
     ok("valkey://" not in json.dumps(report), "never a valkey:// scheme")
+    rc, report = run_json("rewrite", "apps", root, "--profile", "generic", "--from-url",
+                          "redis://127.0.0.1:6379", "--to-socket", "/var/run/valkey/valkey.sock",
+                          "--apply", "--detailed-exitcode", "--backup-dir", h.path("b"))
+    eq((rc, report["changed"]), (0, False), "second run: %s" % report["msg"])
 
 
 @test
