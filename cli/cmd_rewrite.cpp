@@ -411,7 +411,8 @@ void run_apps(const AppsOptions& o) {
   options.from_sockets = o.from_sockets;
   options.to.socket = o.to_socket.empty() ? o.socket : o.to_socket;
   if (!o.server_config.empty()) {
-    // The old endpoint from the Redis config, the new one as `rewrite server` maps it.
+    // The old endpoint from the Redis config, the new one as `rewrite server` maps it (the
+    // endpoints do not depend on the target; any table entry serves).
     migrate::TargetCatalog catalog = load_catalog(o.common, "");
     migrate::ServerRewriteOptions server;
     server.source = o.server_config;

@@ -164,7 +164,8 @@ class AppRewriter {
     bool has_prefix = false;
     std::string constant;  // WP_REDIS_PREFIX or WP_CACHE_KEY_SALT
   };
-  std::vector<WpSite> sites;
+  /// The WordPress sites seen so far, for the prefix checks.
+  const std::vector<WpSite>& sites() const { return m_sites; }
 
  private:
   void change(size_t line, std::string what, std::string before, std::string after,
@@ -368,15 +369,10 @@ class AppRewriter {
       }
     }
     if (any_redis) {
-      sites.push_back(site);
-      m_wp_edits.push_back(&e);
+      m_sites.push_back(site);
     }
   }
 
- public:
-  std::vector<LineEdit*> m_wp_edits;
-
- private:
   // --- php.ini / FPM pools: session.save_path ---
   void php_ini(LineEdit& e) {
     static const std::regex k_save_path(
@@ -578,6 +574,7 @@ class AppRewriter {
   const AppsRewriteOptions& m_o;
   AppsRewrite& m_out;
   const AppFile* m_file = nullptr;
+  std::vector<WpSite> m_sites;
 };
 
 }  // namespace
@@ -762,7 +759,7 @@ AppsRewrite rewrite_apps(const std::vector<AppFile>& files, const AppProfile& pr
   }
   // Key prefixes: a prefix without a trailing ':' that starts another site's prefix in the
   // same database lets one site's flush delete the other's keys.
-  auto& sites = rewriter.sites;
+  const auto& sites = rewriter.sites();
   std::vector<bool> colliding(sites.size(), false);
   for (size_t i = 0; i < sites.size(); ++i) {
     for (size_t j = 0; j < sites.size(); ++j) {

@@ -263,7 +263,6 @@ class ServerRewriter {
              "module of the Redis package: it is removed with Redis and the target cannot load "
              "it",
              out);
-        ++m_modules_dropped;
         return std::nullopt;
       }
       ++m_modules_kept;
@@ -505,7 +504,6 @@ class ServerRewriter {
   Endpoint m_after;
   std::set<std::string> m_seen;
   int m_modules_kept = 0;
-  int m_modules_dropped = 0;
   bool m_socket_written = false;
 };
 

@@ -62,7 +62,7 @@ struct TargetCatalog {
 
   /// The target called `name`, or nullptr.
   const TargetTable* find(std::string_view name) const;
-  /// Target names in the table's order of sorting.
+  /// Target names, sorted.
   std::vector<std::string> names() const;
 };
 
