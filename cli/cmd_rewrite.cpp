@@ -263,6 +263,12 @@ void run_server(const ServerOptions& o) {
   }
   migrate::RewriteReport report;
   report.plan = &rewritten->plan;
+  if (!rewritten->plan.files.empty() &&
+      rewritten->plan.files.front().path == rewritten->plan.files.front().source) {
+    report.warnings.push_back(fmt::format(
+        "{} is rewritten in place: the {} layout has no other path for it (--out names one)",
+        o.source, migrate::layout_name(rewritten->layout)));
+  }
   bool keyshift_target = target->server == "keyshift";
   if (keyshift_target) {
     // Loaded in memory from the planned files, so a dry run checks what --apply would write.

@@ -78,8 +78,15 @@ bool whole_nginx_config(std::string_view text) {
   return false;
 }
 
+// The nginx prefix a file's relative includes resolve against: the directory holding
+// "nginx/" in its real path (/etc/nginx/), read only by nginx -t; else the temp directory.
+std::string nginx_prefix(const std::string& real_path, const std::string& temp) {
+  size_t at = real_path.find("/nginx/");
+  return at == std::string::npos ? temp + "/" : real_path.substr(0, at + 7);
+}
+
 std::optional<std::string> check_nginx(const std::string& nginx, const std::string& path,
-                                       std::string_view text) {
+                                       const std::string& real_path, std::string_view text) {
   TempDir prefix;
   if (prefix.path().empty()) {
     return std::string("cannot create a temp directory for nginx -t");
@@ -96,7 +103,9 @@ std::optional<std::string> check_nginx(const std::string& nginx, const std::stri
       return std::string("cannot write the nginx -t wrapper");
     }
   }
-  ProcessResult r = run_process({nginx, "-t", "-q", "-p", prefix.path() + "/", "-c", conf});
+  // pid and error_log point into the temp directory: the system nginx is never touched.
+  ProcessResult r =
+      run_process({nginx, "-t", "-q", "-p", nginx_prefix(real_path, prefix.path()), "-c", conf});
   if (r.status != 0) {
     return fmt::format("nginx -t: {}", last_lines(r.output));
   }
@@ -221,7 +230,7 @@ std::optional<std::string> validate_file(const PlannedFile& file, const std::str
         notes.push_back(fmt::format("{}: not checked: nginx is not installed", file.path));
         return std::nullopt;
       }
-      return check_nginx(nginx, path, file.after);
+      return check_nginx(nginx, path, file.path, file.after);
     }
     case FileKind::php: {
       std::string php = find_program(validators.php);

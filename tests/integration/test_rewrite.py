@@ -491,6 +491,14 @@ def failed_validation_restores_the_backup(h):
     eq((rc, report["failed"]), (1, True))
     ok("validation failed" in report["msg"] and "restored" in report["msg"], report["msg"])
     eq(read(path), text, "the original is back")
+    need("nginx", "nginx")
+    conf = os.path.join(h.path("broken-nginx"), "nginx", "conf.d", "upstream.conf")
+    bad = "upstream redis {\n    server unix:/run/redis/redis-server.sock;\n    keepalive;\n}\n"
+    write(conf, bad)
+    rc, report = run_json("rewrite", "apps", conf, "--apply", "--backup-dir", h.path("b2"))
+    eq((rc, report["failed"]), (1, True))
+    ok("nginx -t" in report["msg"] and "keepalive" in report["msg"], report["msg"])
+    eq(read(conf), bad, "the original is back")
 
 
 @test
