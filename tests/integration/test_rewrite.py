@@ -9,6 +9,7 @@ KEYSHIFT_UPDATE_GOLDEN=1 rewrites tests/data/rewrite/golden/ from the current bi
 the diff before committing).
 """
 
+import difflib
 import json
 import os
 import shutil
@@ -87,6 +88,13 @@ def tree(root):
     return out
 
 
+def golden_diff(name, source, actual):
+    """Server configs are long: their golden file is the unified diff from the fixture."""
+    diff = "".join(difflib.unified_diff(read(source).splitlines(True), actual.splitlines(True),
+                                        "a/" + os.path.basename(source), "b/" + name))
+    golden(name + ".diff", diff)
+
+
 def golden(name, actual):
     path = os.path.join(GOLDEN, name)
     if os.environ.get("KEYSHIFT_UPDATE_GOLDEN") == "1":
@@ -125,7 +133,7 @@ def server_rewrites_match_the_golden_files(h):
                               "--out", out, "--apply", "--backup-dir", h.path("backups"))
         eq(rc, 0, "%s %s: %s" % (name, target, report.get("msg")))
         eq(report["changed"], True, name)
-        golden("%s.%s" % (name, target), read(out))
+        golden_diff("%s.%s" % (name, target), fixture(name), read(out))
 
 
 @test
