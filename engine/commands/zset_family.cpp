@@ -164,7 +164,7 @@ void finish_removal(CmdContext& ctx, std::string_view key, ZSetEdit& z, size_t r
     ctx.db().remove(key);
   }
   if (removed > 0) {
-    ctx.engine().signal_modified_key(db_id(ctx), key);
+    ctx.engine().signal_modified_key(db_id(ctx), key, removed);
     notify_zset(ctx, event, key);
     if (key_removed) {
       ctx.engine().notify_keyspace_event(k_notify_generic, "del", key, db_id(ctx));
@@ -322,7 +322,7 @@ void zadd_generic(CmdContext& ctx, uint32_t flags) {
     ctx.db().remove(key);  // defensive: a created key always receives its first element
   }
   if (added > 0 || updated > 0) {
-    ctx.engine().signal_modified_key(db_id(ctx), key);
+    ctx.engine().signal_modified_key(db_id(ctx), key, added + updated);
     notify_zset(ctx, incr ? "zincr" : "zadd", key);
     if (added > 0) {
       ctx.engine().signal_key_as_ready(db_id(ctx), key);
