@@ -96,6 +96,7 @@ int main(int argc, char** argv) {
   app.fallthrough(false);
   keyshift::cli::add_serve(app);
   keyshift::cli::add_rdb(app);
+  keyshift::cli::add_rewrite(app);
 
   CLI::App* help = app.add_subcommand("help", "Show help for keyshift or one subcommand");
   std::string help_topic;
@@ -142,7 +143,10 @@ int main(int argc, char** argv) {
       return 2;
     }
   } catch (const keyshift::cli::UserError& e) {
-    fmt::print(stderr, "{}\n", e.what());
+    // An empty message: the report already said everything (JSON on stdout).
+    if (e.what()[0] != '\0') {
+      fmt::print(stderr, "{}\n", e.what());
+    }
     return e.code();
   } catch (const std::exception& e) {
     fmt::print(stderr, "keyshift: internal error: {}\n", e.what());

@@ -22,7 +22,7 @@ cd "$root"
 build_deps=(g++ cmake ninja-build pkg-config libcli11-dev libfmt-dev libtomlplusplus-dev
             doctest-dev libmimalloc-dev)
 test_deps=(redis-server redis-tools python3 python3-redis clang-format procps clang
-           libclang-rt-14-dev)
+           libclang-rt-14-dev nginx php-cli ansible)
 
 want=("${build_deps[@]}")
 [ "$mode" = test ] && want+=("${test_deps[@]}")

@@ -1,0 +1,293 @@
+#include "migrate/rewrite/validate.hpp"
+
+#include "migrate/rewrite/probe.hpp"
+
+#include <fmt/format.h>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+namespace keyshift::migrate {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A temp directory removed with everything in it when it goes out of scope.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "keyshift-check-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) != nullptr) {
+      m_path = pattern;
+    }
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir() {
+    if (!m_path.empty()) {
+      std::error_code ec;
+      fs::remove_all(m_path, ec);
+    }
+  }
+  const std::string& path() const { return m_path; }
+
+ private:
+  std::string m_path;
+};
+
+bool write_text(const std::string& path, std::string_view text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  return static_cast<bool>(out);
+}
+
+std::string last_lines(const std::string& output) {
+  std::string trimmed = output;
+  while (!trimmed.empty() && (trimmed.back() == '\n' || trimmed.back() == ' ')) {
+    trimmed.pop_back();
+  }
+  // Long outputs end with the line that matters.
+  if (trimmed.size() > 600) {
+    trimmed = "..." + trimmed.substr(trimmed.size() - 600);
+  }
+  return trimmed;
+}
+
+// True when the nginx file is a whole configuration rather than a snippet of http {}.
+bool whole_nginx_config(std::string_view text) {
+  size_t pos = 0;
+  while ((pos = text.find("http", pos)) != std::string_view::npos) {
+    bool line_start = pos == 0 ||
+                      text.substr(0, pos).find_last_not_of(" \t") == std::string_view::npos ||
+                      text[text.substr(0, pos).find_last_not_of(" \t")] == '\n';
+    size_t after = text.find_first_not_of(" \t\r\n", pos + 4);
+    if (line_start && after != std::string_view::npos && text[after] == '{') {
+      return true;
+    }
+    pos += 4;
+  }
+  return false;
+}
+
+// The nginx prefix a file's relative includes resolve against: the directory holding
+// "nginx/" in its real path (/etc/nginx/), read only by nginx -t; else the temp directory.
+std::string nginx_prefix(const std::string& real_path, const std::string& temp) {
+  size_t at = real_path.find("/nginx/");
+  return at == std::string::npos ? temp + "/" : real_path.substr(0, at + 7);
+}
+
+std::optional<std::string> check_nginx(const std::string& nginx, const std::string& path,
+                                       const std::string& real_path, std::string_view text) {
+  TempDir prefix;
+  if (prefix.path().empty()) {
+    return std::string("cannot create a temp directory for nginx -t");
+  }
+  std::string conf = path;
+  if (!whole_nginx_config(text)) {
+    // A conf.d snippet (upstream blocks) is only valid inside http {}.
+    conf = prefix.path() + "/nginx.conf";
+    std::string wrapper = fmt::format(
+        "pid {0}/nginx.pid;\nerror_log {0}/error.log;\nevents {{}}\nhttp {{\n"
+        "  access_log off;\n  include {1};\n}}\n",
+        prefix.path(), path);
+    if (!write_text(conf, wrapper)) {
+      return std::string("cannot write the nginx -t wrapper");
+    }
+  }
+  // pid and error_log point into the temp directory: the system nginx is never touched.
+  ProcessResult r =
+      run_process({nginx, "-t", "-q", "-p", nginx_prefix(real_path, prefix.path()), "-c", conf});
+  if (r.status != 0) {
+    return fmt::format("nginx -t: {}", last_lines(r.output));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string find_program(const std::string& program) {
+  if (program.find('/') != std::string::npos) {
+    return ::access(program.c_str(), X_OK) == 0 ? program : std::string();
+  }
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+  dirs += ":/usr/sbin:/sbin";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string::npos) {
+      end = dirs.size();
+    }
+    std::string candidate = dirs.substr(start, end - start) + "/" + program;
+    if (end > start && ::access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+    start = end + 1;
+  }
+  return {};
+}
+
+ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
+  ProcessResult result;
+  std::string program = find_program(argv.at(0));
+  if (program.empty()) {
+    result.output = argv[0] + ": not found";
+    return result;
+  }
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    result.output = std::strerror(errno);
+    return result;
+  }
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    result.output = std::strerror(errno);
+    ::close(pipe_fds[0]);
+    ::close(pipe_fds[1]);
+    return result;
+  }
+  if (pid == 0) {
+    int devnull = ::open("/dev/null", O_RDONLY);
+    ::dup2(devnull, 0);
+    ::dup2(pipe_fds[1], 1);
+    ::dup2(pipe_fds[1], 2);
+    std::vector<char*> args;
+    for (const std::string& a : argv) {
+      args.push_back(const_cast<char*>(a.c_str()));
+    }
+    args.push_back(nullptr);
+    ::execv(program.c_str(), args.data());
+    ::_exit(127);
+  }
+  ::close(pipe_fds[1]);
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  char buffer[4096];
+  while (true) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      ::kill(pid, SIGKILL);
+      result.timed_out = true;
+      break;
+    }
+    struct pollfd pfd {
+      pipe_fds[0], POLLIN, 0
+    };
+    int ready = ::poll(&pfd, 1, static_cast<int>(left.count()));
+    if (ready < 0 && errno == EINTR) {
+      continue;
+    }
+    if (ready <= 0) {
+      continue;
+    }
+    ssize_t n = ::read(pipe_fds[0], buffer, sizeof(buffer));
+    if (n <= 0) {
+      break;
+    }
+    result.output.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(pipe_fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!result.timed_out && WIFEXITED(status)) {
+    result.status = WEXITSTATUS(status);
+  }
+  return result;
+}
+
+std::optional<std::string> validate_file(const PlannedFile& file, const std::string& path,
+                                         const Validators& validators,
+                                         std::vector<std::string>& notes) {
+  switch (file.kind) {
+    case FileKind::server_config: {
+      if (!validators.server_binary.empty()) {
+        if (auto error = dry_start(validators.server_binary, path)) {
+          return "dry start: " + *error;
+        }
+      }
+      if (!validators.server_is_keyshift || validators.keyshift.empty()) {
+        return std::nullopt;
+      }
+      ProcessResult r = run_process({validators.keyshift, "serve", "--test-config", path});
+      if (r.status != 0) {
+        return fmt::format("keyshift serve --test-config: {}", last_lines(r.output));
+      }
+      return std::nullopt;
+    }
+    case FileKind::nginx: {
+      std::string nginx = find_program(validators.nginx);
+      if (nginx.empty()) {
+        notes.push_back(fmt::format("{}: not checked: nginx is not installed", file.path));
+        return std::nullopt;
+      }
+      return check_nginx(nginx, path, file.path, file.after);
+    }
+    case FileKind::php: {
+      std::string php = find_program(validators.php);
+      if (php.empty()) {
+        notes.push_back(fmt::format("{}: not checked: php is not installed", file.path));
+        return std::nullopt;
+      }
+      ProcessResult r = run_process({php, "-n", "-l", path});
+      if (r.status != 0) {
+        return fmt::format("php -l: {}", last_lines(r.output));
+      }
+      return std::nullopt;
+    }
+    case FileKind::server_file:
+    case FileKind::ini:
+    case FileKind::env:
+    case FileKind::text:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> validate_copies(const RewritePlan& plan, const Validators& validators,
+                                         std::vector<std::string>& notes) {
+  std::vector<std::string> failures;
+  TempDir dir;
+  int n = 0;
+  for (const PlannedFile& file : plan.files) {
+    // Server configs are checked in memory by the engine (includes resolve there), and by a
+    // dry start when a target binary was given.
+    if (!file.changed() ||
+        (file.kind == FileKind::server_config && validators.server_binary.empty())) {
+      continue;
+    }
+    if (file.kind == FileKind::server_config) {
+      Validators binary_only;
+      binary_only.server_binary = validators.server_binary;
+      std::string copy =
+          fmt::format("{}/{}-{}", dir.path(), n++, fs::path(file.path).filename().string());
+      if (dir.path().empty() || !write_text(copy, file.after)) {
+        failures.push_back(fmt::format("{}: cannot write a copy to check", file.path));
+      } else if (auto error = validate_file(file, copy, binary_only, notes)) {
+        failures.push_back(fmt::format("{}: {}", file.path, *error));
+      }
+      continue;
+    }
+    std::string name = fs::path(file.path).filename().string();
+    std::string copy = fmt::format("{}/{}-{}", dir.path(), n++, name);
+    if (dir.path().empty() || !write_text(copy, file.after)) {
+      failures.push_back(fmt::format("{}: cannot write a copy to check", file.path));
+      continue;
+    }
+    if (auto error = validate_file(file, copy, validators, notes)) {
+      failures.push_back(fmt::format("{}: {}", file.path, *error));
+    }
+  }
+  return failures;
+}
+
+}  // namespace keyshift::migrate

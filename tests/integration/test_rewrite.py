@@ -1,0 +1,539 @@
+#!/usr/bin/python3
+"""`keyshift rewrite server|apps|rollback` on the fixtures of tests/data/rewrite: golden
+outputs, the results accepted by the programs that read them (`keyshift serve`, `nginx -t`,
+`php -l`), dry run / --check / --apply / idempotency / rollback, the JSON contract and
+redaction, a failed validation that restores the backup, key-prefix collisions.
+
+Run: KEYSHIFT_BIN=build/keyshift /usr/bin/python3 tests/integration/test_rewrite.py
+KEYSHIFT_UPDATE_GOLDEN=1 rewrites tests/data/rewrite/golden/ from the current binary (review
+the diff before committing).
+"""
+
+import difflib
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from harness import (REPO, SetupError, _apt_install, eq, keyshift_bin, ok,  # noqa: E402
+                     run_tests, test)
+
+DATA = os.path.join(REPO, "tests", "data", "rewrite")
+GOLDEN = os.path.join(DATA, "golden")
+SERVER_CASES = [
+    # fixture, target
+    ("redis-7.0-debian.conf", "valkey-8.1"),
+    ("redis-7.0-debian.conf", "keyshift"),
+    ("ubuntu-7.0-wordops.conf", "valkey-8.0"),
+    ("ubuntu-7.0-wordops.conf", "keyshift"),
+    ("redis-7.4.conf", "valkey-7.2"),
+    ("redis-7.4.conf", "valkey-8.0"),
+    ("redis-8.conf", "valkey-8.1"),
+    ("redis-8.conf", "valkey-9.0"),
+]
+# The default user's password in each fixture.
+PASSWORDS = {"ubuntu-7.0-wordops.conf": "s3cret pass"}
+
+
+def fixture(name):
+    if name == "redis-7.0-debian.conf":
+        return os.path.join(REPO, "tests", "data", name)
+    return os.path.join(DATA, "server", name)
+
+
+def need(program, package):
+    if shutil.which(program) is None:
+        _apt_install([package])
+    if shutil.which(program) is None:
+        raise SetupError("%s missing after apt-get install %s" % (program, package))
+
+
+def run(*args, cwd=None):
+    p = subprocess.run([keyshift_bin()] + list(args), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=60, cwd=cwd)
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+def run_json(*args, cwd=None):
+    rc, out, err = run(*(list(args) + ["--format", "json"]), cwd=cwd)
+    try:
+        report = json.loads(out)
+    except ValueError:
+        raise AssertionError("not one JSON object (rc %d): %r %r" % (rc, out[:500], err))
+    return rc, report
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
+def write(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def tree(root):
+    """Every file under root with its contents, for 'nothing was written' checks."""
+    out = {}
+    for d, _, files in os.walk(root):
+        for f in files:
+            p = os.path.join(d, f)
+            out[os.path.relpath(p, root)] = read(p)
+    return out
+
+
+def golden_diff(name, source, actual):
+    """Server configs are long: their golden file is the unified diff from the fixture."""
+    diff = "".join(difflib.unified_diff(read(source).splitlines(True), actual.splitlines(True),
+                                        "a/" + os.path.basename(source), "b/" + name))
+    golden(name + ".diff", diff)
+
+
+def golden(name, actual):
+    path = os.path.join(GOLDEN, name)
+    if os.environ.get("KEYSHIFT_UPDATE_GOLDEN") == "1":
+        write(path, actual)
+    eq(actual, read(path), "golden " + name)
+
+
+def nginx_t(h, path):
+    """nginx -t on a conf.d snippet inside a throw-away prefix (never the system nginx)."""
+    prefix = h.path("nginx-%d" % len(os.listdir(h.tmp)))
+    os.makedirs(prefix)
+    conf = os.path.join(prefix, "nginx.conf")
+    write(conf, "pid %s/nginx.pid;\nerror_log %s/error.log;\nevents {}\nhttp {\n"
+                "  access_log off;\n  include %s;\n}\n" % (prefix, prefix, path))
+    p = subprocess.run(["nginx", "-t", "-q", "-p", prefix + "/", "-c", conf],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=30)
+    return p.returncode, p.stdout.decode()
+
+
+def php_l(path):
+    p = subprocess.run(["php", "-n", "-l", path], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, timeout=30)
+    return p.returncode, p.stdout.decode()
+
+
+# --------------------------------------------------------------------------------------
+# Server configs.
+# --------------------------------------------------------------------------------------
+
+
+@test
+def server_rewrites_match_the_golden_files(h):
+    for name, target in SERVER_CASES:
+        out = h.path("%s.%s.out" % (name, target))
+        rc, report = run_json("rewrite", "server", fixture(name), "--target", target,
+                              "--out", out, "--apply", "--backup-dir", h.path("backups"))
+        eq(rc, 0, "%s %s: %s" % (name, target, report.get("msg")))
+        eq(report["changed"], True, name)
+        golden_diff("%s.%s" % (name, target), fixture(name), read(out))
+
+
+@test
+def keyshift_serve_starts_with_every_config_rewritten_for_keyshift(h):
+    for name, target in SERVER_CASES:
+        if target != "keyshift":
+            continue
+        out = h.path("serve-%s.conf" % name)
+        rc, _, err = run("rewrite", "server", fixture(name), "--target", target, "--out", out,
+                         "--apply", "--backup-dir", h.path("backups"))
+        eq(rc, 0, err)
+        # The file's paths (/var/lib/valkey, /run/valkey) belong to the real service; the
+        # command line moves them into the test's dir, as valkey-server would take them.
+        srv = h.keyshift("--dir", h.tmp, "--logfile", "", "--pidfile", "",
+                         "--daemonize", "no", "--supervised", "no",
+                         config=read(out), name="serve-" + name.replace(".", "-"),
+                         password=PASSWORDS.get(name))
+        eq(srv.cli("PING"), "PONG", name)
+        srv.stop()
+        h.forget(srv)
+
+
+@test
+def keyshift_target_refuses_acl_users_it_would_ignore(h):
+    out = h.path("k74.conf")
+    rc, report = run_json("rewrite", "server", fixture("redis-7.4.conf"), "--target", "keyshift",
+                          "--out", out, "--apply", "--backup-dir", h.path("b"))
+    eq((rc, report["failed"]), (1, True))
+    ok("ACL users" in report["msg"] and "k74.conf:47" in report["msg"], report["msg"])
+    eq(os.path.exists(out), False, "nothing written")
+    rc, report = run_json("rewrite", "server", fixture("redis-8.conf"), "--target", "keyshift",
+                          "--out", out)
+    eq((rc, report["failed"]), (1, True))
+    ok("redis-8.conf" not in report["msg"] and "k74.conf:" in report["msg"], report["msg"])
+
+
+@test
+def redis_8_lines_valkey_refuses_are_commented_out_with_the_reason(h):
+    out = h.path("r8.conf")
+    rc, report = run_json("rewrite", "server", fixture("redis-8.conf"), "--target", "valkey-8.1",
+                          "--out", out)
+    eq(rc, 0, report["msg"])
+    dropped = {c["directive"] for c in report["changes"] if c["action"] == "dropped"}
+    for name in ("loadmodule", "repl-rdb-channel", "lookahead", "search-timeout",
+                 "replica-full-sync-buffer-limit", "rename-command"):
+        ok(name in dropped, "%s not dropped: %s" % (name, sorted(dropped)))
+    after = report["diff"][0]["after"]
+    ok("# keyshift rewrite (valkey-8.1): Redis 8 replication" in after, after[:2000])
+    ok("\n# repl-rdb-channel yes\n" in after, "the old line stays visible as a comment")
+    ok("maxmemory-policy allkeys-lru" in after and "allkeys-lrm\n" not in
+       after.replace("was: maxmemory-policy allkeys-lrm\n", ""), "lrm policy translated")
+    ok("user search-reader on >******** ~* +@read\n" in after, "ACL -@search removed")
+    eq(os.path.exists(out), False, "a dry run writes nothing")
+    # The table keeps aliases Valkey still reads: masterauth is not renamed.
+    rc, report = run_json("rewrite", "server", fixture("redis-7.4.conf"), "--target",
+                          "valkey-8.1", "--out", h.path("r74.conf"))
+    after = report["diff"][0]["after"]
+    ok("masterauth ********" in after and "primaryauth" not in after, "masterauth kept")
+    ok("slowlog-log-slower-than 10000" in after, "slowlog alias kept")
+
+
+@test
+def secrets_are_redacted_in_diffs_and_reports(h):
+    for name in ("ubuntu-7.0-wordops.conf", "redis-7.4.conf", "redis-8.conf"):
+        for fmt in ("json", "text"):
+            rc, out, err = run("rewrite", "server", fixture(name), "--target", "valkey-8.0",
+                               "--out", h.path("x.conf"), "--format", fmt)
+            eq(rc, 0, err)
+            for secret in ("s3cret pass", "replica-secret", "app-password", "Redis8-Secret",
+                           "reader-pass", "5e884898da2804715"):
+                ok(secret not in out, "%s leaks %r in %s output" % (name, secret, fmt))
+
+
+@test
+def socket_flag_and_rhel_layout_move_paths(h):
+    rc, report = run_json("rewrite", "server", fixture("ubuntu-7.0-wordops.conf"), "--target",
+                          "valkey-8.0", "--out", h.path("w.conf"), "--socket",
+                          "/var/run/valkey/valkey.sock")
+    eq(rc, 0, report["msg"])
+    eq(report["socket"], {"before": "/var/run/redis/redis-server.sock",
+                          "after": "/var/run/valkey/valkey.sock"})
+    conf = h.path("rhel/redis.conf")
+    write(conf, "port 6379\nunixsocket /run/redis/redis.sock\nlogfile /var/log/redis/redis.log\n"
+                "dir /var/lib/redis\n")
+    rc, report = run_json("rewrite", "server", conf, "--target", "valkey-8.0", "--out",
+                          h.path("rhel/valkey.conf"))
+    eq(report["layout"], "rhel")
+    eq(report["diff"][0]["after"], "port 6379\nunixsocket /run/valkey/valkey.sock\n"
+                                   "logfile /var/log/valkey/valkey.log\ndir /var/lib/valkey\n")
+
+
+@test
+def includes_are_followed_through_globs_and_rewritten_too(h):
+    root = h.path("inc")
+    write(os.path.join(root, "etc/redis/redis.conf"),
+          "include %s/etc/redis/conf.d/*.conf\nport 6379\n" % root)
+    write(os.path.join(root, "etc/redis/conf.d/a.conf"), "lookahead 16\nmaxmemory 1gb\n")
+    write(os.path.join(root, "etc/redis/conf.d/b.conf"), "logfile %s/var/log/redis/redis-server.log\n"
+          % root)
+    rc, report = run_json("rewrite", "server", os.path.join(root, "etc/redis/redis.conf"),
+                          "--target", "keyshift", "--map-path",
+                          "%s/etc/redis=%s/etc/valkey" % (root, root), "--map-path",
+                          "%s/var/log/redis=%s/var/log/valkey" % (root, root), "--apply",
+                          "--backup-dir", h.path("backups"))
+    eq(rc, 0, report["msg"])
+    eq(read(os.path.join(root, "etc/valkey/redis.conf")),
+       "include %s/etc/valkey/conf.d/*.conf\nport 6379\n" % root)
+    ok("# lookahead 16\nmaxmemory 1gb\n" in read(os.path.join(root, "etc/valkey/conf.d/a.conf")),
+       "included file rewritten")
+    eq(read(os.path.join(root, "etc/valkey/conf.d/b.conf")),
+       "logfile %s/var/log/valkey/redis-server.log\n" % root)
+    eq(read(os.path.join(root, "etc/redis/conf.d/a.conf")), "lookahead 16\nmaxmemory 1gb\n",
+       "the source is never touched")
+    rc, out, err = run("serve", "--test-config", os.path.join(root, "etc/valkey/redis.conf"))
+    eq(rc, 0, out + err)
+
+
+@test
+def bad_input_names_the_file_and_line_and_writes_nothing(h):
+    conf = h.path("bad/redis.conf")
+    write(conf, "port 6379\nrequirepass \"unterminated\n")
+    rc, report = run_json("rewrite", "server", conf, "--target", "valkey-8.0", "--out",
+                          h.path("bad/out.conf"), "--apply", "--backup-dir", h.path("bad/b"))
+    eq(rc, 1)
+    eq(report["failed"], True)
+    ok(conf + ":2:" in report["msg"] and "Unbalanced quotes" in report["msg"], report["msg"])
+    eq(os.path.exists(h.path("bad/out.conf")) or os.path.exists(h.path("bad/b")), False)
+    rc, out, err = run("rewrite", "server", h.path("missing.conf"), "--target", "valkey-8.0")
+    eq(rc, 1)
+    ok("missing.conf" in err, err)
+    rc, out, err = run("rewrite", "server", conf, "--target", "valkey-6")
+    eq(rc, 2, err)
+    ok("valkey-8.1" in err, "names the known targets: " + err)
+
+
+@test
+def probe_asks_a_running_server_and_a_throw_away_binary(h):
+    srv = h.keyshift(name="probe-target")
+    rc, report = run_json("rewrite", "server", fixture("redis-7.0-debian.conf"), "--target",
+                          "keyshift", "--out", h.path("p.conf"), "--probe",
+                          "redis://127.0.0.1:%d" % srv.port)
+    eq(rc, 0, report["msg"])
+    ok(report["probe"]["directives"] > 150 and report["probe"]["commands"] > 150,
+       report["probe"])
+    # Debian's redis-server 7.0 stands in for a target binary: started on a throw-away
+    # socket and dir to list what it accepts, then dry-started with the result.
+    data = h.path("probe-data")
+    os.makedirs(data)
+    rc, report = run_json("rewrite", "server", fixture("redis-7.0-debian.conf"), "--target",
+                          "valkey-7.2", "--out", h.path("p72.conf"), "--probe",
+                          "/usr/bin/redis-server", "--map-path", "/var/lib/redis=" + data,
+                          "--apply", "--backup-dir", h.path("b"))
+    eq(rc, 0, report["msg"])
+    ok(report["probe"]["server"].startswith("redis 7.0"), report["probe"])
+    ok(os.path.exists(h.path("p72.conf")), "written after the dry start passed")
+    # A result the binary refuses (redis 7.0 does not know locale-collate): dry run fails,
+    # --apply writes, the dry start fails, the new file is removed again.
+    for extra in ([], ["--apply", "--backup-dir", h.path("b2")]):
+        rc, report = run_json("rewrite", "server", fixture("redis-8.conf"), "--target",
+                              "valkey-8.1", "--out", h.path("p8.conf"), "--probe",
+                              "/usr/bin/redis-server", "--map-path",
+                              "/var/lib/redis=" + data, *extra)
+        eq((rc, report["failed"]), (1, True), report["msg"])
+        ok("locale-collate" in report["msg"], report["msg"])
+        eq(os.path.exists(h.path("p8.conf")), False)
+    rc, report = run_json("rewrite", "server", fixture("redis-8.conf"), "--target",
+                          "valkey-8.1", "--probe", "/nonexistent/valkey-server")
+    eq((rc, report["failed"]), (1, True))
+    ok("/nonexistent/valkey-server" in report["msg"], report["msg"])
+
+
+# --------------------------------------------------------------------------------------
+# The contract: dry run, --check, --apply, idempotency, rollback, exit codes.
+# --------------------------------------------------------------------------------------
+
+
+@test
+def apply_is_atomic_backed_up_idempotent_and_rolls_back(h):
+    root = h.path("contract")
+    shutil.copytree(os.path.join(DATA, "apps", "wordops"), root)
+    src = h.path("contract-redis.conf")
+    shutil.copy(fixture("ubuntu-7.0-wordops.conf"), src)
+    os.chmod(src, 0o640)
+    dst = h.path("contract-valkey/valkey.conf")
+    backups = h.path("contract-backups")
+    before = tree(root)
+    server = ["rewrite", "server", src, "--target", "keyshift", "--out", dst,
+              "--backup-dir", backups, "--detailed-exitcode"]
+    apps = ["rewrite", "apps", root, "--profile", "wordops", "--backup-dir", backups,
+            "--detailed-exitcode"]
+
+    # Dry run and --check (even with --apply) write nothing, not even backups.
+    for extra in ([], ["--check"], ["--apply", "--check"]):
+        rc, report = run_json(*(server + extra))
+        eq(rc, 2, "changes pending: %s" % report["msg"])
+        eq((report["changed"], report["check_mode"], report["backup_dir"]), (True, True, None))
+        rc, report = run_json(*(apps + extra))
+        eq(rc, 2, report["msg"])
+    eq(os.path.exists(dst) or os.path.exists(backups), False)
+    eq(tree(root), before)
+
+    # --apply writes, backs up into one run dir with a manifest.
+    rc, report = run_json(*(server + ["--apply"]))
+    eq(rc, 2, report["msg"])
+    eq(report["check_mode"], False)
+    eq(os.stat(dst).st_mode & 0o777, 0o640, "new file takes the source's mode")
+    rc, apps_report = run_json(*(apps + ["--apply"]))
+    eq(rc, 2, apps_report["msg"])
+    run_dir = apps_report["backup_dir"]
+    ok(run_dir and run_dir.startswith(backups), apps_report)
+    manifest = read(os.path.join(run_dir, "manifest.toml"))
+    ok("sha1_before" in manifest and "upstream.conf" in manifest, manifest)
+    after = tree(root)
+    ok(after != before, "files changed")
+    ok(not any(".keyshift-" in f or f.endswith(".bak") for f in after), sorted(after))
+    eq(sorted(after), sorted(before), "no file added beside the originals")
+
+    # Second --apply: nothing changes, exit 0 with --detailed-exitcode.
+    rc, report = run_json(*(server + ["--apply"]))
+    eq((rc, report["changed"], report["backup_dir"]), (0, False, None), report["msg"])
+    rc, report = run_json(*(apps + ["--apply"]))
+    eq((rc, report["changed"]), (0, False), report["msg"])
+    eq(tree(root), after)
+
+    # Rollback: dry run first, then for real; the files are as before.
+    rc, report = run_json("rewrite", "rollback", run_dir, "--detailed-exitcode")
+    eq((rc, report["changed"], report["check_mode"]), (2, True, True), report["msg"])
+    eq(tree(root), after)
+    rc, report = run_json("rewrite", "rollback", run_dir, "--apply")
+    eq(rc, 0, report["msg"])
+    eq(tree(root), before)
+    rc, report = run_json("rewrite", "rollback", run_dir, "--apply", "--detailed-exitcode")
+    eq((rc, report["changed"]), (0, False), "rollback is idempotent too")
+    # The server run created its file: rolling it back removes it.
+    server_runs = [os.path.join(backups, d) for d in os.listdir(backups)
+                   if os.path.exists(os.path.join(backups, d, "manifest.toml")) and
+                   dst in read(os.path.join(backups, d, "manifest.toml"))]
+    eq(len(server_runs), 1, "one run wrote the server config")
+    rc, report = run_json("rewrite", "rollback", server_runs[0], "--apply")
+    eq((rc, os.path.exists(dst)), (0, False), report["msg"])
+
+
+@test
+def rollback_refuses_a_file_changed_since_the_run(h):
+    root = h.path("changed")
+    shutil.copytree(os.path.join(DATA, "apps", "laravel"), root)
+    rc, report = run_json("rewrite", "apps", root, "--apply", "--backup-dir", h.path("b"))
+    eq(rc, 0, report["msg"])
+    env = os.path.join(root, ".env")
+    write(env, read(env) + "EXTRA=1\n")
+    rc, report = run_json("rewrite", "rollback", report["backup_dir"], "--apply")
+    eq((rc, report["failed"]), (1, True))
+    ok("changed since the run" in report["msg"], report["msg"])
+    ok("EXTRA=1" in read(env), "left alone")
+
+
+@test
+def json_report_has_the_ansible_fields(h):
+    rc, report = run_json("rewrite", "server", fixture("redis-8.conf"), "--target", "valkey-8.0",
+                          "--out", h.path("j.conf"))
+    eq(rc, 0)
+    for key in ("changed", "failed", "msg", "diff", "warnings", "backup_dir", "rc"):
+        ok(key in report, "missing %s" % key)
+    eq(report["rc"], 0)
+    d = report["diff"][0]
+    eq(sorted(d), ["after", "after_header", "before", "before_header"])
+    eq(d["after_header"], h.path("j.conf") + " (new file)")
+    ok(any("lazyfree-lazy-eviction" in w for w in report["warnings"]), report["warnings"])
+
+
+# --------------------------------------------------------------------------------------
+# Application settings.
+# --------------------------------------------------------------------------------------
+
+APP_FILES = [
+    "wordops/etc/nginx/conf.d/upstream.conf",
+    "wordops/etc/nginx/conf.d/upstream-tcp.conf",
+    "wordops/var/www/example.com/wp-config.php",
+    "wordops/var/www/site1.example.com/wp-config.php",
+    "wordops/var/www/site10.example.com/wp-config.php",
+    "wordops/etc/php/8.2/fpm/php.ini",
+    "wordops/etc/php/8.2/fpm/pool.d/www-example.conf",
+    "laravel/.env",
+    "nextcloud/config/config.php",
+]
+
+
+def app_copy(h, name):
+    root = h.path(name)
+    shutil.copytree(os.path.join(DATA, "apps"), root)
+    return root
+
+
+def golden_name(rel, suffix):
+    return "apps-%s.%s" % (rel.replace("/", "_"), suffix)
+
+
+@test
+def apps_socket_move_matches_the_golden_files_and_passes_nginx_and_php(h):
+    need("nginx", "nginx")
+    need("php", "php-cli")
+    root = app_copy(h, "apps-socket")
+    rc, report = run_json("rewrite", "apps", root, "--apply", "--backup-dir", h.path("b"))
+    eq(rc, 0, report["msg"])
+    for rel in APP_FILES:
+        golden(golden_name(rel, "socket"), read(os.path.join(root, rel)))
+    for rel in APP_FILES:
+        path = os.path.join(root, rel)
+        if rel.endswith(".php"):
+            rc, out = php_l(path)
+            eq(rc, 0, out)
+        elif "nginx" in rel:
+            rc, out = nginx_t(h, path)
+            eq(rc, 0, out)
+    ok("/run/redis/" not in read(os.path.join(root, "laravel/.env")), "no old socket left")
+
+
+@test
+def apps_tcp_to_socket_move_adds_the_wordpress_constants(h):
+    root = app_copy(h, "apps-tcp")
+    rc, report = run_json("rewrite", "apps", root, "--profile", "generic", "--from-url",
+                          "redis://127.0.0.1:6379", "--to-socket", "/var/run/valkey/valkey.sock",
+                          "--apply", "--backup-dir", h.path("b"))
+    eq(rc, 0, report["msg"])
+    for rel in APP_FILES:
+        golden(golden_name(rel, "tcp-to-socket"), read(os.path.join(root, rel)))
+        if rel.endswith(".php"):
+            rc, out = php_l(os.path.join(root, rel))
+            eq(rc, 0, out)
+    site10 = read(os.path.join(root, "wordops/var/www/site10.example.com/wp-config.php"))
+    ok("define( 'WP_REDIS_SCHEME', 'unix' );\ndefine( 'WP_REDIS_PATH', "
+       "'/var/run/valkey/valkey.sock' );" in site10, site10)
+    rc, out = nginx_t(h, os.path.join(root, "wordops/etc/nginx/conf.d/upstream-tcp.conf"))
+    eq(rc, 0, out)
+    ok("valkey://" not in json.dumps(report), "never a valkey:// scheme")
+    rc, report = run_json("rewrite", "apps", root, "--profile", "generic", "--from-url",
+                          "redis://127.0.0.1:6379", "--to-socket", "/var/run/valkey/valkey.sock",
+                          "--apply", "--detailed-exitcode", "--backup-dir", h.path("b"))
+    eq((rc, report["changed"]), (0, False), "second run: %s" % report["msg"])
+
+
+@test
+def server_config_mapping_drives_the_apps_rewrite(h):
+    root = app_copy(h, "apps-from-server")
+    rc, report = run_json("rewrite", "apps", os.path.join(root, "nextcloud"), "--server-config",
+                          fixture("redis-7.4.conf"), "--socket", "/run/valkey/nc.sock")
+    eq(rc, 0, report["msg"])
+    ok("'host' => '/run/valkey/nc.sock'," in report["diff"][0]["after"], report["diff"])
+
+
+@test
+def failed_validation_restores_the_backup(h):
+    need("php", "php-cli")
+    root = h.path("broken")
+    path = os.path.join(root, "wp-config.php")
+    text = ("<?php\ndefine( 'WP_REDIS_SCHEME', 'unix' );\n"
+            "define( 'WP_REDIS_PATH', '/run/redis/redis-server.sock' );\nif ( {\n")
+    write(path, text)
+    rc, report = run_json("rewrite", "apps", root, "--check")
+    eq((rc, report["failed"]), (1, True), "dry run validates copies")
+    ok("php -l" in report["msg"], report["msg"])
+    rc, report = run_json("rewrite", "apps", root, "--apply", "--backup-dir", h.path("b"))
+    eq((rc, report["failed"]), (1, True))
+    ok("validation failed" in report["msg"] and "restored" in report["msg"], report["msg"])
+    eq(read(path), text, "the original is back")
+    need("nginx", "nginx")
+    conf = os.path.join(h.path("broken-nginx"), "nginx", "conf.d", "upstream.conf")
+    bad = "upstream redis {\n    server unix:/run/redis/redis-server.sock;\n    keepalive;\n}\n"
+    write(conf, bad)
+    rc, report = run_json("rewrite", "apps", conf, "--apply", "--backup-dir", h.path("b2"))
+    eq((rc, report["failed"]), (1, True))
+    ok("nginx -t" in report["msg"] and "keepalive" in report["msg"], report["msg"])
+    eq(read(conf), bad, "the original is back")
+
+
+@test
+def prefix_collisions_are_reported_checked_and_fixed(h):
+    root = app_copy(h, "prefixes")
+    wordops = os.path.join(root, "wordops")
+    rc, report = run_json("rewrite", "apps", wordops)
+    eq(rc, 0)
+    eq([(os.path.basename(os.path.dirname(c["file"])), c["prefix"], c["other_prefix"])
+        for c in report["prefix_collisions"]], [("site1.example.com", "site1", "site10")])
+    ok(any("site10" in w for w in report["warnings"]), report["warnings"])
+    rc, report = run_json("rewrite", "apps", wordops, "--check-prefixes")
+    eq((rc, report["failed"]), (1, True), report["msg"])
+    renames = h.path("renames.jsonl")
+    rc, report = run_json("rewrite", "apps", wordops, "--fix-prefixes", "--apply",
+                          "--rename-keys", renames, "--backup-dir", h.path("b"))
+    eq(rc, 0, report["msg"])
+    site1 = read(os.path.join(wordops, "var/www/site1.example.com/wp-config.php"))
+    site10 = read(os.path.join(wordops, "var/www/site10.example.com/wp-config.php"))
+    ok("define( 'WP_REDIS_PREFIX', 'site1:' );" in site1, site1)
+    ok('define( "WP_REDIS_PREFIX", "site10:" );' in site10, site10)
+    eq([json.loads(line)["to_prefix"] for line in read(renames).splitlines()],
+       ["site1:", "site10:"])
+    ok(any("no longer reached" in w for w in report["warnings"]), report["warnings"])
+    rc, report = run_json("rewrite", "apps", wordops, "--check-prefixes")
+    eq((rc, report["prefix_collisions"]), (0, []), report["msg"])
+
+
+if __name__ == "__main__":
+    run_tests()
