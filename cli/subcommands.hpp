@@ -7,5 +7,6 @@ namespace keyshift::cli {
 // One function per subcommand file: it declares its flags on `app` and binds the action.
 void add_serve(CLI::App& app);
 void add_rdb(CLI::App& app);
+void add_bench(CLI::App& app);
 
 }  // namespace keyshift::cli
