@@ -4,6 +4,7 @@
 // engine when no target is given, and prints.
 #include "cli/subcommands.hpp"
 #include "cli/user_error.hpp"
+#include "engine/resp/connection.hpp"
 #include "migrate/bench/compare.hpp"
 #include "migrate/bench/load.hpp"
 #include "migrate/bench/report.hpp"
@@ -284,12 +285,12 @@ void run_bench(BenchOptions o) {
   migrate::BenchSettings s;
   migrate::LoadOptions load;
   std::unique_ptr<EmbeddedEngine> engine;
-  try {
-    if (!o.url.empty()) {
-      migrate::apply_url(load.target, o.url);
+  if (!o.url.empty()) {
+    auto parsed = engine::parse_redis_url(o.url);
+    if (!parsed) {
+      throw UserError(fmt::format("keyshift: invalid URL '{}': {}", o.url, parsed.error()), 2);
     }
-  } catch (const migrate::BenchError& e) {
-    throw UserError(fmt::format("keyshift: {}", e.what()), 2);
+    load.target = *parsed;
   }
   if (!o.host.empty()) {
     load.target.host = o.host;
@@ -384,8 +385,8 @@ void run_bench(BenchOptions o) {
   load.pipeline = o.pipeline;
   load.requests = s.requests;
   load.seconds = s.test_time;
-  s.transport = load.target.transport();
-  s.target = load.target.describe();
+  s.transport = migrate::transport_of(load.target);
+  s.target = migrate::target_address(load.target);
   s.clients = o.clients;
   s.threads = o.threads;
   s.pipeline = o.pipeline;

@@ -8,13 +8,13 @@
 
 namespace keyshift::migrate {
 
-/// Latencies in nanoseconds counted in log-linear buckets (HdrHistogram's layout): 64
-/// linear sub-buckets per power of two, so any value is known to within 1/64 (1.6 %) with
-/// a fixed 20 KiB of counters however many values are recorded.
+/// Latencies in nanoseconds counted in log-linear buckets (HdrHistogram's layout): 256
+/// linear sub-buckets per power of two, so any value is known to within 1/256 (0.4 %) with
+/// a fixed 70 KiB of counters however many values are recorded.
 class LatencyHistogram {
  public:
   /// Sub-buckets per power of two (the relative precision is 1/k_sub_buckets).
-  static constexpr int k_sub_bits = 6;
+  static constexpr int k_sub_bits = 8;
   /// Values at or above 2^k_max_bits ns (about 18 minutes) count in the last bucket.
   static constexpr int k_max_bits = 40;
   static constexpr size_t k_buckets =

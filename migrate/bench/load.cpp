@@ -67,14 +67,6 @@ std::string errno_text() {
   return std::strerror(errno);
 }
 
-bool parse_uint(std::string_view text, uint64_t& out) {
-  if (text.empty()) {
-    return false;
-  }
-  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
-  return ec == std::errc() && p == text.data() + text.size();
-}
-
 /// Writes all of `data` to a blocking socket.
 void write_all(int fd, std::string_view data, const std::string& what) {
   while (!data.empty()) {
@@ -126,7 +118,7 @@ engine::RespValue exchange(int fd, std::string& buffer, const std::vector<std::s
 }
 
 int open_socket(const BenchTarget& target) {
-  const std::string what = target.describe();
+  const std::string what = target_address(target);
   if (!target.unix_path.empty()) {
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
@@ -433,7 +425,7 @@ class Worker {
           set_write_interest(c, true);
           return;
         }
-        fail(c, fmt::format("Writing to {}: {}", m_options.target.describe(), errno_text()));
+        fail(c, fmt::format("Writing to {}: {}", target_address(m_options.target), errno_text()));
         return;
       }
       c.out_sent += static_cast<size_t>(w);
@@ -472,11 +464,12 @@ class Worker {
       if (errno == EAGAIN || errno == EINTR) {
         return;
       }
-      fail(c, fmt::format("Reading from {}: {}", m_options.target.describe(), errno_text()));
+      fail(c, fmt::format("Reading from {}: {}", target_address(m_options.target), errno_text()));
       return;
     }
     if (r == 0) {
-      fail(c, fmt::format("{}: the server closed the connection", m_options.target.describe()));
+      fail(c,
+           fmt::format("{}: the server closed the connection", target_address(m_options.target)));
       return;
     }
     c.in_len += static_cast<size_t>(r);
@@ -491,12 +484,12 @@ class Worker {
         break;
       }
       if (st == engine::ReplyScanner::Status::error) {
-        fail(c, fmt::format("{}: bad reply: {}", m_options.target.describe(),
+        fail(c, fmt::format("{}: bad reply: {}", target_address(m_options.target),
                             c.scanner.protocol_error()));
         return;
       }
       if (c.replies >= c.expected) {
-        fail(c, fmt::format("{}: a reply nobody asked for", m_options.target.describe()));
+        fail(c, fmt::format("{}: a reply nobody asked for", target_address(m_options.target)));
         return;
       }
       uint8_t kind = c.kinds[c.replies++];
@@ -513,7 +506,7 @@ class Worker {
       if (c.replies == c.expected) {
         m_shared.done.fetch_add(c.expected, std::memory_order_relaxed);
         if (pos < c.in_len) {
-          fail(c, fmt::format("{}: a reply nobody asked for", m_options.target.describe()));
+          fail(c, fmt::format("{}: a reply nobody asked for", target_address(m_options.target)));
           return;
         }
         c.in_len = 0;
@@ -557,94 +550,9 @@ BenchTest fixed_test(std::string title, std::vector<std::string_view> args, uint
 
 }  // namespace
 
-std::string BenchTarget::describe() const {
-  return unix_path.empty() ? fmt::format("{}:{}", host, port) : unix_path;
-}
-
-void apply_url(BenchTarget& target, std::string_view url) {
-  auto bad = [&](std::string_view why) {
-    return BenchError(fmt::format("invalid URL '{}': {}", url, why));
-  };
-  if (url.starts_with("unix://")) {
-    std::string_view rest = url.substr(7);
-    size_t q = rest.find('?');
-    target.unix_path = std::string(rest.substr(0, q));
-    if (target.unix_path.empty()) {
-      throw bad("no socket path");
-    }
-    if (q != std::string_view::npos) {
-      std::string_view query = rest.substr(q + 1);
-      uint64_t db = 0;
-      if (!query.starts_with("db=") || !parse_uint(query.substr(3), db) || db > 1'000'000) {
-        throw bad("the only query unix:// takes is db=N");
-      }
-      target.db = static_cast<int>(db);
-    }
-    return;
-  }
-  if (url.starts_with("rediss://")) {
-    throw bad("TLS (rediss://) is not supported");
-  }
-  if (!url.starts_with("redis://")) {
-    throw bad("expected redis://[[user]:password@]host[:port][/db] or unix://path");
-  }
-  std::string_view rest = url.substr(8);
-  size_t at = rest.rfind('@');
-  if (at != std::string_view::npos) {
-    std::string_view login = rest.substr(0, at);
-    rest = rest.substr(at + 1);
-    size_t colon = login.find(':');
-    if (colon == std::string_view::npos) {
-      target.password = std::string(login);
-    } else {
-      target.user = std::string(login.substr(0, colon));
-      target.password = std::string(login.substr(colon + 1));
-    }
-  }
-  size_t slash = rest.find('/');
-  std::string_view hostport = rest.substr(0, slash);
-  if (slash != std::string_view::npos && slash + 1 < rest.size()) {
-    uint64_t db = 0;
-    if (!parse_uint(rest.substr(slash + 1), db) || db > 1'000'000) {
-      throw bad("the database after '/' must be a number");
-    }
-    target.db = static_cast<int>(db);
-  }
-  std::string_view host = hostport;
-  if (hostport.starts_with("[")) {
-    size_t close = hostport.find(']');
-    if (close == std::string_view::npos) {
-      throw bad("unclosed '[' in the host");
-    }
-    host = hostport.substr(1, close - 1);
-    hostport = hostport.substr(close + 1);
-    if (!hostport.empty() && hostport.front() != ':') {
-      throw bad("expected ':' after ']'");
-    }
-    if (!hostport.empty()) {
-      hostport = hostport.substr(1);
-    }
-    uint64_t port = 0;
-    if (!hostport.empty() && (!parse_uint(hostport, port) || port == 0 || port > 65535)) {
-      throw bad("the port must be 1-65535");
-    }
-    if (port != 0) {
-      target.port = static_cast<int>(port);
-    }
-  } else {
-    size_t colon = hostport.rfind(':');
-    if (colon != std::string_view::npos) {
-      uint64_t port = 0;
-      if (!parse_uint(hostport.substr(colon + 1), port) || port == 0 || port > 65535) {
-        throw bad("the port must be 1-65535");
-      }
-      target.port = static_cast<int>(port);
-      host = hostport.substr(0, colon);
-    }
-  }
-  if (!host.empty()) {
-    target.host = std::string(host);
-  }
+std::string target_address(const BenchTarget& target) {
+  return target.unix_path.empty() ? fmt::format("{}:{}", target.host, target.port)
+                                  : target.unix_path;
 }
 
 KeyPattern parse_key_pattern(std::string_view text) {
@@ -790,7 +698,7 @@ BenchTest custom_test(const std::vector<std::string>& words, uint64_t keyspace) 
 int connect_target(const BenchTarget& target) {
   int fd = open_socket(target);
   std::string buffer;
-  const std::string what = target.describe();
+  const std::string what = target_address(target);
   try {
     if (!target.password.empty()) {
       std::vector<std::string_view> args{"AUTH"};
@@ -815,19 +723,6 @@ int connect_target(const BenchTarget& target) {
     throw;
   }
   return fd;
-}
-
-SetupConnection::SetupConnection(const BenchTarget& target)
-    : m_fd(connect_target(target)), m_what(target.describe()) {}
-
-SetupConnection::~SetupConnection() {
-  if (m_fd >= 0) {
-    ::close(m_fd);
-  }
-}
-
-engine::RespValue SetupConnection::call(const std::vector<std::string_view>& args) {
-  return exchange(m_fd, m_in, args, m_what);
 }
 
 TestResult run_test(const BenchTest& test, const LoadOptions& options) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "engine/resp/connection.hpp"
 #include "engine/resp/request_writer.hpp"
 #include "engine/resp/resp_value.hpp"
 #include "migrate/bench/histogram.hpp"
@@ -24,24 +25,16 @@ class BenchError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Where to connect and how to log in.
-struct BenchTarget {
-  std::string host = "127.0.0.1";
-  int port = 6379;
-  std::string unix_path;  // when set, used instead of host/port
-  std::string user;
-  std::string password;
-  int db = 0;
+/// Where to connect and how to log in (RESP2: the load connections send no HELLO).
+using BenchTarget = engine::RespEndpoint;
 
-  /// "unix" or "tcp".
-  std::string transport() const { return unix_path.empty() ? "tcp" : "unix"; }
-  /// host:port or the socket path, for messages.
-  std::string describe() const;
-};
+/// "unix" or "tcp".
+inline std::string transport_of(const BenchTarget& target) {
+  return target.unix_path.empty() ? "tcp" : "unix";
+}
 
-/// Fills `target` from redis://[[user]:password@]host[:port][/db] or unix://path[?db=N];
-/// throws BenchError naming what is wrong.
-void apply_url(BenchTarget& target, std::string_view url);
+/// host:port or the socket path, for messages and reports.
+std::string target_address(const BenchTarget& target);
 
 /// How keys are chosen in workload mode (memtier_benchmark's R, S and G).
 enum class KeyPattern : uint8_t { random, sequential, gaussian };
@@ -113,24 +106,6 @@ struct TestResult {
 /// Runs `test` against the target; throws BenchError on connection trouble or the first
 /// error reply (as redis-benchmark stops at "Error from server").
 TestResult run_test(const BenchTest& test, const LoadOptions& options);
-
-/// A blocking connection for setup work (INFO, CONFIG GET, FLUSHALL): logs in and selects
-/// the database as the load connections do.
-class SetupConnection {
- public:
-  /// Connects; throws BenchError when the target cannot be reached or refuses the login.
-  explicit SetupConnection(const BenchTarget& target);
-  ~SetupConnection();
-  SetupConnection(const SetupConnection&) = delete;
-  SetupConnection& operator=(const SetupConnection&) = delete;
-  /// Sends one command and returns its reply (errors are returned, not thrown).
-  engine::RespValue call(const std::vector<std::string_view>& args);
-
- private:
-  int m_fd = -1;
-  std::string m_in;
-  std::string m_what;
-};
 
 /// Opens a connected, logged-in socket to `target` (blocking mode); throws BenchError.
 int connect_target(const BenchTarget& target);

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace keyshift::migrate {
 namespace {
@@ -16,8 +17,25 @@ constexpr uint64_t k_probe_keys = 10'000;
 /// A share prefill stops when used_memory is within this fraction below the goal.
 constexpr double k_share_slack = 0.002;
 
-std::map<std::string, std::string> info_fields(SetupConnection& conn, std::string_view section) {
-  auto reply = conn.call({"INFO", section});
+engine::RespConnection open(const BenchTarget& target) {
+  auto conn = engine::RespConnection::connect(target);
+  if (!conn) {
+    throw BenchError(conn.error());
+  }
+  return std::move(*conn);
+}
+
+engine::RespValue call(engine::RespConnection& conn, std::vector<std::string> args) {
+  auto reply = conn.call(args);
+  if (!reply) {
+    throw BenchError(reply.error());
+  }
+  return std::move(*reply);
+}
+
+std::map<std::string, std::string> info_fields(engine::RespConnection& conn,
+                                               const std::string& section) {
+  auto reply = call(conn, {"INFO", section});
   if (reply.is_error()) {
     throw BenchError(fmt::format("INFO {} failed: {}", section, reply.str));
   }
@@ -53,7 +71,7 @@ std::string get(const std::map<std::string, std::string>& m, const std::string& 
 }  // namespace
 
 TargetInfo query_target(const BenchTarget& target) {
-  SetupConnection conn(target);
+  engine::RespConnection conn = open(target);
   auto server = info_fields(conn, "server");
   auto memory = info_fields(conn, "memory");
   TargetInfo info;
@@ -72,7 +90,7 @@ TargetInfo query_target(const BenchTarget& target) {
   info.arch_bits = get(server, "arch_bits");
   info.maxmemory = to_u64(get(memory, "maxmemory"));
   info.maxmemory_policy = get(memory, "maxmemory_policy");
-  auto io = conn.call({"CONFIG", "GET", "io-threads"});
+  auto io = call(conn, {"CONFIG", "GET", "io-threads"});
   if (io.type == engine::RespValue::Type::array && io.elements.size() == 2) {
     info.io_threads = static_cast<int64_t>(to_u64(io.elements[1].str));
   } else if (io.type == engine::RespValue::Type::map && io.elements.size() == 2) {
@@ -82,7 +100,7 @@ TargetInfo query_target(const BenchTarget& target) {
 }
 
 uint64_t query_used_memory(const BenchTarget& target) {
-  SetupConnection conn(target);
+  engine::RespConnection conn = open(target);
   return to_u64(get(info_fields(conn, "memory"), "used_memory"));
 }
 

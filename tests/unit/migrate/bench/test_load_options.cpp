@@ -6,9 +6,7 @@
 #include <string>
 #include <vector>
 
-using keyshift::migrate::apply_url;
 using keyshift::migrate::BenchError;
-using keyshift::migrate::BenchTarget;
 using keyshift::migrate::custom_test;
 using keyshift::migrate::parse_key_pattern;
 using keyshift::migrate::parse_prefill;
@@ -76,33 +74,6 @@ TEST_SUITE("migrate::bench options") {
     CHECK(t.command == "HSET");
     CHECK(t.request.slots() == 1);
     CHECK_THROWS_AS(custom_test({}, 0), BenchError);
-  }
-
-  TEST_CASE("URLs give host, port, login and database") {
-    BenchTarget t;
-    apply_url(t, "redis://bob:s3cret@cache.local:6380/2");
-    CHECK(t.host == "cache.local");
-    CHECK(t.port == 6380);
-    CHECK(t.user == "bob");
-    CHECK(t.password == "s3cret");
-    CHECK(t.db == 2);
-    BenchTarget u;
-    apply_url(u, "redis://:pw@[::1]:7000");
-    CHECK(u.host == "::1");
-    CHECK(u.port == 7000);
-    CHECK(u.user.empty());
-    CHECK(u.password == "pw");
-    BenchTarget s;
-    apply_url(s, "unix:///run/redis/redis.sock?db=3");
-    CHECK(s.unix_path == "/run/redis/redis.sock");
-    CHECK(s.db == 3);
-    CHECK(s.transport() == "unix");
-    for (const char* bad : {"http://x", "rediss://x", "redis://h:0", "redis://h:99999",
-                            "redis://h/x", "unix://", "unix:///s?foo=1"}) {
-      CAPTURE(bad);
-      BenchTarget b;
-      CHECK_THROWS_AS(apply_url(b, bad), BenchError);
-    }
   }
 
   TEST_CASE("key patterns and prefill values are checked") {
