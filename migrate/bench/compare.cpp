@@ -265,14 +265,17 @@ std::string render_json(const Comparison& c) {
   return out;
 }
 
-/// One horizontal grouped bar chart (before/after per test) as inline SVG.
+/// One horizontal grouped bar chart (before/after per test) as inline SVG. Each test's name
+/// sits on its own line above its bars, so long names need no label column and the chart
+/// stays readable when a phone scales it down.
 std::string svg_chart(const Comparison& c, const std::string& title, double SavedTest::*field,
                       int decimals, bool higher_is_better) {
-  constexpr int k_label_w = 190;
-  constexpr int k_bar_area = 330;
-  constexpr int k_width = k_label_w + k_bar_area + 90;
+  constexpr int k_left = 4;
+  constexpr int k_bar_area = 300;
+  constexpr int k_width = k_left + k_bar_area + 80;
+  constexpr int k_label_h = 16;
   constexpr int k_bar_h = 14;
-  constexpr int k_group_h = 2 * k_bar_h + 12;
+  constexpr int k_group_h = k_label_h + 2 * k_bar_h + 12;
   double max = 0;
   for (const auto& t : c.tests) {
     max = std::max({max, t.before.*field, t.after.*field});
@@ -280,7 +283,7 @@ std::string svg_chart(const Comparison& c, const std::string& title, double Save
   if (max <= 0) {
     max = 1;
   }
-  int height = 30 + static_cast<int>(c.tests.size()) * k_group_h + 10;
+  int height = 26 + static_cast<int>(c.tests.size()) * k_group_h;
   std::string out = fmt::format(
       "<figure class=\"chart\"><figcaption>{} <small>({})</small></figcaption>\n"
       "<svg class=\"bars\" role=\"img\" aria-label=\"{}\" viewBox=\"0 0 {} {}\" "
@@ -293,15 +296,15 @@ std::string svg_chart(const Comparison& c, const std::string& title, double Save
       "<text x=\"{}\" y=\"14\" font-size=\"12\">before</text>"
       "<rect x=\"{}\" y=\"4\" width=\"12\" height=\"12\" fill=\"#1f6feb\"/>"
       "<text x=\"{}\" y=\"14\" font-size=\"12\">after</text>\n",
-      k_label_w, k_label_w + 16, k_label_w + 80, k_label_w + 96);
-  int y = 30;
+      k_left, k_left + 16, k_left + 80, k_left + 96);
+  int y = 26;
   for (const auto& t : c.tests) {
-    out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"end\">{}</text>\n",
-                       k_label_w - 6, y + k_bar_h + 4, html_escape(t.name));
+    out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"12\" font-weight=\"bold\">{}</text>\n",
+                       k_left, y + 12, html_escape(t.name));
     const std::pair<const char*, const SavedTest*> bars[] = {
         {"#9aa5b1", t.direction == Direction::only_after ? nullptr : &t.before},
         {"#1f6feb", t.direction == Direction::only_before ? nullptr : &t.after}};
-    int by = y;
+    int by = y + k_label_h;
     for (const auto& [color, test] : bars) {
       if (test != nullptr) {
         double v = test->*field;
@@ -309,7 +312,7 @@ std::string svg_chart(const Comparison& c, const std::string& title, double Save
         out += fmt::format(
             "<rect class=\"bar\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" "
             "fill=\"{}\"/><text x=\"{}\" y=\"{}\" font-size=\"11\">{}</text>\n",
-            k_label_w, by, std::max(w, 1), k_bar_h, color, k_label_w + w + 4, by + k_bar_h - 3,
+            k_left, by, std::max(w, 1), k_bar_h, color, k_left + w + 4, by + k_bar_h - 3,
             num(v, decimals));
       }
       by += k_bar_h + 2;
@@ -332,6 +335,9 @@ std::string render_html(const Comparison& c) {
       "font-weight:bold}\n"
       ".scroll{overflow-x:auto}\ntable{border-collapse:collapse;font-size:.9rem}\n"
       "th,td{border:1px solid #d0d7de;padding:.3rem .5rem;text-align:right;white-space:nowrap}\n"
+      "td:first-child{white-space:normal;min-width:7rem}\n"
+      "@media (max-width:40rem){body{margin:.5rem}table{font-size:.75rem}"
+      "th,td{padding:.2rem .3rem}th{white-space:normal}}\n"
       "th:first-child,td:first-child{text-align:left}\n"
       ".faster{color:#1a7f37;font-weight:bold}\n.slower{color:#cf222e;font-weight:bold}\n"
       "figure.chart{margin:1.5rem 0}\nfigcaption{font-weight:bold;margin-bottom:.3rem}\n"

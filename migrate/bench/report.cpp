@@ -39,7 +39,10 @@ void append_histogram_json(std::string& out, const LatencyHistogram& h) {
   out += "]";
 }
 
-void append_test_json(std::string& out, const TestResult& t, const char* indent) {
+/// One test; `histograms` adds the latency buckets (the test's, and each command's when it has
+/// more than one command, since a single command's are the test's).
+void append_test_json(std::string& out, const TestResult& t, const char* indent,
+                      bool histograms) {
   out += fmt::format("{}{{\"name\": ", indent);
   append_json_string(out, t.title);
   out += fmt::format(
@@ -47,8 +50,10 @@ void append_test_json(std::string& out, const TestResult& t, const char* indent)
       "\"client_cpu_seconds\": {:.6f},\n{}  \"latency_ms\": ",
       t.requests, t.seconds, t.rps, t.client_cpu_seconds, indent);
   append_latency_json(out, t.latency);
-  out += fmt::format(",\n{}  \"histogram_ns\": ", indent);
-  append_histogram_json(out, t.latency);
+  if (histograms) {
+    out += fmt::format(",\n{}  \"histogram_ns\": ", indent);
+    append_histogram_json(out, t.latency);
+  }
   out += fmt::format(",\n{}  \"commands\": [", indent);
   bool first = true;
   for (const auto& c : t.commands) {
@@ -62,8 +67,10 @@ void append_test_json(std::string& out, const TestResult& t, const char* indent)
         "     \"latency_ms\": ",
         c.requests, rps, c.hits, c.misses, indent);
     append_latency_json(out, c.latency);
-    out += fmt::format(",\n{}     \"histogram_ns\": ", indent);
-    append_histogram_json(out, c.latency);
+    if (histograms && t.commands.size() > 1) {
+      out += fmt::format(",\n{}     \"histogram_ns\": ", indent);
+      append_histogram_json(out, c.latency);
+    }
     out += "}";
   }
   out += fmt::format("]}}");
@@ -257,7 +264,7 @@ std::string render_bench_json(const BenchReport& r) {
     out += fmt::format("{}\n    {{\"run\": {}, \"tests\": [", i == 0 ? "" : ",", i + 1);
     for (size_t j = 0; j < r.runs[i].size(); ++j) {
       out += j == 0 ? "\n" : ",\n";
-      append_test_json(out, r.runs[i][j], "      ");
+      append_test_json(out, r.runs[i][j], "      ", false);
     }
     out += "]}";
   }
@@ -265,7 +272,7 @@ std::string render_bench_json(const BenchReport& r) {
   std::vector<TestResult> avg = average_runs(r.runs);
   for (size_t j = 0; j < avg.size(); ++j) {
     out += j == 0 ? "\n" : ",\n";
-    append_test_json(out, avg[j], "    ");
+    append_test_json(out, avg[j], "    ", true);
   }
   out += "]\n}\n";
   return out;

@@ -203,6 +203,7 @@ def json_file_validates_against_the_man_page_schema(h):
     for t in doc["tests"]:
         eq(t["requests"], 2000, "averaged test counts both runs")
         eq(sum(c for _, c in t["histogram_ns"]), t["requests"], "histogram counts")
+        ok("histogram_ns" not in t["commands"][0], "one command: its histogram is the test's")
         lat = t["latency_ms"]
         ok(lat["min"] <= lat["p50"] <= lat["p90"] <= lat["p99"] <= lat["p99_9"] <= lat["max"],
            "percentiles in order: %r" % lat)
@@ -217,6 +218,8 @@ def json_file_validates_against_the_man_page_schema(h):
     eq(doc2["target"]["server_version"], redis.redis().info("server")["redis_version"])
     eq(doc2["prefill"]["keys"], 2000)
     eq([c["name"] for c in doc2["tests"][0]["commands"]], ["SET", "GET"])
+    for c in doc2["tests"][0]["commands"]:
+        eq(sum(n for _, n in c["histogram_ns"]), c["requests"], c["name"] + " histogram")
 
 
 @test
