@@ -435,9 +435,6 @@ void run_bench(BenchOptions o) {
         load.seed = run + 1;
         migrate::TestResult r = migrate::run_test(t, load);
         progress.clear();
-        if (o.runs > 1) {
-          r.title = t.title;
-        }
         migrate::TestResult shown = r;
         if (o.runs > 1) {
           shown.title = fmt::format("{} (run {})", t.title, run + 1);

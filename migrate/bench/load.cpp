@@ -70,7 +70,8 @@ std::string errno_text() {
 /// Writes all of `data` to a blocking socket.
 void write_all(int fd, std::string_view data, const std::string& what) {
   while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
+    // MSG_NOSIGNAL: a server that hangs up must give an error here, not kill us with SIGPIPE.
+    ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) {
       continue;
     }
@@ -416,7 +417,7 @@ class Worker {
 
   void flush(Conn& c) {
     while (c.out_sent < c.out_len) {
-      ssize_t w = ::write(c.fd, c.out.get() + c.out_sent, c.out_len - c.out_sent);
+      ssize_t w = ::send(c.fd, c.out.get() + c.out_sent, c.out_len - c.out_sent, MSG_NOSIGNAL);
       if (w < 0) {
         if (errno == EINTR) {
           continue;

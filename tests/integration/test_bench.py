@@ -12,8 +12,10 @@ import json
 import os
 import pty
 import re
+import signal
 import subprocess
 import sys
+import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -357,6 +359,28 @@ def bad_input_gets_a_clear_error_and_exit_status(h):
     rc, _, err = bench("-h", HOST, "-p", 1, "-n", 10, check=False)
     eq(rc, 1)
     ok("connect to 127.0.0.1:1" in err, err)
+
+
+@test
+def a_server_that_goes_away_mid_run_is_an_error_not_a_crash(h):
+    srv = start_redis(h)
+    p = subprocess.Popen([keyshift_bin(), "bench", "-h", HOST, "-p", str(srv.port), "-t", "set",
+                          "--test-time", "20", "-c", "4", "-q"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    try:
+        srv.redis().ping()
+        deadline = time.monotonic() + 10
+        while srv.redis().info("commandstats").get("cmdstat_set", {}).get("calls", 0) == 0:
+            ok(time.monotonic() < deadline, "keyshift bench sent nothing within 10 s")
+            time.sleep(0.05)
+        srv.stop(signal.SIGKILL)
+        _, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    eq(p.returncode, 1, err.decode())
+    ok(re.search(rb"closed the connection|Reading from|Writing to", err) is not None, err)
 
 
 @test
