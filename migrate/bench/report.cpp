@@ -41,8 +41,7 @@ void append_histogram_json(std::string& out, const LatencyHistogram& h) {
 
 /// One test; `histograms` adds the latency buckets (the test's, and each command's when it has
 /// more than one command, since a single command's are the test's).
-void append_test_json(std::string& out, const TestResult& t, const char* indent,
-                      bool histograms) {
+void append_test_json(std::string& out, const TestResult& t, const char* indent, bool histograms) {
   out += fmt::format("{}{{\"name\": ", indent);
   append_json_string(out, t.title);
   out += fmt::format(
