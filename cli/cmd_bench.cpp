@@ -272,6 +272,13 @@ void run_bench(BenchOptions o) {
         "(--ratio, --key-pattern, --key-minimum/maximum, --prefill)",
         2);
   }
+  if (workload && (!o.tests.empty() || o.keyspace != 0)) {
+    throw UserError(
+        "keyshift: -t and -r belong to redis-benchmark's tests; a workload (--ratio, "
+        "--key-pattern, --key-minimum/maximum, --prefill) sends SET/GET over its "
+        "key range instead",
+        2);
+  }
   if (o.clients == 0 || o.pipeline == 0 || o.threads == 0 || o.runs == 0) {
     throw UserError("keyshift: -c, -P, --threads and --runs must be at least 1", 2);
   }

@@ -311,6 +311,12 @@ def embedded_engine_is_used_without_a_target(h):
     eq(doc["options"]["transport"], "unix")
     eq(doc["target"]["server_name"], "keyshift")
     ok(not os.path.exists(doc["options"]["target"]), "the private socket is removed afterwards")
+    bench("--engine-maxmemory", "16mb", "--ratio", "0:1", "--prefill", "25%", "-n", 100, "-q",
+          "--json", path)
+    with open(path) as f:
+        doc = json.load(f)
+    eq(doc["target"]["maxmemory"], 16 << 20)
+    ok(0.25 * 0.998 <= doc["prefill"]["share"] <= 0.30, doc["prefill"])
 
 
 @test
@@ -351,7 +357,11 @@ def bad_input_gets_a_clear_error_and_exit_status(h):
              (["--key-pattern", "X:R"], 2, "unknown key pattern"),
              (["--prefill", "12k"], 2, "--prefill"),
              (["-u", "http://x"], 2, "invalid URL"),
-             (["--test-time", "1", "-n", "10"], 2, "not both")]
+             (["--test-time", "1", "-n", "10"], 2, "not both"),
+             (["--prefill", "100", "-t", "get"], 2, "-t and -r belong to"),
+             (["--ratio", "1:1", "-r", "10"], 2, "-t and -r belong to"),
+             (["--ratio", "1:1", "--", "GET", "x"], 2, "cannot be combined"),
+             (["-h", HOST, "-p", 6379, "--engine-maxmemory", "1mb"], 2, "embedded engine")]
     for args, code, text in cases:
         rc, _, err = bench(*args, check=False)
         eq(rc, code, "%s: %s" % (args, err))
