@@ -22,6 +22,8 @@ bool holds(const Entry* e, BlockType type) {
       return e->type() == ObjType::list;
     case BlockType::zset:
       return e->type() == ObjType::zset;
+    case BlockType::stream:
+      return e->type() == ObjType::stream;
     case BlockType::none:
       break;
   }

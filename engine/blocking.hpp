@@ -19,7 +19,7 @@ class Session;
 struct Command;
 
 /// The type a key must hold for a client blocked on it to be served.
-enum class BlockType : uint8_t { none = 0, list = 1, zset = 2 };
+enum class BlockType : uint8_t { none = 0, list = 1, zset = 2, stream = 3 };
 
 // --- For blocking command handlers (BLPOP, BLMOVE, BZPOPMIN, BZMPOP, ...) -------------------
 //

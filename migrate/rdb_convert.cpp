@@ -56,10 +56,6 @@ class ConvertVisitor : public engine::RdbVisitor {
       note(m_options.skip_modules ? m_report.modules_dropped : m_report.blocked_modules, k);
       return true;
     }
-    if (k.value.kind == RdbKind::stream) {
-      note(m_report.blocked_streams, k);
-      return true;
-    }
     if (k.value.kind == RdbKind::hash && !apply_field_ttl_policy(k)) {
       return true;
     }
@@ -101,9 +97,7 @@ class ConvertVisitor : public engine::RdbVisitor {
   }
 
   bool blocked() const {
-    return m_report.blocked_field_ttls.count + m_report.blocked_streams.count +
-               m_report.blocked_modules.count >
-           0;
+    return m_report.blocked_field_ttls.count + m_report.blocked_modules.count > 0;
   }
 
   const std::optional<engine::RdbError>& error() const { return m_error; }
@@ -197,11 +191,6 @@ std::string blocking_message(const RdbConvertReport& r, int version) {
     add(std::to_string(r.blocked_field_ttls.count) + " hash(es) have field TTLs, which RDB " +
         std::to_string(version) + " cannot store (use --field-ttl drop-ttl or drop-field, or " +
         "--rdb-version 12): " + list_keys(r.blocked_field_ttls, k_listed_keys));
-  }
-  if (r.blocked_streams.count > 0) {
-    add(std::to_string(r.blocked_streams.count) +
-        " stream key(s), which convert cannot carry yet (leave them out with --exclude): " +
-        list_keys(r.blocked_streams, k_listed_keys));
   }
   if (r.blocked_modules.count > 0) {
     add(std::to_string(r.blocked_modules.count) +
@@ -366,8 +355,6 @@ std::string render_convert_json(const RdbConvertReport& r, std::string_view in,
   append_change_json(j, "moved", r.moved);
   j += "},\"blocked\":{";
   append_change_json(j, "field_ttls", r.blocked_field_ttls);
-  j += ",";
-  append_change_json(j, "streams", r.blocked_streams);
   j += ",";
   append_change_json(j, "modules", r.blocked_modules);
   j += "}}\n";

@@ -55,7 +55,6 @@ struct RdbConvertReport {
   std::optional<uint64_t> error_offset;
   /// The keys that block the conversion: nothing is written while any is non-empty.
   RdbChange blocked_field_ttls;  // hashes with field TTLs, target below 12, policy fail
-  RdbChange blocked_streams;     // the engine cannot hold streams yet
   RdbChange blocked_modules;     // without --skip-modules
   int input_version = 0;
   int output_version = 0;

@@ -18,6 +18,7 @@ void register_all_families(CommandRegistry& registry) {
   register_persistence_family(registry);
   register_transaction_family(registry);
   register_pubsub_family(registry);
+  register_stream_family(registry);
   register_blocking_family(registry);
   register_scripting_family(registry);
 }

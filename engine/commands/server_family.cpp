@@ -8,6 +8,7 @@
 #include "engine/keyspace/hash_value.hpp"
 #include "engine/keyspace/list_value.hpp"
 #include "engine/keyspace/set_value.hpp"
+#include "engine/keyspace/stream_value.hpp"
 #include "engine/keyspace/string_value.hpp"
 #include "engine/keyspace/zset_value.hpp"
 #include "engine/persistence/mapped_file.hpp"
@@ -1697,7 +1698,9 @@ Digest value_digest(const Entry* e, const Digest& seed) {
     case ObjType::hash:
       return digest_hash(*HashRef(e), has_expire, seed);
     case ObjType::zset:
-      return digest_zset(*static_cast<const ZSetValue*>(e->object()), has_expire, seed);
+      return digest_zset(*ZSetRef(e), has_expire, seed);
+    case ObjType::stream:
+      return digest_stream(*static_cast<const StreamValue*>(e->object()), has_expire, seed);
     default:
       // Collections arrive with their families, which digest through digest.hpp's builders.
       return seed;

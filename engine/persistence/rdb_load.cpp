@@ -5,6 +5,7 @@
 #include "engine/keyspace/hash_value.hpp"
 #include "engine/keyspace/list_value.hpp"
 #include "engine/keyspace/set_value.hpp"
+#include "engine/keyspace/stream_value.hpp"
 #include "engine/keyspace/string_value.hpp"
 #include "engine/keyspace/zset_value.hpp"
 #include "engine/persistence/rdb_format.hpp"
@@ -91,8 +92,8 @@ Entry::ValueSpec build_zset(Engine& engine, const std::vector<std::pair<std::str
     double unused = 0;
     z->add(score, member, 0, unused, limits);
   }
-  ObjEncoding enc = z->encoding();
-  return object_spec(z.release(), ObjType::zset, enc);
+  // A small sorted set is kept as its bare listpack block (see Entry::Kind::blob).
+  return value_spec(z.release(), ObjType::zset);
 }
 
 Entry::ValueSpec build_hash(Engine& engine, const std::vector<RdbHashField>& fields,
@@ -118,6 +119,111 @@ Entry::ValueSpec build_hash(Engine& engine, const std::vector<RdbHashField>& fie
   }
   // A small hash is kept as its bare listpack block (see Entry::Kind::blob).
   return value_spec(h.release(), ObjType::hash);
+}
+
+StreamId stream_id(const RdbStreamId& id) {
+  return {id.ms, id.seq};
+}
+
+/// Streams are rebuilt entry by entry under this engine's node limits (the file's node
+/// boundaries are not kept), then take the file's metadata; files before type 19 lack some
+/// of it and get Valkey's defaults (rdbLoadObject).
+Expected<Entry::ValueSpec, std::string> build_stream(Engine& engine, const RdbValue& value) {
+  const RdbStream& in = value.stream;
+  const EngineConfig& c = engine.config();
+  StreamLimits limits{c.stream_node_max_bytes, c.stream_node_max_entries};
+  auto s = std::make_unique<StreamValue>();
+  std::vector<std::string_view> fv;
+  StreamId prev;
+  bool first = true;
+  for (const RdbStreamNode& node : in.nodes) {
+    Listpack lp;
+    if (!Listpack::adopt(node.listpack, lp)) {
+      return Unexpected{std::string("invalid stream node listpack")};
+    }
+    s->load_node(stream_id(node.master), std::move(lp));
+  }
+  if (!in.entries.empty()) {
+    prev = stream_id(in.entries.back().id);
+  }
+  // Values built elsewhere (not read from a file) carry entries only.
+  for (const RdbStreamEntry& e : in.entries) {
+    if (!in.nodes.empty()) {
+      break;
+    }
+    StreamId id = stream_id(e.id);
+    if (!first && id <= prev) {
+      return Unexpected{"stream entry " + id.text() + " is not greater than " + prev.text()};
+    }
+    first = false;
+    prev = id;
+    fv.clear();
+    for (const auto& [f, v] : e.fields) {
+      fv.push_back(f);
+      fv.push_back(v);
+    }
+    s->append(id, fv, limits);
+  }
+  StreamId last = stream_id(in.last_id);
+  if (!in.entries.empty() && last < prev) {
+    return Unexpected{"stream last ID " + last.text() + " is below its last entry " + prev.text()};
+  }
+  s->set_last_id(last);
+  if (in.has_v2_metadata) {
+    s->set_first_id(stream_id(in.first_id));
+    s->set_max_deleted_id(stream_id(in.max_deleted_id));
+    s->set_entries_added(in.entries_added);
+  } else {
+    s->set_max_deleted_id({});
+    s->set_entries_added(s->length());
+    StreamId f;
+    s->edge_id(true, f);
+    s->set_first_id(f);
+  }
+  for (const RdbStreamGroup& g : in.groups) {
+    StreamId last_delivered = stream_id(g.last_delivered);
+    int64_t entries_read = g.entries_read;
+    if (value.rdb_type < static_cast<uint8_t>(rdb::Type::stream_listpacks_2)) {
+      entries_read = s->estimate_distance(last_delivered);
+    }
+    StreamGroup* cg = s->create_group(g.name, last_delivered, entries_read);
+    if (cg == nullptr) {
+      return Unexpected{"duplicate consumer group '" + g.name + "'"};
+    }
+    for (const RdbStreamNack& n : g.pending) {
+      StreamId id = stream_id(n.id);
+      if (cg->pel.count(id) != 0) {
+        return Unexpected{"duplicate pending entry " + id.text() + " in group '" + g.name + "'"};
+      }
+      s->add_pending(*cg, id, nullptr, n.delivery_time_ms, n.delivery_count);
+    }
+    for (const RdbStreamConsumer& rc : g.consumers) {
+      StreamConsumer* consumer = s->create_consumer(*cg, rc.name, rc.seen_time_ms);
+      if (consumer == nullptr) {
+        return Unexpected{"duplicate consumer '" + rc.name + "' in group '" + g.name + "'"};
+      }
+      // Type 21 stores the active time (-1: never active); older types have none, and
+      // Valkey takes the seen time for it.
+      bool has_active = value.rdb_type >= static_cast<uint8_t>(rdb::Type::stream_listpacks_3);
+      consumer->active_time_ms = has_active ? rc.active_time_ms : rc.seen_time_ms;
+      for (const RdbStreamId& rid : rc.pending) {
+        StreamId id = stream_id(rid);
+        auto it = cg->pel.find(id);
+        if (it == cg->pel.end() || it->second.consumer != nullptr) {
+          return Unexpected{"consumer '" + rc.name + "' owns pending entry " + id.text() +
+                            " that the group's PEL does not hold free"};
+        }
+        s->transfer_pending(*cg, id, it->second, consumer);
+      }
+    }
+    for (const auto& [id, nack] : cg->pel) {
+      if (nack.consumer == nullptr) {
+        return Unexpected{"pending entry " + id.text() + " of group '" + g.name +
+                          "' has no consumer"};
+      }
+    }
+  }
+  return object_spec(s.release(), ObjType::stream, ObjEncoding::stream);
 }
 
 }  // namespace
@@ -151,7 +257,7 @@ Expected<Entry::ValueSpec, std::string> build_engine_value(Engine& engine, RdbVa
       return spec;
     }
     case RdbKind::stream:
-      return Unexpected{std::string("streams are not supported by keyshift's engine yet")};
+      return build_stream(engine, value);
     case RdbKind::module:
       return Unexpected{"module type '" + value.module_name + "' is not supported"};
   }
@@ -183,7 +289,7 @@ class EngineLoader : public RdbVisitor {
       }
       db.remove(k.key);
     }
-    bool unsupported = k.value.kind == RdbKind::stream || k.value.kind == RdbKind::module;
+    bool unsupported = k.value.kind == RdbKind::module;
     if (unsupported && m_options.skip_unsupported) {
       ++m_stats.skipped_unsupported;
       return true;

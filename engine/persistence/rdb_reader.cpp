@@ -979,6 +979,7 @@ class ValueDecoder {
       return false;
     }
     RdbStreamId prev_master;
+    RdbStreamId prev_id;
     for (uint64_t n = 0; n < nodes; ++n) {
       std::string node_key;
       uint64_t key_at = m_c.offset();
@@ -1022,6 +1023,7 @@ class ValueDecoder {
         return m_c.fail_at(at, "stream node: master entry not terminated by 0");
       }
       int64_t seen = 0;
+      int64_t live = 0;
       while (i < e.size()) {
         int64_t flags = 0;
         int64_t ms_diff = 0;
@@ -1056,15 +1058,33 @@ class ValueDecoder {
         if (!lp_int(e, i, lp_count, at)) {
           return false;
         }
+        // IDs ascend through the whole stream, deleted entries included: the engine keeps
+        // the nodes as they are and relies on it.
+        bool first_entry = n == 0 && seen == 0;
+        if (!first_entry && !(prev_id.ms < entry.id.ms ||
+                              (prev_id.ms == entry.id.ms && prev_id.seq < entry.id.seq))) {
+          return m_c.fail_at(at, "stream node: entry IDs out of order");
+        }
+        if (seen == 0 &&
+            (entry.id.ms < master.ms || (entry.id.ms == master.ms && entry.id.seq < master.seq))) {
+          return m_c.fail_at(at, "stream node: first entry before the node's master ID");
+        }
+        prev_id = entry.id;
         if ((flags & rdb::k_stream_item_deleted) == 0) {
           s.entries.push_back(std::move(entry));
+          ++live;
         }
         ++seen;
       }
-      if (seen != count + deleted) {
-        return m_c.fail_at(at, "stream node: " + std::to_string(seen) + " entries, header says " +
-                                   std::to_string(count + deleted));
+      if (seen != count + deleted || live != count) {
+        return m_c.fail_at(at, "stream node: " + std::to_string(live) + " live and " +
+                                   std::to_string(seen - live) + " deleted entries, header says " +
+                                   std::to_string(count) + " and " + std::to_string(deleted));
       }
+      if (count == 0) {
+        return m_c.fail_at(at, "stream node without live entries");
+      }
+      s.nodes.push_back({master, std::string(bytes)});
       if (n > 0 && !(prev_master.ms < master.ms ||
                      (prev_master.ms == master.ms && prev_master.seq < master.seq))) {
         return m_c.fail_at(key_at, "stream nodes out of order");

@@ -46,9 +46,17 @@ struct RdbStreamGroup {
   std::vector<RdbStreamConsumer> consumers;
 };
 
+/// A stream node as stored: its master ID and its listpack (validated by the reader), kept
+/// so that a load keeps the file's node boundaries and deleted entries as Valkey does.
+struct RdbStreamNode {
+  RdbStreamId master;
+  std::string listpack;
+};
+
 /// A whole stream.
 struct RdbStream {
   std::vector<RdbStreamEntry> entries;
+  std::vector<RdbStreamNode> nodes;  // empty when the value was not read from a file
   uint64_t length = 0;
   RdbStreamId last_id;
   RdbStreamId first_id;

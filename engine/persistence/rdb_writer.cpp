@@ -7,6 +7,7 @@
 #include "engine/keyspace/hash_value.hpp"
 #include "engine/keyspace/list_value.hpp"
 #include "engine/keyspace/set_value.hpp"
+#include "engine/keyspace/stream_value.hpp"
 #include "engine/keyspace/string_value.hpp"
 #include "engine/keyspace/zset_value.hpp"
 #include "engine/persistence/crc64.hpp"
@@ -278,6 +279,52 @@ class FileSink {
 
 }  // namespace
 
+/// Valkey's rdbSaveObject for streams: the node listpacks as they are, the stream's metadata,
+/// then each group with its PEL and consumers. Version 10 (Redis 7.0) has no consumer
+/// active-time, so it gets type 19; later versions get type 21.
+uint8_t encode_stream(const StreamValue& s, const RdbWriteOptions& o, Encoder& enc) {
+  bool v3 = o.version >= 11;
+  enc.length(s.nodes().size());
+  for (const auto& [master, lp] : s.nodes()) {
+    enc.string(master.encode());
+    enc.string(lp.data());
+  }
+  enc.length(s.length());
+  enc.length(s.last_id().ms);
+  enc.length(s.last_id().seq);
+  enc.length(s.first_id().ms);
+  enc.length(s.first_id().seq);
+  enc.length(s.max_deleted_id().ms);
+  enc.length(s.max_deleted_id().seq);
+  enc.length(s.entries_added());
+  enc.length(s.groups().size());
+  for (const auto& [name, g] : s.groups()) {
+    enc.string(name);
+    enc.length(g.last_id.ms);
+    enc.length(g.last_id.seq);
+    enc.length(static_cast<uint64_t>(g.entries_read));
+    enc.length(g.pel.size());
+    for (const auto& [id, nack] : g.pel) {
+      enc.raw(id.encode());
+      enc.le(static_cast<uint64_t>(nack.delivery_time_ms), 8);
+      enc.length(nack.delivery_count);
+    }
+    enc.length(g.consumers.size());
+    for (const auto& [cname, c] : g.consumers) {
+      enc.string(cname);
+      enc.le(static_cast<uint64_t>(c->seen_time_ms), 8);
+      if (v3) {
+        enc.le(static_cast<uint64_t>(c->active_time_ms), 8);
+      }
+      enc.length(c->pel.size());
+      for (const auto& [id, nack] : c->pel) {
+        enc.raw(id.encode());
+      }
+    }
+  }
+  return static_cast<uint8_t>(v3 ? Type::stream_listpacks_3 : Type::stream_listpacks_2);
+}
+
 Expected<uint8_t, std::string> encode_rdb_value(const Entry& e, const RdbWriteOptions& options,
                                                 std::string& out) {
   Encoder enc(out, options.compress);
@@ -296,9 +343,11 @@ Expected<uint8_t, std::string> encode_rdb_value(const Entry& e, const RdbWriteOp
     case ObjType::set:
       return encode_set(*SetRef(&e), options, enc);
     case ObjType::zset:
-      return encode_zset(*static_cast<const ZSetValue*>(e.object()), enc);
+      return encode_zset(*ZSetRef(&e), enc);
     case ObjType::hash:
       return encode_hash(*HashRef(&e), options, enc);
+    case ObjType::stream:
+      return encode_stream(*static_cast<const StreamValue*>(e.object()), options, enc);
     default:
       break;
   }

@@ -67,6 +67,10 @@ struct EngineConfig {
   uint64_t set_max_listpack_entries = 128;
   uint64_t set_max_listpack_value = 64;
 
+  // Stream nodes: a node listpack closes at this many bytes or entries (0 = no limit).
+  uint64_t stream_node_max_bytes = 4096;
+  uint64_t stream_node_max_entries = 100;
+
   // Memory.
   uint64_t maxmemory = 0;
   EvictionPolicy maxmemory_policy = EvictionPolicy::noeviction;

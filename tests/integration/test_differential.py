@@ -10,8 +10,9 @@ reply is compared:
                (TTL-stable: scripts use big TTLs, so only the sign class is meaningful)
   #unordered   an array/set reply is compared as a multiset (KEYS order is hash order)
   #shape       only the reply's type is compared (e.g. a random member)
-  #mask:F,G    map (or RESP2 field/value array) entries F and G are not compared (values that
-               legitimately differ between two servers, e.g. a connection id)
+  #mask:F,G    map (or RESP2 field/value array) entries F and G, at any depth, are not
+               compared (values that legitimately differ between two servers, e.g. a
+               connection id)
   #needs:TYPE  the line uses a data type keyshift may not have yet (list, hash, set, zset);
                it is skipped, and counted, while keyshift answers "unknown command" for it
 Each script runs on a fresh connection after FLUSHALL, on both servers.
@@ -167,6 +168,29 @@ def _small_set_encoding(raw):
     return raw.replace(b"$9\r\nhashtable\r\n", b"$8\r\nlistpack\r\n")
 
 
+def _help_last_line(raw):
+    # addReplyHelp ends every HELP reply with "    Print this help." in Valkey 8
+    # (src/networking.c addReplyHelp); Redis 7.0 wrote "    Prints this help.".
+    return raw.replace(b"+    Prints this help.\r\n", b"+    Print this help.\r\n")
+
+
+def _xinfo_consumers_inactive(raw):
+    # XINFO CONSUMERS reports each consumer's "inactive" time after "idle" since Redis 7.2,
+    # so in Valkey 8 (src/t_stream.c xinfoCommand, CONSUMERS: addReplyMapLen(c, 4) with
+    # "inactive"); Redis 7.0 has three fields. The value is a time (masked by the line's
+    # #mask tag), so a placeholder is inserted.
+    raw = re.sub(rb"\*6\r\n(\$4\r\nname\r\n)", rb"*8\r\n\1", raw)
+    return re.sub(rb"(\$4\r\nidle\r\n:-?\d+\r\n)", rb"\1$8\r\ninactive\r\n:0\r\n", raw)
+
+
+def _xsetid_below_max_deleted(raw):
+    # XSETID refuses a last ID below the stream's max-deleted-entry-id in Valkey 8
+    # (src/t_stream.c xsetidCommand: "smaller than current max_deleted_entry_id");
+    # Redis 7.0.15 accepted it.
+    return (b"-ERR The ID specified in XSETID is smaller than current max_deleted_entry_id\r\n"
+            if raw == b"+OK\r\n" else raw)
+
+
 ALLOWED = [
     (re.compile(r"^HELLO\b", re.I), _hello_identity,
      "HELLO reports server=valkey, version=8.0.1 (Valkey 8) instead of redis/7.0.x"),
@@ -216,6 +240,12 @@ ALLOWED = [
      "a WATCH refused inside MULTI dooms the transaction in Valkey 8"),
     (re.compile(r"^OBJECT\s+ENCODING\s+sp\w*$", re.I), _small_set_encoding,
      "sets named sp* are small, so listpacks in Valkey 8 where Redis 7.0 has a hashtable"),
+    (re.compile(r"^X(GROUP|INFO) HELP$", re.I), _help_last_line,
+     "HELP replies end with \"Print this help.\" in Valkey 8"),
+    (re.compile(r"^XINFO CONSUMERS\b", re.I), _xinfo_consumers_inactive,
+     "XINFO CONSUMERS has an \"inactive\" field in Valkey 8"),
+    (re.compile(r"^XSETID st 2$"), _xsetid_below_max_deleted,
+     "XSETID below max-deleted-entry-id is refused in Valkey 8"),
 ]
 
 
@@ -313,14 +343,22 @@ def normalise(line, value):
         return (shape(value),)
     masked = line.masked()
     if masked:
-        if c[0] == "map":
-            return ("map", tuple((k, ("masked",) if k[1] in masked else x) for k, x in c[1]))
-        if c[0] == "array":
-            items = list(c[1])
-            for i in range(0, len(items) - 1, 2):
-                if items[i][0] == "bulk" and items[i][1] in masked:
-                    items[i + 1] = ("masked",)
-            return ("array", tuple(items))
+        return mask(c, masked)
+    return c
+
+
+def mask(c, masked):
+    """`c` with the values of map (or RESP2 field/value array) entries named in `masked`
+    replaced, at any depth (XINFO replies nest a map per consumer)."""
+    if c[0] == "map":
+        return ("map", tuple((k, ("masked",) if k[1] in masked else mask(x, masked))
+                             for k, x in c[1]))
+    if c[0] == "array":
+        items = [mask(x, masked) for x in c[1]]
+        for i in range(0, len(items) - 1, 2):
+            if items[i][0] == "bulk" and items[i][1] in masked:
+                items[i + 1] = ("masked",)
+        return ("array", tuple(items))
     return c
 
 

@@ -208,14 +208,76 @@ TEST_SUITE("migrate::rdb_convert") {
     }
   }
 
-  TEST_CASE("Streams block the conversion and an existing output stays as it was") {
+  TEST_CASE("Streams are carried with their nodes, metadata, groups, PEL and consumers") {
     TempDir dir;
-    std::ofstream(dir.file("out.rdb")) << "previous";
-    auto r = convert("valkey8-streams.rdb", dir.file("out.rdb"), {});
-    CHECK_FALSE(r.ok);
-    CHECK(r.blocked_streams.count == 9);
-    CHECK(r.error.find("--exclude") != std::string::npos);
-    CHECK(read_file(dir.file("out.rdb")) == "previous");
+    for (const char* name : {"valkey8-streams.rdb", "redis70-streams.rdb", "redis74-streams.rdb",
+                             "rdbtools--redis_50_with_streams.rdb"}) {
+      Collector in;
+      std::string bytes = read_file(k_corpus / name);
+      REQUIRE(keyshift::engine::read_rdb(bytes, in).has_value());
+      for (int version : {10, 11}) {
+        CAPTURE(name);
+        CAPTURE(version);
+        RdbConvertOptions options;
+        options.rdb_version = version;
+        auto r = convert(name, dir.file("out.rdb"), options);
+        REQUIRE_MESSAGE(r.ok, r.error);
+        int out_version = 0;
+        Collector out = read_back(dir.file("out.rdb"), out_version);
+        CHECK(out_version == version);
+        int streams = 0;
+        for (const auto& [where, k] : in.keys) {
+          if (k.value.kind != keyshift::engine::RdbKind::stream) {
+            continue;
+          }
+          CAPTURE(k.key);
+          REQUIRE(out.keys.count(where) == 1);
+          const auto& a = k.value.stream;
+          const auto& b = out.keys.at(where).value.stream;
+          CHECK(out.keys.at(where).value.rdb_type == (version == 10 ? 19 : 21));
+          REQUIRE(a.nodes.size() == b.nodes.size());
+          for (size_t i = 0; i < a.nodes.size(); ++i) {
+            CHECK(a.nodes[i].master == b.nodes[i].master);
+            CHECK(a.nodes[i].listpack == b.nodes[i].listpack);
+          }
+          CHECK(a.length == b.length);
+          CHECK(a.last_id == b.last_id);
+          CHECK(b.has_v2_metadata);
+          if (a.has_v2_metadata) {
+            CHECK(a.first_id == b.first_id);
+            CHECK(a.max_deleted_id == b.max_deleted_id);
+            CHECK(a.entries_added == b.entries_added);
+          }
+          REQUIRE(a.groups.size() == b.groups.size());
+          for (size_t g = 0; g < a.groups.size(); ++g) {
+            const auto& ga = a.groups[g];
+            const auto& gb = b.groups[g];
+            CHECK(ga.name == gb.name);
+            CHECK(ga.last_delivered == gb.last_delivered);
+            if (a.has_v2_metadata) {
+              CHECK(ga.entries_read == gb.entries_read);
+            }
+            REQUIRE(ga.pending.size() == gb.pending.size());
+            for (size_t p = 0; p < ga.pending.size(); ++p) {
+              CHECK(ga.pending[p].id == gb.pending[p].id);
+              CHECK(ga.pending[p].delivery_time_ms == gb.pending[p].delivery_time_ms);
+              CHECK(ga.pending[p].delivery_count == gb.pending[p].delivery_count);
+            }
+            REQUIRE(ga.consumers.size() == gb.consumers.size());
+            for (size_t c = 0; c < ga.consumers.size(); ++c) {
+              CHECK(ga.consumers[c].name == gb.consumers[c].name);
+              CHECK(ga.consumers[c].seen_time_ms == gb.consumers[c].seen_time_ms);
+              CHECK(ga.consumers[c].pending == gb.consumers[c].pending);
+              if (version >= 11 && ga.consumers[c].active_time_ms >= 0) {
+                CHECK(ga.consumers[c].active_time_ms == gb.consumers[c].active_time_ms);
+              }
+            }
+          }
+          ++streams;
+        }
+        CHECK(streams > 0);
+      }
+    }
   }
 
   TEST_CASE("Module keys block the conversion unless --skip-modules drops them") {
