@@ -153,9 +153,8 @@ def redis_server_tcp_and_unix_execute_exactly_the_requests_made(h):
 @test
 def keyshift_serve_tcp_and_unix_execute_exactly_the_requests_made(h):
     srv = h.keyshift()
-    tests = [t for t in TESTS if t != "xadd"]  # streams are not in the engine yet
-    check_counts(h, srv, unix=False, tests=tests)
-    check_counts(h, srv, unix=True, extra=("--threads", 2), tests=tests)
+    check_counts(h, srv, unix=False)
+    check_counts(h, srv, unix=True, extra=("--threads", 2))
 
 
 @test
