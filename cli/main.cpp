@@ -97,6 +97,7 @@ int main(int argc, char** argv) {
   keyshift::cli::add_serve(app);
   keyshift::cli::add_rdb(app);
   keyshift::cli::add_rewrite(app);
+  keyshift::cli::add_bench(app);
 
   CLI::App* help = app.add_subcommand("help", "Show help for keyshift or one subcommand");
   std::string help_topic;

@@ -8,5 +8,6 @@ namespace keyshift::cli {
 void add_serve(CLI::App& app);
 void add_rdb(CLI::App& app);
 void add_rewrite(CLI::App& app);
+void add_bench(CLI::App& app);
 
 }  // namespace keyshift::cli

@@ -21,8 +21,9 @@ cd "$root"
 
 build_deps=(g++ cmake ninja-build pkg-config libcli11-dev libfmt-dev libtomlplusplus-dev
             doctest-dev libmimalloc-dev)
+# chromium renders the HTML report of `keyshift bench compare` in a test (headless).
 test_deps=(redis-server redis-tools python3 python3-redis clang-format procps clang
-           libclang-rt-14-dev nginx php-cli ansible)
+           libclang-rt-14-dev nginx php-cli ansible chromium)
 
 want=("${build_deps[@]}")
 [ "$mode" = test ] && want+=("${test_deps[@]}")

@@ -1,0 +1,72 @@
+#include "engine/resp/request_writer.hpp"
+
+#include <charconv>
+
+namespace keyshift::engine {
+
+char* write_decimal(char* dst, uint64_t value) {
+  return std::to_chars(dst, dst + 20, value).ptr;
+}
+
+char* write_bulk_header(char* dst, size_t length) {
+  *dst++ = '$';
+  dst = write_decimal(dst, length);
+  *dst++ = '\r';
+  *dst++ = '\n';
+  return dst;
+}
+
+size_t request_size(std::span<const std::string_view> args) {
+  char digits[24];
+  size_t n = 1 + static_cast<size_t>(write_decimal(digits, args.size()) - digits) + 2;
+  for (std::string_view a : args) {
+    n += 1 + static_cast<size_t>(write_decimal(digits, a.size()) - digits) + 2 + a.size() + 2;
+  }
+  return n;
+}
+
+void append_request(std::string& out, std::span<const std::string_view> args) {
+  char head[24];
+  head[0] = '*';
+  char* end = write_decimal(head + 1, args.size());
+  *end++ = '\r';
+  *end++ = '\n';
+  out.append(head, end);
+  for (std::string_view a : args) {
+    end = write_bulk_header(head, a.size());
+    out.append(head, end);
+    out.append(a);
+    out.append("\r\n");
+  }
+}
+
+RequestTemplate RequestTemplate::multibulk(std::span<const std::string_view> args) {
+  RequestTemplate t;
+  t.m_bytes.reserve(request_size(args));
+  char head[24];
+  head[0] = '*';
+  char* end = write_decimal(head + 1, args.size());
+  *end++ = '\r';
+  *end++ = '\n';
+  t.m_bytes.append(head, end);
+  for (std::string_view a : args) {
+    end = write_bulk_header(head, a.size());
+    t.m_bytes.append(head, end);
+    size_t base = t.m_bytes.size();
+    for (size_t at = a.find(k_placeholder); at != std::string_view::npos;
+         at = a.find(k_placeholder, at + k_placeholder.size())) {
+      t.m_slots.push_back(static_cast<uint32_t>(base + at));
+    }
+    t.m_bytes.append(a);
+    t.m_bytes.append("\r\n");
+  }
+  return t;
+}
+
+RequestTemplate RequestTemplate::raw(std::string bytes) {
+  RequestTemplate t;
+  t.m_bytes = std::move(bytes);
+  return t;
+}
+
+}  // namespace keyshift::engine

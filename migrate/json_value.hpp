@@ -1,0 +1,38 @@
+#pragma once
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+// Reading JSON the tools wrote themselves (saved benchmark runs): a small strict parser
+// whose errors carry the byte offset, so a damaged file is named precisely.
+namespace keyshift::migrate {
+
+/// A parsed JSON value; objects keep their members in file order.
+struct JsonValue {
+  enum class Type : unsigned char { null, boolean, number, string, array, object };
+  Type type = Type::null;
+  bool boolean = false;
+  double number = 0;
+  std::string string;
+  std::vector<JsonValue> array;
+  std::vector<std::pair<std::string, JsonValue>> object;
+
+  /// The member `key` of an object, or nullptr (also when this is not an object).
+  const JsonValue* find(std::string_view key) const;
+};
+
+/// Malformed JSON: `offset` is the byte where reading stopped.
+class JsonError : public std::runtime_error {
+ public:
+  JsonError(size_t at, const std::string& message) : std::runtime_error(message), offset(at) {}
+  size_t offset;
+};
+
+/// Parses one JSON document (RFC 8259; nesting up to 64 levels); throws JsonError.
+JsonValue parse_json(std::string_view text);
+
+}  // namespace keyshift::migrate
