@@ -284,9 +284,10 @@ bool StreamValue::remove(StreamId id) {
     return false;
   }
   --it;
-  std::vector<StreamEntryView> entries;
-  decode_node(it->first, it->second, entries);
-  for (const StreamEntryView& e : entries) {
+  StreamNodeReader reader(it->first, it->second);
+  StreamEntryView e;
+  for (Listpack::Pos pos = reader.first_entry(); pos != Listpack::k_none;) {
+    pos = reader.decode(pos, e, false);
     if (e.id != id || e.deleted()) {
       continue;
     }
@@ -331,8 +332,13 @@ int64_t StreamValue::trim(const StreamTrim& t) {
     if (by_len) {
       whole = m_length - static_cast<uint64_t>(count) >= t.maxlen;
     } else {
-      decode_node(it->first, lp, entries);
-      whole = entries.empty() || entries.back().id < t.minid;
+      // The node's last entry, deleted or not, as Valkey's lpGetEdgeStreamID reads it.
+      StreamNodeReader reader(it->first, lp);
+      StreamEntryView last;
+      for (Listpack::Pos pos = reader.first_entry(); pos != Listpack::k_none;) {
+        pos = reader.decode(pos, last, false);
+      }
+      whole = last.id < t.minid;
     }
     if (whole) {
       auto next = std::next(it);
