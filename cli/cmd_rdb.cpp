@@ -2,6 +2,7 @@
 // can go. The analysis lives in migrate/rdb_inspect; this file only maps flags and the file.
 #include "cli/subcommands.hpp"
 #include "cli/user_error.hpp"
+#include "migrate/progress.hpp"
 #include "migrate/rdb_convert.hpp"
 #include "migrate/rdb_dump.hpp"
 #include "migrate/rdb_inspect.hpp"
@@ -33,6 +34,7 @@ constexpr uint64_t k_progress_min_bytes = 8ULL << 20;
 
 struct RdbOptions {
   std::string file;
+  bool progress = false;
   std::string format = "text";
   std::string target;
   std::string delimiter = ":";
@@ -63,7 +65,7 @@ class MappedFile {
     if (m_size == 0) {
       return;  // mmap refuses empty mappings; the reader reports the missing header
     }
-    void* p = ::mmap(nullptr, m_size, PROT_READ, MAP_PRIVATE, m_fd, 0);
+    void* p = ::mmap(nullptr, m_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, m_fd, 0);
     if (p == MAP_FAILED) {
       error = std::strerror(errno);
       m_size = 0;
@@ -90,6 +92,25 @@ class MappedFile {
   const char* m_data = nullptr;
   size_t m_size = 0;
 };
+
+/// A progress meter on stderr for reading `file` of `size` bytes: when asked (--progress), or
+/// when stderr is a terminal and the file is large; otherwise none.
+std::unique_ptr<migrate::ProgressMeter> progress_meter(const std::string& file, uint64_t size,
+                                                       bool forced) {
+  if (!forced && (size <= k_progress_min_bytes || ::isatty(STDERR_FILENO) != 1)) {
+    return nullptr;
+  }
+  auto start = std::chrono::steady_clock::now();
+  return std::make_unique<migrate::ProgressMeter>(
+      file, size,
+      [](std::string_view line) {
+        std::fwrite(line.data(), 1, line.size(), stderr);
+        std::fflush(stderr);
+      },
+      [start] {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      });
+}
 
 int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -126,15 +147,13 @@ void run_rdb(const RdbOptions& opts, migrate::RdbReportDetail detail) {
   if (!opts.target.empty()) {
     options.target = migrate::parse_rdb_target(opts.target);
   }
-  bool progress = bytes.size() > k_progress_min_bytes && ::isatty(STDERR_FILENO) == 1;
-  if (progress) {
-    options.progress = [&opts](uint64_t offset, uint64_t size) {
-      fmt::print(stderr, "\rkeyshift: reading {}: {:3}%", opts.file, offset * 100 / size);
-    };
+  auto meter = progress_meter(opts.file, bytes.size(), opts.progress);
+  if (meter) {
+    options.progress = [&meter](uint64_t offset, uint64_t) { meter->update(offset); };
   }
   auto report = migrate::inspect_rdb(bytes, options);
-  if (progress) {
-    fmt::print(stderr, "\r\033[K");
+  if (meter) {
+    meter->finish();
   }
   if (!report) {
     fail(opts, report.error().offset, report.error().message);
@@ -146,6 +165,7 @@ void run_rdb(const RdbOptions& opts, migrate::RdbReportDetail detail) {
 
 struct DumpOptions {
   std::string file;
+  bool progress = false;
   std::string format = "json";
   std::optional<uint64_t> db;
   std::string match;
@@ -165,10 +185,17 @@ void run_dump(const DumpOptions& opts) {
                                            : migrate::RdbDumpFormat::json;
   options.db = opts.db;
   options.match = opts.match;
+  auto meter = progress_meter(opts.file, mapped.bytes().size(), opts.progress);
+  if (meter) {
+    options.progress = [&meter](uint64_t offset, uint64_t) { meter->update(offset); };
+  }
   auto stats = migrate::dump_rdb(mapped.bytes(), options, [](std::string_view chunk) {
     std::fwrite(chunk.data(), 1, chunk.size(), stdout);
   });
   std::fflush(stdout);
+  if (meter) {
+    meter->finish();
+  }
   if (!stats) {
     fail(as_rdb, stats.error().offset, stats.error().message);
   }
@@ -198,6 +225,7 @@ struct ConvertOptions {
   std::vector<std::string> db_map;
   bool verbose = false;
   std::string format = "text";
+  bool progress = false;
 };
 
 /// "SRC:DST" into the map; a malformed or repeated source is a usage error.
@@ -242,7 +270,14 @@ void run_convert(const ConvertOptions& opts) {
   if (!error.empty()) {
     fail(as_rdb, std::nullopt, "cannot read the file: " + error);
   }
+  auto meter = progress_meter(opts.in, mapped.bytes().size(), opts.progress);
+  if (meter) {
+    options.progress = [&meter](uint64_t offset, uint64_t) { meter->update(offset); };
+  }
   migrate::RdbConvertReport report = migrate::convert_rdb(mapped.bytes(), opts.out, options);
+  if (meter) {
+    meter->finish();
+  }
   if (opts.format == "json") {
     std::fputs(migrate::render_convert_json(report, opts.in, opts.out).c_str(), stdout);
   } else {
@@ -266,8 +301,10 @@ void add_convert(CLI::App* rdb) {
       rdb->add_subcommand("convert", "Rewrite an RDB file for another server version");
   convert->add_option("in", opts->in, "The RDB file to read")->required();
   convert->add_option("out", opts->out, "The RDB file to write (replaced atomically)")->required();
-  convert->add_option("--rdb-version", opts->rdb_version, "RDB version to write: 10, 11, 12")
-      ->check(CLI::IsMember({10, 11, 12}));
+  convert
+      ->add_option("--rdb-version", opts->rdb_version,
+                   "RDB version to write: 10, 11, 12, or 80 (Valkey 9's VALKEY080)")
+      ->check(CLI::IsMember({10, 11, 12, 80}));
   convert
       ->add_option("--field-ttl", opts->field_ttl,
                    "Hash field TTLs below RDB 12: fail, drop-ttl or drop-field")
@@ -281,6 +318,8 @@ void add_convert(CLI::App* rdb) {
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   convert->add_flag("--verbose", opts->verbose, "Name the keys of every change");
+  convert->add_flag("--progress", opts->progress,
+                    "Show progress on stderr even when it is not a terminal");
   convert->add_option("--format", opts->format, "Report format: text or json")
       ->check(CLI::IsMember({"text", "json"}));
   convert->callback([opts]() { run_convert(*opts); });
@@ -290,6 +329,8 @@ void add_common(CLI::App* sub, RdbOptions& opts) {
   sub->add_option("file", opts.file, "The RDB file (read only, never written)")->required();
   sub->add_option("--format", opts.format, "Output format: text or json")
       ->check(CLI::IsMember({"text", "json"}));
+  sub->add_flag("--progress", opts.progress,
+                "Show progress on stderr even when it is not a terminal");
 }
 
 }  // namespace
@@ -304,7 +345,7 @@ void add_rdb(CLI::App& app) {
       "  keyshift rdb inspect FILE [--target SERVER] [--format text|json] [--delimiter :]\n"
       "                            [--top N] [--skip-modules]\n"
       "  keyshift rdb dump FILE [--format json|resp|keys] [--db N] [--match PATTERN]\n"
-      "  keyshift rdb convert IN OUT [--rdb-version 10|11|12] [--field-ttl POLICY]\n"
+      "  keyshift rdb convert IN OUT [--rdb-version 10|11|12|80] [--field-ttl POLICY]\n"
       "                       [--skip-modules] [--match P] [--exclude P] [--db-map SRC:DST]...\n"
       "                       [--verbose] [--format text|json]\n"
       "check validates the structure and checksum (exit 0 when the file is sound, 1 with the\n"
@@ -345,6 +386,8 @@ void add_rdb(CLI::App& app) {
   dump->add_option("--db", dump_opts->db, "Only keys of this database")
       ->check(CLI::NonNegativeNumber);
   dump->add_option("--match", dump_opts->match, "Only keys matching this glob pattern");
+  dump->add_flag("--progress", dump_opts->progress,
+                 "Show progress on stderr even when it is not a terminal");
   dump->callback([dump_opts]() { run_dump(*dump_opts); });
   add_convert(rdb);
 }

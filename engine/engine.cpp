@@ -176,8 +176,8 @@ void Engine::on_expired(int db, std::string_view key) {
   signal_modified_key(db, key);
 }
 
-void Engine::signal_modified_key(int db, std::string_view key) {
-  m_snapshots->note_changes();
+void Engine::signal_modified_key(int db, std::string_view key, uint64_t changes) {
+  m_snapshots->note_changes(changes);
   m_watches->touch(db, key);
   m_blocking->signal_key_changed(db, key);
 }

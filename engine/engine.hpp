@@ -185,8 +185,10 @@ class Engine : public KeyspaceEvents {
   // --- Change signals: every write calls these so WATCH, keyspace notifications and
   // --- blocked clients see it (Valkey's signalModifiedKey / notifyKeyspaceEvent /
   // --- signalKeyAsReady). Implemented with the connection features.
-  /// `key` in `db` changed (invalidates WATCH).
-  void signal_modified_key(int db, std::string_view key);
+  /// `key` in `db` changed (invalidates WATCH). `changes` is what the write adds to the
+  /// changes since the last save, as Valkey counts server.dirty: one per element for pushes,
+  /// adds and removals, none for the destination of a move that counted its source.
+  void signal_modified_key(int db, std::string_view key, uint64_t changes = 1);
   /// Emits keyspace/keyevent notification `event` of class `type` (NotifyClass bits).
   void notify_keyspace_event(uint32_t type, std::string_view event, std::string_view key, int db);
   /// `key` in `db` may now serve clients blocked on it (after a push/add).

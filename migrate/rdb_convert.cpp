@@ -42,7 +42,13 @@ class ConvertVisitor : public engine::RdbVisitor {
   /// The function libraries read, in file order.
   const std::vector<std::string>& functions() const { return m_functions; }
 
+  /// The input's size, for progress.
+  void set_size(uint64_t size) { m_size = size; }
+
   bool on_key(RdbKey& k) override {
+    if (m_options.progress) {
+      m_options.progress(k.offset, m_size);
+    }
     ++m_report.keys_read;
     if (!selected(k.key)) {
       note(m_report.filtered, k);
@@ -167,6 +173,7 @@ class ConvertVisitor : public engine::RdbVisitor {
   engine::Engine& m_engine;
   const RdbConvertOptions& m_options;
   RdbConvertReport& m_report;
+  uint64_t m_size = 0;
   std::optional<engine::RdbError> m_error;
   std::vector<std::string> m_functions;
 };
@@ -232,9 +239,9 @@ RdbConvertReport convert_rdb(std::string_view input, const std::string& out_path
                              const RdbConvertOptions& options) {
   RdbConvertReport report;
   report.output_version = options.rdb_version;
-  if (options.rdb_version < 10 || options.rdb_version > 12) {
-    report.error =
-        "RDB version " + std::to_string(options.rdb_version) + " cannot be written (10, 11 or 12)";
+  if ((options.rdb_version < 10 || options.rdb_version > 12) && options.rdb_version != 80) {
+    report.error = "RDB version " + std::to_string(options.rdb_version) +
+                   " cannot be written (10, 11, 12 or 80)";
     return report;
   }
   engine::EngineConfig config;
@@ -247,6 +254,7 @@ RdbConvertReport convert_rdb(std::string_view input, const std::string& out_path
   auto engine = std::make_unique<engine::Engine>(config, clock);
 
   ConvertVisitor visitor(*engine, options, report);
+  visitor.set_size(input.size());
   engine::RdbReadOptions read;
   read.skip_modules = true;  // module keys are judged by the visitor, never decoded
   auto summary = engine::read_rdb(input, visitor, read);

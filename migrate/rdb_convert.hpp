@@ -3,6 +3,7 @@
 #include "engine/persistence/rdb_reader.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -33,6 +34,8 @@ struct RdbConvertOptions {
   std::map<uint64_t, uint64_t> db_map;
   /// Keys whose TTL is not after this (unix ms) are dropped.
   int64_t now_ms = 0;
+  /// Called with the offset of each key read and the input's size; may be empty.
+  std::function<void(uint64_t offset, uint64_t size)> progress;
 };
 
 /// A key named in a report.

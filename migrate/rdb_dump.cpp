@@ -179,7 +179,13 @@ class DumpVisitor : public engine::RdbVisitor {
   DumpVisitor(const RdbDumpOptions& options, const RdbDumpSink& sink, RdbDumpStats& stats)
       : m_options(options), m_sink(sink), m_stats(stats) {}
 
+  /// The file's size, for progress.
+  void set_size(uint64_t size) { m_size = size; }
+
   bool on_key(RdbKey& k) override {
+    if (m_options.progress) {
+      m_options.progress(k.offset, m_size);
+    }
     if ((m_options.db && k.db != *m_options.db) ||
         (!m_options.match.empty() && !engine::glob_match(m_options.match, k.key))) {
       ++m_stats.keys_filtered;
@@ -355,6 +361,7 @@ class DumpVisitor : public engine::RdbVisitor {
   const RdbDumpOptions& m_options;
   const RdbDumpSink& m_sink;
   RdbDumpStats& m_stats;
+  uint64_t m_size = 0;
   std::string m_out;
   std::optional<uint64_t> m_db;
 };
@@ -421,6 +428,7 @@ engine::Expected<RdbDumpStats, engine::RdbError> dump_rdb(std::string_view file,
                                                           const RdbDumpSink& sink) {
   RdbDumpStats stats;
   DumpVisitor visitor(options, sink, stats);
+  visitor.set_size(file.size());
   engine::RdbReadOptions read;
   read.skip_modules = true;  // module values are opaque: listed, never decoded
   auto summary = engine::read_rdb(file, visitor, read);

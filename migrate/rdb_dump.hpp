@@ -27,6 +27,8 @@ struct RdbDumpOptions {
   std::string match;
   /// Elements per RESP command at most, so no command grows without bound.
   size_t batch = 1000;
+  /// Called with the offset of each key read and the file's size; may be empty.
+  std::function<void(uint64_t offset, uint64_t size)> progress;
 };
 
 /// What a dump wrote.

@@ -26,13 +26,21 @@ constexpr int64_t k_day_ms = 24 * k_hour_ms;
 // write RDB 11 (adds SET_LISTPACK and STREAM_LISTPACKS_3); Redis 7.4 writes RDB 12 (adds the
 // hash-field-TTL types 22-25 and SLOT_INFO). Each refuses a newer version outright
 // ("Can't handle RDB format version"), as the corpus' load results confirm.
-constexpr std::array<RdbTargetLimits, 5> k_targets = {{
+// Valkey 9 reads REDIS files up to 11 and its own VALKEY080, and refuses Redis' 12-79 as
+// foreign (rdbIsVersionAccepted); its field-TTL hashes are its own type (HASH_2).
+constexpr std::array<RdbTargetLimits, 6> k_targets = {{
     {"redis-7.0", 10, 19, false, false, false},
     {"redis-7.2", 11, 21, false, false, false},
     {"redis-7.4", 12, 25, true, true, false},
     {"valkey-7.2", 11, 21, false, false, true},
     {"valkey-8.0", 11, 21, false, false, true},
+    {"valkey-9.0", rdb::k_valkey_max_version, 21, true, false, true},
 }};
+
+/// True for Valkey 9 and later, whose RDB numbering is its own.
+bool valkey_numbering(const RdbTargetLimits& t) {
+  return t.max_rdb_version >= rdb::k_valkey_first_version;
+}
 
 /// Orders the biggest-keys heap so that its top is the key to evict first.
 struct SmallerKey {
@@ -90,6 +98,7 @@ class InspectVisitor : public engine::RdbVisitor {
   }
 
   void on_slot_info(uint64_t, uint64_t, uint64_t) override { ++m_report.slot_info_records; }
+  void on_slot_import(std::string_view, uint64_t) override { ++m_report.slot_import_records; }
 
   void on_function(std::string_view code) override {
     m_report.libraries.push_back({library_name(code), uses_valkey_api(code)});
@@ -111,8 +120,9 @@ class InspectVisitor : public engine::RdbVisitor {
     if (key.value.kind == engine::RdbKind::module) {
       ++r.module_keys[key.value.module_name];
     }
-    if (key.value.rdb_type >= static_cast<uint8_t>(rdb::Type::hash_metadata_pre_ga) &&
-        key.value.rdb_type <= static_cast<uint8_t>(rdb::Type::hash_listpack_ex)) {
+    if ((key.value.rdb_type >= static_cast<uint8_t>(rdb::Type::hash_metadata_pre_ga) &&
+         key.value.rdb_type <= static_cast<uint8_t>(rdb::Type::hash_listpack_ex)) ||
+        key.value.rdb_type == static_cast<uint8_t>(rdb::Type::valkey_hash_2)) {
       ++r.field_ttl_hashes;
     }
     for (const auto& field : key.value.hash) {
@@ -418,12 +428,44 @@ RdbTargetReport judge_target(const RdbReport& report, RdbTarget target, bool ski
   out.target = target;
   const RdbTargetLimits limits = rdb_target_limits(target);
   const int version = report.summary.version;
-  if (version > limits.max_rdb_version) {
+  const bool to_valkey_9 = valkey_numbering(limits);
+  if (to_valkey_9 && !report.summary.valkey_magic && version > 11) {
+    out.changes.push_back(fmt::format(
+        "RDB version {} -> {} ({} refuses Redis' versions 12-79 as foreign; use --rdb-version "
+        "{} or 11)",
+        version, limits.max_rdb_version, limits.name, limits.max_rdb_version));
+  } else if (version > limits.max_rdb_version) {
     out.changes.push_back(fmt::format("RDB version {} -> {} ({} reads RDB <= {})", version,
                                       limits.max_rdb_version, limits.name, limits.max_rdb_version));
+  } else if (report.summary.valkey_magic && !to_valkey_9) {
+    out.changes.push_back(fmt::format("RDB version {} (Valkey 9) -> {} ({} reads RDB <= {})",
+                                      version, limits.max_rdb_version, limits.name,
+                                      limits.max_rdb_version));
   }
   uint64_t newer_hashes = 0;
   for (const auto& [type, count] : report.types) {
+    if (type == static_cast<uint8_t>(rdb::Type::valkey_hash_2)) {
+      if (to_valkey_9) {
+        continue;
+      }
+      if (limits.field_ttls) {
+        out.changes.push_back(fmt::format(
+            "{} HASH_2 keys (Valkey 9's hashes with field TTLs) rewritten as Redis 7.4's "
+            "field-TTL hashes (--rdb-version 12)",
+            count.keys));
+        continue;
+      }
+      newer_hashes += count.keys;
+      continue;
+    }
+    if (to_valkey_9 && type >= static_cast<uint8_t>(rdb::Type::hash_metadata_pre_ga) &&
+        type <= static_cast<uint8_t>(rdb::Type::hash_listpack_ex)) {
+      out.changes.push_back(
+          fmt::format("{} {} keys (type {}, Redis 7.4's field TTLs) rewritten as Valkey 9's HASH_2 "
+                      "(--rdb-version 80)",
+                      count.keys, type_label(type), type));
+      continue;
+    }
     if (type <= limits.max_object_type || type == static_cast<uint8_t>(rdb::Type::module_2) ||
         type == static_cast<uint8_t>(rdb::Type::module_pre_ga)) {
       continue;
@@ -448,9 +490,15 @@ RdbTargetReport judge_target(const RdbReport& report, RdbTarget target, bool ski
   }
   if (newer_hashes > 0 && !limits.field_ttls) {
     out.changes.push_back(fmt::format(
-        "{} hashes with field TTLs (types 22-25, {} fields with TTLs): {} has no hash-field "
+        "{} hashes with field TTLs (types 22-25 or HASH_2, {} fields with TTLs): {} has no "
+        "hash-field "
         "expiration; choose what happens to the field TTLs with --field-ttl",
         newer_hashes, report.fields_with_ttl, limits.name));
+  }
+  if (report.slot_import_records > 0 && !to_valkey_9) {
+    out.changes.push_back(
+        fmt::format("{} SLOT_IMPORT records (Valkey 9 slot migrations in progress) dropped",
+                    report.slot_import_records));
   }
   if (report.slot_info_records > 0 && !limits.slot_info) {
     out.changes.push_back(fmt::format("{} SLOT_INFO records dropped (only Redis 7.4 reads them)",
@@ -622,7 +670,7 @@ std::string render_rdb_text(const RdbReport& r, std::string_view file, RdbReport
   }
   out += fmt::format("modules      {}\n",
                      names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", ")));
-  out += fmt::format("field ttls   {} hashes (types 22-25), {} fields with TTLs\n",
+  out += fmt::format("field ttls   {} hashes (types 22-25, HASH_2), {} fields with TTLs\n",
                      r.field_ttl_hashes, r.fields_with_ttl);
   if (r.slot_info_records > 0) {
     out += fmt::format("slot info    {} records\n", r.slot_info_records);

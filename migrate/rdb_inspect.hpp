@@ -17,7 +17,14 @@
 namespace keyshift::migrate {
 
 /// A server an RDB file may be moved to.
-enum class RdbTarget : uint8_t { redis_7_0, redis_7_2, redis_7_4, valkey_7_2, valkey_8_0 };
+enum class RdbTarget : uint8_t {
+  redis_7_0,
+  redis_7_2,
+  redis_7_4,
+  valkey_7_2,
+  valkey_8_0,
+  valkey_9_0
+};
 
 /// What a target server reads, from the servers' rdb.h/rdb.c and the corpus' load results.
 struct RdbTargetLimits {
@@ -129,7 +136,8 @@ struct RdbReport {
   std::map<std::string, uint64_t> module_keys;  // module type name -> keys
   std::vector<std::string> module_aux;          // module names with aux data
   uint64_t slot_info_records = 0;
-  uint64_t field_ttl_hashes = 0;  // keys of types 22-25
+  uint64_t slot_import_records = 0;  // Valkey 9's SLOT_IMPORT
+  uint64_t field_ttl_hashes = 0;     // keys of types 22-25
   uint64_t fields_with_ttl = 0;
   std::optional<RdbTargetReport> target;
 };

@@ -350,7 +350,7 @@ void rename_generic(CmdContext& ctx, bool nx) {
   if (renamed) {
     int db = ctx.session().db;
     ctx.engine().signal_modified_key(db, ctx.arg(1));
-    ctx.engine().signal_modified_key(db, ctx.arg(2));
+    ctx.engine().signal_modified_key(db, ctx.arg(2), 0);  // one change for both, as Valkey
     ctx.engine().notify_keyspace_event(k_notify_generic, "rename_from", ctx.arg(1), db);
     ctx.engine().notify_keyspace_event(k_notify_generic, "rename_to", ctx.arg(2), db);
     ctx.engine().signal_key_as_ready(db, ctx.arg(2));  // a list may serve blocked clients
@@ -644,7 +644,7 @@ void cmd_move(CmdContext& ctx) {
   if (moved) {
     int source = ctx.session().db;
     ctx.engine().signal_modified_key(source, ctx.arg(1));
-    ctx.engine().signal_modified_key(target, ctx.arg(1));
+    ctx.engine().signal_modified_key(target, ctx.arg(1), 0);  // one change for both, as Valkey
     ctx.engine().notify_keyspace_event(k_notify_generic, "move_from", ctx.arg(1), source);
     ctx.engine().notify_keyspace_event(k_notify_generic, "move_to", ctx.arg(1), target);
     ctx.engine().signal_key_as_ready(target, ctx.arg(1));

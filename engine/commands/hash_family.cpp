@@ -116,9 +116,11 @@ Entry* create_hash(CmdContext& ctx, std::string_view key) {
   return ctx.db().add(key, spec);
 }
 
-/// Signals a write to `key` and emits hash event `event`.
-void notify_write(CmdContext& ctx, std::string_view event, std::string_view key) {
-  ctx.engine().signal_modified_key(ctx.session().db, key);
+/// Signals a write to `key` counting `changes` (see Engine::signal_modified_key) and emits
+/// hash event `event`.
+void notify_write(CmdContext& ctx, std::string_view event, std::string_view key,
+                  uint64_t changes = 1) {
+  ctx.engine().signal_modified_key(ctx.session().db, key, changes);
   ctx.engine().notify_keyspace_event(k_notify_hash, event, key, ctx.session().db);
 }
 
@@ -205,7 +207,7 @@ int64_t hset_pairs(CmdContext& ctx) {
     h->shrink_to_fit();
   }
   account(ctx.engine(), h, before);
-  notify_write(ctx, "hset", key);
+  notify_write(ctx, "hset", key, (ctx.argc() - 2) / 2);
   return created;
 }
 
@@ -275,7 +277,7 @@ void cmd_hdel(CmdContext& ctx) {
     ctx.db().remove(key);
   }
   if (deleted > 0) {
-    notify_write(ctx, "hdel", key);
+    notify_write(ctx, "hdel", key, static_cast<uint64_t>(deleted));
     if (key_removed) {
       ctx.engine().notify_keyspace_event(k_notify_generic, "del", key, ctx.session().db);
     }

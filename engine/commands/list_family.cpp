@@ -90,7 +90,7 @@ const char* push_event(ListSide side) {
 
 /// Valkey's listElementsRemoved: the pop event, then deletion of an emptied key (with
 /// "del") or a chance to shrink back to a listpack, then the modified-key signal.
-void elements_removed(Engine& engine, Db& db, std::string_view key, ListSide side) {
+void elements_removed(Engine& engine, Db& db, std::string_view key, ListSide side, size_t count) {
   engine.notify_keyspace_event(k_notify_list, pop_event(side), key, db.id());
   Entry* e = db.lookup(key, false);
   if (e != nullptr && list_of(e)->empty()) {
@@ -100,7 +100,7 @@ void elements_removed(Engine& engine, Db& db, std::string_view key, ListSide sid
     ListEdit edit(engine, e);
     edit->after_shrink(list_limits(engine));
   }
-  engine.signal_modified_key(db.id(), key);
+  engine.signal_modified_key(db.id(), key, count);
 }
 
 }  // namespace
@@ -115,9 +115,10 @@ Result<std::vector<std::string>> list_pop(Engine& engine, Db& db, std::string_vi
     return OpStatus::wrong_type;
   }
   std::vector<std::string> out;
+  size_t n = 0;
   {
     ListEdit edit(engine, e);
-    size_t n = std::min(count, edit->size());
+    n = std::min(count, edit->size());
     out.reserve(n);
     bool head = side == ListSide::head;
     ListValue::Reader r(*edit, head ? 0 : -1, head);
@@ -127,7 +128,7 @@ Result<std::vector<std::string>> list_pop(Engine& engine, Db& db, std::string_vi
     auto k = static_cast<int64_t>(n);
     edit->del_range(head ? 0 : -k, k);
   }
-  elements_removed(engine, db, key, side);
+  elements_removed(engine, db, key, side, n);
   return out;
 }
 
@@ -163,10 +164,11 @@ Result<std::optional<std::string>> list_move(Engine& engine, Db& db, std::string
     edit->prepare_growth(limits, value.size(), 1);
     edit->push(to, value);
   }
-  engine.signal_modified_key(db.id(), dst);
+  // LMOVE counts one change for both keys, as Valkey's lmoveGenericCommand.
+  engine.signal_modified_key(db.id(), dst, 0);
   engine.notify_keyspace_event(k_notify_list, push_event(to), dst, db.id());
   engine.signal_key_as_ready(db.id(), dst);
-  elements_removed(engine, db, src, from);
+  elements_removed(engine, db, src, from, 1);
   return std::optional<std::string>(std::move(value));
 }
 
@@ -252,7 +254,7 @@ void push_generic(CmdContext& ctx, ListSide side, bool only_existing) {
     len = edit->size();
   }
   ctx.reply().integer(static_cast<int64_t>(len));
-  ctx.engine().signal_modified_key(db.id(), key);
+  ctx.engine().signal_modified_key(db.id(), key, ctx.argc() - 2);
   ctx.engine().notify_keyspace_event(k_notify_list, push_event(side), key, db.id());
   ctx.engine().signal_key_as_ready(db.id(), key);
 }
@@ -506,7 +508,7 @@ void cmd_lrem(CmdContext& ctx) {
   if (removed != 0) {
     ctx.engine().notify_keyspace_event(k_notify_list, "lrem", key, db.id());
     delete_if_empty_or_shrink(ctx, db, key, e);
-    ctx.engine().signal_modified_key(db.id(), key);
+    ctx.engine().signal_modified_key(db.id(), key, removed);
   }
   ctx.reply().integer(static_cast<int64_t>(removed));
 }
@@ -529,6 +531,8 @@ void cmd_ltrim(CmdContext& ctx) {
     ctx.reply().error(errors::k_wrong_type);
     return;
   }
+  int64_t ltrim = 0;
+  int64_t rtrim = 0;
   {
     ListEdit edit(ctx.engine(), e);
     auto len = static_cast<int64_t>(edit->size());
@@ -541,8 +545,6 @@ void cmd_ltrim(CmdContext& ctx) {
     if (start < 0) {
       start = 0;
     }
-    int64_t ltrim = 0;
-    int64_t rtrim = 0;
     if (start > end || start >= len) {
       ltrim = len;
     } else {
@@ -557,7 +559,7 @@ void cmd_ltrim(CmdContext& ctx) {
   }
   ctx.engine().notify_keyspace_event(k_notify_list, "ltrim", key, db.id());
   delete_if_empty_or_shrink(ctx, db, key, e);
-  ctx.engine().signal_modified_key(db.id(), key);
+  ctx.engine().signal_modified_key(db.id(), key, static_cast<uint64_t>(ltrim + rtrim));
   ctx.reply().ok();
 }
 

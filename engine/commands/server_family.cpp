@@ -1698,7 +1698,7 @@ Digest value_digest(const Entry* e, const Digest& seed) {
     case ObjType::hash:
       return digest_hash(*HashRef(e), has_expire, seed);
     case ObjType::zset:
-      return digest_zset(*static_cast<const ZSetValue*>(e->object()), has_expire, seed);
+      return digest_zset(*ZSetRef(e), has_expire, seed);
     case ObjType::stream:
       return digest_stream(*static_cast<const StreamValue*>(e->object()), has_expire, seed);
     default:

@@ -214,7 +214,7 @@ void cmd_sadd(CmdContext& ctx) {
     });
   }
   if (added > 0) {
-    ctx.engine().signal_modified_key(ctx.session().db, key);
+    ctx.engine().signal_modified_key(ctx.session().db, key, static_cast<uint64_t>(added));
     notify(ctx, k_notify_set, "sadd", key);
   }
   ctx.reply().integer(added);
@@ -247,7 +247,7 @@ void cmd_srem(CmdContext& ctx) {
     if (emptied) {
       ctx.db().remove(key);
     }
-    ctx.engine().signal_modified_key(ctx.session().db, key);
+    ctx.engine().signal_modified_key(ctx.session().db, key, static_cast<uint64_t>(removed));
     notify(ctx, k_notify_set, "srem", key);
     if (emptied) {
       notify(ctx, k_notify_generic, "del", key);
@@ -733,7 +733,7 @@ void spop_with_count(CmdContext& ctx) {
     all->for_each([&](const SetMember& m) { reply_member(ctx.reply(), m); });
     delete all;
     delete_emptied(ctx, key);
-    ctx.engine().signal_modified_key(ctx.session().db, key);
+    ctx.engine().signal_modified_key(ctx.session().db, key, size);
     return;
   }
 
@@ -800,7 +800,7 @@ void spop_with_count(CmdContext& ctx) {
     ctx.engine().memory().add(after - before);
     e->switch_slot(spec.kind, blob ? static_cast<void*>(spec.blob) : spec.object, spec.encoding);
   }
-  ctx.engine().signal_modified_key(ctx.session().db, key);
+  ctx.engine().signal_modified_key(ctx.session().db, key, count);
 }
 
 void cmd_spop(CmdContext& ctx) {

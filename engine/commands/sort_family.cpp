@@ -42,7 +42,7 @@ size_t element_count(const Entry* e) {
     case ObjType::set:
       return SetRef(e)->size();
     default:
-      return static_cast<const ZSetValue*>(e->object())->size();
+      return ZSetRef(e)->size();
   }
 }
 
@@ -58,9 +58,7 @@ void load_all(const Entry* e, std::vector<std::string>& out) {
       SetRef(e)->for_each([&](const SetMember& m) { out.push_back(m.to_string()); });
       return;
     default:
-      static_cast<const ZSetValue*>(e->object())->for_each([&](std::string_view member, double) {
-        out.emplace_back(member);
-      });
+      ZSetRef(e)->for_each([&](std::string_view member, double) { out.emplace_back(member); });
       return;
   }
 }
@@ -80,9 +78,8 @@ void load_range(const Entry* e, size_t start, size_t count, bool desc,
     }
     return;
   }
-  static_cast<const ZSetValue*>(e->object())
-      ->range_by_rank(start, start + count - 1, desc,
-                      [&](std::string_view member, double) { out.emplace_back(member); });
+  ZSetRef(e)->range_by_rank(start, start + count - 1, desc,
+                            [&](std::string_view member, double) { out.emplace_back(member); });
 }
 
 /// Valkey sorts a sorted set through its skiplist form, converting a listpack for good
@@ -91,11 +88,11 @@ void prepare_source(CmdContext& ctx, Entry* e) {
   if (e->type() != ObjType::zset) {
     return;
   }
-  auto* z = static_cast<ZSetValue*>(e->object());
-  auto before = static_cast<int64_t>(z->bytes());
+  ZSetRef z(e, ctx.db().value_seed(e->key()));
+  auto before = static_cast<int64_t>(z.bytes());
   z->convert_to_skiplist();
-  ctx.engine().memory().add(static_cast<int64_t>(z->bytes()) - before);
-  e->set_encoding(z->encoding());
+  z.sync();
+  ctx.engine().memory().add(static_cast<int64_t>(z.bytes()) - before);
 }
 
 /// The value of `field` in the hash at `e`, nullopt when absent (or its TTL passed).

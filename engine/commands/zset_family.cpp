@@ -44,8 +44,9 @@ ZSetLimits limits_of(CmdContext& ctx) {
   return ZSetLimits{c.zset_max_listpack_entries, c.zset_max_listpack_value};
 }
 
-ZSetValue* zset_of(Entry* e) {
-  return static_cast<ZSetValue*>(e->object());
+/// Read access to the sorted set in `e` (a bare listpack block or an object).
+ZSetRef zset_of(const Entry* e) {
+  return ZSetRef(e);
 }
 
 /// A score in a reply: RESP3 double, RESP2 bulk string, both with Valkey 8's text.
@@ -82,42 +83,46 @@ bool parse_score(std::string_view s, double& out) {
   return true;
 }
 
-/// Adds the change in `z`'s size across a mutation to the engine's memory count.
-class MemoryDelta {
+/// The sorted set in `e` opened for a change: on commit it stores the value back into the
+/// entry (ZSetRef::sync: a reallocated listpack, or a skiplist that left the block) and adds
+/// the change in its size to the engine's memory count.
+class ZSetEdit {
  public:
-  MemoryDelta(CmdContext& ctx, const ZSetValue* z)
-      : m_mem(ctx.engine().memory()), m_z(z), m_before(z->bytes()) {}
-  MemoryDelta(const MemoryDelta&) = delete;
-  MemoryDelta& operator=(const MemoryDelta&) = delete;
-  ~MemoryDelta() { commit(); }
-  /// Accounts the change so far.
+  ZSetEdit(CmdContext& ctx, Entry* e)
+      : m_mem(ctx.engine().memory()),
+        m_ref(std::in_place, e, ctx.db().value_seed(e->key())),
+        m_before(m_ref->bytes()) {}
+  ZSetEdit(const ZSetEdit&) = delete;
+  ZSetEdit& operator=(const ZSetEdit&) = delete;
+  ~ZSetEdit() { commit(); }
+
+  ZSetValue* operator->() const { return &**m_ref; }
+  ZSetValue& operator*() const { return **m_ref; }
+  /// Stores the value back and accounts the change so far.
   void commit() {
-    if (m_z == nullptr) {
+    if (!m_ref) {
       return;
     }
-    size_t after = m_z->bytes();
+    m_ref->sync();
+    size_t after = m_ref->bytes();
     m_mem.add(static_cast<int64_t>(after) - static_cast<int64_t>(m_before));
     m_before = after;
   }
-  /// Accounts the change and stops watching (before the value may be freed).
+  /// Commits and closes the value (before the entry may be removed).
   void release() {
     commit();
-    m_z = nullptr;
+    m_ref.reset();
   }
 
  private:
   MemoryCounter& m_mem;
-  const ZSetValue* m_z;
+  std::optional<ZSetRef> m_ref;
   size_t m_before;
 };
 
+/// The ValueSpec storing `z` (owned): its bare listpack block when small, else the object.
 Entry::ValueSpec zset_spec(ZSetValue* z) {
-  Entry::ValueSpec spec;
-  spec.kind = Entry::Kind::object;
-  spec.object = z;
-  spec.type = ObjType::zset;
-  spec.encoding = z->encoding();
-  return spec;
+  return value_spec(z, ObjType::zset);
 }
 
 /// Looks `key` up for writing: nullptr when missing; `wrong` is set (and the error
@@ -151,19 +156,15 @@ void notify_zset(CmdContext& ctx, std::string_view event, std::string_view key) 
 
 /// After removals from the sorted set at `key`: deletes the key when it became empty and
 /// sends `event` (plus "del"). `delta` must not be used after this.
-void finish_removal(CmdContext& ctx, std::string_view key, Entry* e, MemoryDelta& delta,
-                    size_t removed, std::string_view event) {
-  delta.release();
-  ZSetValue* z = zset_of(e);
-  bool key_removed = false;
-  if (z->empty()) {
+void finish_removal(CmdContext& ctx, std::string_view key, ZSetEdit& z, size_t removed,
+                    std::string_view event) {
+  bool key_removed = z->empty();
+  z.release();
+  if (key_removed) {
     ctx.db().remove(key);
-    key_removed = true;
-  } else {
-    e->set_encoding(z->encoding());
   }
   if (removed > 0) {
-    ctx.engine().signal_modified_key(db_id(ctx), key);
+    ctx.engine().signal_modified_key(db_id(ctx), key, removed);
     notify_zset(ctx, event, key);
     if (key_removed) {
       ctx.engine().notify_keyspace_event(k_notify_generic, "del", key, db_id(ctx));
@@ -276,18 +277,18 @@ void zadd_generic(CmdContext& ctx, uint32_t flags) {
     }
     auto z = ZSetValue::create(elements, max_len, limits, ctx.engine().rng()());
     e = ctx.db().add(key, zset_spec(z.release()));
-  } else {
-    MemoryDelta delta(ctx, zset_of(e));
-    zset_of(e)->maybe_convert(elements, max_len, limits);
   }
-  ZSetValue* z = zset_of(e);
   size_t added = 0;
   size_t updated = 0;
   size_t processed = 0;
   double score = 0;
   bool nan = false;
+  bool emptied = false;
   {
-    MemoryDelta delta(ctx, z);
+    ZSetEdit z(ctx, e);
+    if (!fresh) {
+      z->maybe_convert(elements, max_len, limits);
+    }
     for (size_t j = 0; j < elements; ++j) {
       double new_score = 0;
       ZAddOutcome r = z->add(scores[j], ctx.arg(idx + 2 * j + 1), flags, new_score, limits);
@@ -304,8 +305,8 @@ void zadd_generic(CmdContext& ctx, uint32_t flags) {
       // A sorted set written whole in one command keeps no growth headroom.
       z->shrink_to_fit();
     }
+    emptied = z->empty();
   }
-  e->set_encoding(z->encoding());
   if (nan) {
     ctx.reply().error(errors::k_zadd_nan);
   } else if (incr) {
@@ -317,11 +318,11 @@ void zadd_generic(CmdContext& ctx, uint32_t flags) {
   } else {
     ctx.reply().integer(static_cast<int64_t>(ch ? added + updated : added));
   }
-  if (z->empty()) {
+  if (emptied) {
     ctx.db().remove(key);  // defensive: a created key always receives its first element
   }
   if (added > 0 || updated > 0) {
-    ctx.engine().signal_modified_key(db_id(ctx), key);
+    ctx.engine().signal_modified_key(db_id(ctx), key, added + updated);
     notify_zset(ctx, incr ? "zincr" : "zadd", key);
     if (added > 0) {
       ctx.engine().signal_key_as_ready(db_id(ctx), key);
@@ -350,8 +351,7 @@ void cmd_zrem(CmdContext& ctx) {
     ctx.reply().integer(0);
     return;
   }
-  ZSetValue* z = zset_of(e);
-  MemoryDelta delta(ctx, z);
+  ZSetEdit z(ctx, e);
   size_t deleted = 0;
   for (size_t j = 2; j < ctx.argc(); ++j) {
     deleted += z->remove(ctx.arg(j));
@@ -359,7 +359,7 @@ void cmd_zrem(CmdContext& ctx) {
       break;
     }
   }
-  finish_removal(ctx, key, e, delta, deleted, "zrem");
+  finish_removal(ctx, key, z, deleted, "zrem");
   ctx.reply().integer(static_cast<int64_t>(deleted));
 }
 
@@ -399,9 +399,8 @@ void zremrange_generic(CmdContext& ctx, RangeType type) {
     ctx.reply().integer(0);
     return;
   }
-  ZSetValue* z = zset_of(e);
   if (type == RangeType::rank) {
-    auto len = static_cast<int64_t>(z->size());
+    auto len = static_cast<int64_t>(zset_of(e)->size());
     if (start < 0) {
       start += len;
     }
@@ -419,7 +418,7 @@ void zremrange_generic(CmdContext& ctx, RangeType type) {
       end = len - 1;
     }
   }
-  MemoryDelta delta(ctx, z);
+  ZSetEdit z(ctx, e);
   size_t deleted = 0;
   switch (type) {
     case RangeType::rank:
@@ -432,7 +431,7 @@ void zremrange_generic(CmdContext& ctx, RangeType type) {
       deleted = z->remove_lex_range(lex);
       break;
   }
-  finish_removal(ctx, key, e, delta, deleted, event);
+  finish_removal(ctx, key, z, deleted, event);
   ctx.reply().integer(static_cast<int64_t>(deleted));
 }
 
@@ -717,7 +716,7 @@ void zrange_generic(CmdContext& ctx, size_t start, bool store, RangeType type, D
     ctx.reply().error(errors::k_wrong_type);
     return;
   }
-  const ZSetValue* z = zset_of(e);
+  ZSetRef z = zset_of(e);
   auto emit = [&](std::string_view m, double s) { sink.emit(m, s); };
   if (type == RangeType::rank) {
     auto len = static_cast<int64_t>(z->size());
@@ -808,7 +807,7 @@ void zpop_generic(CmdContext& ctx, std::span<const std::string_view> keys, bool 
   if (count == -1) {
     count = 1;
   }
-  ZSetValue* z = zset_of(e);
+  ZSetEdit z(ctx, e);
   auto n = std::min(static_cast<size_t>(count), z->size());
   if (!nested && !emit_key) {
     rb.array(n * 2);
@@ -822,7 +821,6 @@ void zpop_generic(CmdContext& ctx, std::span<const std::string_view> keys, bool 
     rb.bulk(key);
     rb.array(n);
   }
-  MemoryDelta delta(ctx, z);
   std::string member;
   double score = 0;
   for (size_t i = 0; i < n; ++i) {
@@ -833,7 +831,7 @@ void zpop_generic(CmdContext& ctx, std::span<const std::string_view> keys, bool 
     rb.bulk(member);
     reply_score(rb, score);
   }
-  finish_removal(ctx, key, e, delta, n, max ? "zpopmax" : "zpopmin");
+  finish_removal(ctx, key, z, n, max ? "zpopmax" : "zpopmin");
 }
 
 void zpop_minmax(CmdContext& ctx, bool max) {
@@ -973,7 +971,7 @@ void zrandmember_with_count(CmdContext& ctx, int64_t l, bool with_scores) {
     rb.array(0);
     return;
   }
-  const ZSetValue* z = zset_of(e);
+  ZSetRef z = zset_of(e);
   const size_t size = z->size();
   const bool unique = l >= 0;
   const uint64_t count = l >= 0 ? static_cast<uint64_t>(l) : 0 - static_cast<uint64_t>(l);
@@ -1100,11 +1098,8 @@ struct Source {
   const Entry* entry = nullptr;  // nullptr for a missing key
   double weight = 1.0;
 
-  const ZSetValue* zset() const {
-    return entry != nullptr && entry->type() == ObjType::zset
-               ? static_cast<const ZSetValue*>(entry->object())
-               : nullptr;
-  }
+  /// True when this input is a sorted set.
+  bool is_zset() const { return entry != nullptr && entry->type() == ObjType::zset; }
   /// True when this input is a plain set (read through a SetRef: it may be a bare block).
   bool is_set() const { return entry != nullptr && entry->type() == ObjType::set; }
   size_t size() const;
@@ -1117,16 +1112,16 @@ struct Source {
 };
 
 size_t Source::size() const {
-  if (const ZSetValue* z = zset()) {
-    return z->size();
+  if (is_zset()) {
+    return ZSetRef(entry)->size();
   }
   return is_set() ? SetRef(entry)->size() : 0;
 }
 
 template <typename Fn>
 void Source::for_each(Fn&& fn) const {
-  if (const ZSetValue* z = zset()) {
-    z->for_each_reverse(fn);
+  if (is_zset()) {
+    ZSetRef(entry)->for_each_reverse(fn);
   } else if (is_set()) {
     char buf[24];
     SetRef(entry)->for_each([&](const SetMember& m) { fn(m.view(buf), 1.0); });
@@ -1134,8 +1129,8 @@ void Source::for_each(Fn&& fn) const {
 }
 
 bool Source::find(std::string_view member, double& score) const {
-  if (const ZSetValue* z = zset()) {
-    return z->score(member, score);
+  if (is_zset()) {
+    return ZSetRef(entry)->score(member, score);
   }
   if (is_set() && SetRef(entry)->contains(member)) {
     score = 1.0;
@@ -1459,7 +1454,7 @@ void cmd_zscan(CmdContext& ctx) {
       return;
     }
   }
-  const ZSetValue* z = zset_of(e);
+  ZSetRef z = zset_of(e);
   std::vector<std::string> out;
   int64_t sampled = 0;
   auto visit = [&](std::string_view member, std::string_view score_text) {

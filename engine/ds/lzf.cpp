@@ -139,6 +139,41 @@ size_t lzf_decompress(const void* in_v, size_t in_len, void* out_v, size_t out_c
   return op;
 }
 
+size_t lzf_decompressed_size(const void* in_v, size_t in_len, size_t out_cap) {
+  const auto* in = static_cast<const uint8_t*>(in_v);
+  size_t ip = 0;
+  size_t op = 0;
+  while (ip < in_len) {
+    size_t ctrl = in[ip++];
+    if (ctrl < 32) {
+      size_t n = ctrl + 1;
+      if (in_len - ip < n || out_cap - op < n) {
+        return 0;
+      }
+      ip += n;
+      op += n;
+      continue;
+    }
+    size_t len = ctrl >> 5;
+    if (len == 7) {
+      if (ip >= in_len) {
+        return 0;
+      }
+      len += in[ip++];
+    }
+    len += 2;
+    if (ip >= in_len) {
+      return 0;
+    }
+    size_t back = ((ctrl & 0x1F) << 8 | in[ip++]) + 1;
+    if (back > op || out_cap - op < len) {
+      return 0;
+    }
+    op += len;
+  }
+  return op;
+}
+
 std::optional<std::string> lzf_decompress(std::string_view in, size_t expected_len) {
   std::string out(expected_len, '\0');
   if (expected_len == 0) {

@@ -23,6 +23,10 @@ size_t lzf_compress(const void* in, size_t in_len, void* out, size_t out_cap);
 /// when the stream is corrupt or does not fit. Never reads or writes out of bounds.
 size_t lzf_decompress(const void* in, size_t in_len, void* out, size_t out_cap);
 
+/// What lzf_decompress would return for `in` and `out_cap`, without writing anything:
+/// validates a stream whose bytes are not needed (rdb check).
+size_t lzf_decompressed_size(const void* in, size_t in_len, size_t out_cap);
+
 /// Convenience: `in` decompressed to exactly `expected_len` bytes, or nullopt.
 std::optional<std::string> lzf_decompress(std::string_view in, size_t expected_len);
 

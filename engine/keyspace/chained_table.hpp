@@ -246,6 +246,15 @@ class ChainedTable {
     return true;
   }
 
+  /// Sizes an empty table for `n` nodes up front (RDB loading's RESIZEDB hint), so that
+  /// filling it rehashes nothing.
+  void reserve(size_t n) {
+    if (size() == 0 && !rehashing() && n > m_t[0].size) {
+      release(m_t[0]);
+      resize(n);
+    }
+  }
+
   /// Shrinks the buckets if the table became sparse (called after mass deletion).
   void shrink_if_needed() {
     if (rehashing() || m_t[0].size <= k_initial_size) {

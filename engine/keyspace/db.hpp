@@ -91,6 +91,8 @@ class Db {
   uint64_t value_seed(std::string_view key) const { return ~m_table.hash(key); }
   /// Adds a new key; the key must not exist (live or expired: call lookup first).
   Entry* add(std::string_view key, const Entry::ValueSpec& value, int64_t expire_ms = -1);
+  /// Sizes an empty database's table for `keys` keys (RDB loading's RESIZEDB hint).
+  void reserve(size_t keys) { m_table.reserve(keys); }
   /// Removes `key`; returns true if a live key was removed.
   bool remove(std::string_view key);
   /// Moves the entry for `key` out of this database without freeing it (MOVE, RENAME).

@@ -15,6 +15,15 @@ constexpr size_t k_listpack_safety_size = size_t{1} << 30;
 
 ZSetValue::ZSetValue(uint64_t seed) : m_seed(static_cast<uint32_t>(seed)) {}
 
+ZSetValue::ZSetValue(ObjEncoding /*encoding*/, uint64_t seed, uint8_t* block)
+    : m_seed(static_cast<uint32_t>(seed)), m_lp(Listpack::from_block(block)) {}
+
+ZSetValue* ZSetValue::detach() {
+  auto* z = new ZSetValue(m_seed);
+  z->m_large = std::move(m_large);
+  return z;
+}
+
 // The index only links the skiplist's nodes; Large drops its buckets (declared last) before
 // the nodes go.
 ZSetValue::~ZSetValue() = default;

@@ -21,6 +21,7 @@
 #include "engine/keyspace/chained_table.hpp"
 #include "engine/keyspace/digest.hpp"
 #include "engine/keyspace/object.hpp"
+#include "engine/keyspace/value_ref.hpp"
 #include "engine/util/double_format.hpp"
 #include "engine/util/hash.hpp"
 #include "engine/util/memory.hpp"
@@ -83,8 +84,23 @@ class ZSetValue final : public HeapObject {
   static std::unique_ptr<ZSetValue> create(size_t size_hint, size_t len_hint,
                                            const ZSetLimits& limits, uint64_t seed);
 
+  /// A listpack-encoded sorted set over `block`, lent by a small sorted set's Entry
+  /// (Entry::Kind::blob; see value_ref.hpp); it never frees the block it was lent.
+  ZSetValue(ObjEncoding encoding, uint64_t seed, uint8_t* block);
   size_t bytes() const override;
   HeapObject* clone() const override;
+
+  /// The listpack block (null in the skiplist encoding), for the entry that lent or takes it.
+  uint8_t* block() const { return m_lp.block(); }
+  /// Gives the block up without freeing it (it stays with its entry).
+  void release_block() { (void)m_lp.release(); }
+  /// Bytes of the block alone.
+  size_t block_bytes() const { return m_lp.bytes(); }
+  /// A heap sorted set that takes over this skiplist-encoded one (a borrowed listpack that
+  /// grew into a skiplist moves into its own object); this one is left empty.
+  ZSetValue* detach();
+  /// True for the encodings an Entry keeps as a bare block.
+  static bool is_blob_encoding(ObjEncoding e) { return e == ObjEncoding::listpack; }
 
   /// listpack or skiplist.
   ObjEncoding encoding() const { return m_large ? ObjEncoding::skiplist : ObjEncoding::listpack; }
@@ -199,6 +215,9 @@ static_assert(sizeof(ZSetValue) <= 32, "a small sorted set's object must stay wi
 
 /// DEBUG DIGEST-VALUE of a sorted set (Valkey's xorObjectDigest for zsets).
 Digest digest_zset(const ZSetValue& zset, bool has_expire, const Digest& seed = {});
+
+/// The sorted set in a zset-typed Entry (see ValueRef).
+using ZSetRef = ValueRef<ZSetValue>;
 
 // --- Templates --------------------------------------------------------------------------
 

@@ -31,7 +31,7 @@ Expected<MappedFile, std::string> MappedFile::open(const std::string& path) {
     ::close(fd);
     return MappedFile(nullptr, 0);  // mmap refuses empty files; an empty view is enough
   }
-  void* addr = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  void* addr = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
   int saved = errno;
   ::close(fd);
   if (addr == MAP_FAILED) {

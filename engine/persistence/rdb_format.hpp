@@ -3,13 +3,18 @@
 #include <cstdint>
 #include <string_view>
 
-// The RDB file format as Redis 2.x..7.4 and Valkey 7.2..8.x write it: value types, opcodes
+// The RDB file format as Redis 2.x..7.4 and Valkey 7.2..9.x write it: value types, opcodes
 // and length encodings. Numbers are the on-disk bytes; never renumber.
 namespace keyshift::engine::rdb {
 
 /// Oldest and newest RDB versions read ("REDIS0001".."REDIS0012").
 inline constexpr int k_min_version = 1;
 inline constexpr int k_max_version = 12;
+/// Valkey 9's own numbering ("VALKEY080"): Valkey left 12-79 to Redis ("foreign") and
+/// writes 80 from 9.0 on (valkey-io/valkey src/rdb.h, RDB_VERSION_MAP: 80 for 9.0; 81,
+/// for 9.2, adds a type whose format is not read here).
+inline constexpr int k_valkey_first_version = 80;
+inline constexpr int k_valkey_max_version = 80;
 /// Version keyshift writes unless asked otherwise (loads in Valkey 7.2/8.x, Redis 7.2+).
 inline constexpr int k_default_write_version = 11;
 /// The checksum trailer exists from this version on.
@@ -42,7 +47,14 @@ enum class Type : uint8_t {
   hash_listpack_ex_pre_ga = 23,  // Redis 7.4 RC: listpack of field, value, TTL
   hash_metadata = 24,            // Redis 7.4: min expire, then TTLs relative to it
   hash_listpack_ex = 25,         // Redis 7.4: min expire, then listpack triplets
+  // Valkey 9's RDB_TYPE_HASH_2, a hash whose fields may carry TTLs: on disk it is type 22
+  // in "VALKEY" files, where Redis' 22-25 do not exist. Renumbered here so a neutral value
+  // never mixes it up with Redis 7.4's pre-GA 22.
+  valkey_hash_2 = 122,
 };
+
+/// The byte Valkey 9 writes for its RDB_TYPE_HASH_2.
+inline constexpr uint8_t k_valkey_hash_2_on_disk = 22;
 
 /// True for a byte that starts a key (an object type) rather than an opcode.
 constexpr bool is_object_type(uint8_t t) {
@@ -51,6 +63,7 @@ constexpr bool is_object_type(uint8_t t) {
 
 /// Opcodes between keys.
 enum class Opcode : uint8_t {
+  slot_import = 243,      // Valkey 9 cluster: an atomic slot migration being imported
   slot_info = 244,        // Redis 7.4 cluster: slot id, size, expires size
   function2 = 245,        // a function library's code
   function_pre_ga = 246,  // Redis 7.0 RC function format (refused, as Valkey does)

@@ -11,12 +11,26 @@
 #include "engine/persistence/rdb_format.hpp"
 
 #include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <functional>
 #include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <thread>
 #include <utility>
 
 namespace keyshift::engine {
 
 namespace {
+
+/// What building a value reads: the engine's settings and a random source for table seeds.
+/// A load builds values off the engine's thread, so it passes its own generator.
+struct BuildContext {
+  const EngineConfig& config;
+  std::mt19937_64& rng;
+};
 
 Entry::ValueSpec object_spec(HeapObject* object, ObjType type, ObjEncoding encoding) {
   Entry::ValueSpec spec;
@@ -30,16 +44,23 @@ Entry::ValueSpec object_spec(HeapObject* object, ObjType type, ObjEncoding encod
 /// Lists are rebuilt as Valkey's rdbLoadObject builds them: a quicklist file value keeps its
 /// stored nodes (then becomes a listpack if it is one small node); a ziplist value (type 10)
 /// is pushed into a quicklist and stays one; a linked list (type 1) is pushed and converted.
-Entry::ValueSpec build_list(Engine& engine, const RdbValue& value) {
-  const EngineConfig& c = engine.config();
+/// Listpack nodes read as blocks (keep_blocks) are adopted as they are.
+Entry::ValueSpec build_list(const BuildContext& ctx, RdbValue& value) {
+  const EngineConfig& c = ctx.config;
   ListLimits limits{c.list_max_listpack_size, c.list_compress_depth};
   std::unique_ptr<ListValue> list;
   if (!value.list_nodes.empty()) {
     auto ql = std::make_unique<Quicklist>(limits.fill, limits.compress_depth);
     size_t i = 0;
+    size_t block = 0;
+    bool blocks = !value.packed.empty();
     for (const RdbListNode& node : value.list_nodes) {
       if (node.plain) {
         ql->append_plain(value.items[i++]);
+        continue;
+      }
+      if (blocks) {
+        ql->append_listpack(std::move(value.packed[block++]));
         continue;
       }
       Listpack lp;
@@ -68,45 +89,106 @@ Entry::ValueSpec build_list(Engine& engine, const RdbValue& value) {
   return object_spec(list.release(), ObjType::list, enc);
 }
 
-Entry::ValueSpec build_set(Engine& engine, const std::vector<std::string>& members) {
-  SetLimits limits = SetLimits::from(engine.config());
-  SetValue* s = SetValue::create(members.front(), members.size(), limits, engine.rng()());
-  std::unique_ptr<SetValue> owned(s);
-  for (const std::string& m : members) {
-    s->add(m, limits);
+Entry::ValueSpec build_set(const BuildContext& ctx, RdbValue& value) {
+  SetLimits limits = SetLimits::from(ctx.config);
+  std::unique_ptr<SetValue> owned;
+  if (!value.intset.empty()) {
+    // As Valkey's RDB_TYPE_SET_INTSET: kept unless it holds more than set-max-intset-entries.
+    owned.reset(SetValue::adopt(std::move(value.intset), ctx.rng()));
+    if (owned->size() > static_cast<size_t>(ctx.config.set_max_intset_entries)) {
+      owned->convert(ObjEncoding::hashtable);
+    }
+  } else if (!value.packed.empty() && !value.packed.front().empty()) {
+    // As RDB_TYPE_SET_LISTPACK: kept unless it holds more than set-max-listpack-entries.
+    owned.reset(SetValue::adopt(std::move(value.packed.front()), ctx.rng()));
+    if (owned->size() > static_cast<size_t>(ctx.config.set_max_listpack_entries)) {
+      owned->convert(ObjEncoding::hashtable);
+    }
+  } else {
+    const std::vector<std::string>& members = value.items;
+    owned.reset(SetValue::create(members.front(), members.size(), limits, ctx.rng()));
+    for (const std::string& m : members) {
+      owned->add(m, limits);
+    }
   }
-  s->shrink_to_fit();
+  owned->shrink_to_fit();
   // A small set is kept as its bare intset/listpack block (see Entry::Kind::blob).
   return value_spec(owned.release(), ObjType::set);
 }
 
-Entry::ValueSpec build_zset(Engine& engine, const std::vector<std::pair<std::string, double>>& m) {
-  const EngineConfig& c = engine.config();
+Entry::ValueSpec build_zset(const BuildContext& ctx, const RdbValue& value) {
+  const std::vector<std::pair<std::string, double>>& m = value.zset;
+  const EngineConfig& c = ctx.config;
   ZSetLimits limits{c.zset_max_listpack_entries, c.zset_max_listpack_value};
   size_t max_len = 0;
   for (const auto& [member, score] : m) {
     max_len = std::max(max_len, member.size());
   }
-  auto z = ZSetValue::create(m.size(), max_len, limits, engine.rng()());
-  for (const auto& [member, score] : m) {
+  auto z = ZSetValue::create(m.size(), max_len, limits, ctx.rng());
+  // Members are added lowest score last, the order Valkey saves skiplists in, so each
+  // lands at the head of the listpack or skiplist without a walk. A listpack file value is
+  // stored in ascending order, so it is walked backwards.
+  bool ascending = value.rdb_type == static_cast<uint8_t>(rdb::Type::zset_listpack) ||
+                   value.rdb_type == static_cast<uint8_t>(rdb::Type::zset_ziplist);
+  for (size_t i = 0; i < m.size(); ++i) {
+    const auto& [member, score] = m[ascending ? m.size() - 1 - i : i];
     double unused = 0;
     z->add(score, member, 0, unused, limits);
   }
-  ObjEncoding enc = z->encoding();
-  return object_spec(z.release(), ObjType::zset, enc);
+  // A small sorted set is kept as its bare listpack block (see Entry::Kind::blob).
+  return value_spec(z.release(), ObjType::zset);
 }
 
-Entry::ValueSpec build_hash(Engine& engine, const std::vector<RdbHashField>& fields,
-                            int64_t now_ms) {
-  const EngineConfig& c = engine.config();
+/// A hash listpack read as a block (type 16 with keep_blocks): as Valkey's
+/// RDB_TYPE_HASH_LISTPACK, kept as it is unless it holds more than hash-max-listpack-entries
+/// fields, which are then inserted one by one.
+Entry::ValueSpec build_hash_block(const BuildContext& ctx, Listpack&& lp) {
+  const EngineConfig& c = ctx.config;
+  if (lp.size() / 2 <= static_cast<size_t>(c.hash_max_listpack_entries)) {
+    Entry::ValueSpec spec;
+    spec.kind = Entry::Kind::blob;
+    spec.type = ObjType::hash;
+    spec.encoding = ObjEncoding::listpack;
+    spec.blob = lp.release();
+    return spec;
+  }
   HashLimits limits{c.hash_max_listpack_entries, c.hash_max_listpack_value};
-  auto h = std::make_unique<HashValue>(engine.rng()());
+  auto h = std::make_unique<HashValue>(ctx.rng());
+  std::vector<std::string> texts;
+  texts.reserve(lp.size());
+  for (Listpack::Pos p = lp.first(); p != Listpack::k_none; p = lp.next(p)) {
+    texts.push_back(lp.get(p).to_string());
+  }
+  std::vector<std::string_view> args(texts.begin(), texts.end());
+  h->convert_for_write(args, limits);  // too many fields: a table from the start
+  for (size_t i = 0; i + 1 < texts.size(); i += 2) {
+    h->set(texts[i], texts[i + 1], limits, false);
+  }
+  return value_spec(h.release(), ObjType::hash);
+}
+
+Entry::ValueSpec build_hash(const BuildContext& ctx, const std::vector<RdbHashField>& fields,
+                            int64_t now_ms) {
+  const EngineConfig& c = ctx.config;
+  HashLimits limits{c.hash_max_listpack_entries, c.hash_max_listpack_value};
+  auto h = std::make_unique<HashValue>(ctx.rng());
   bool any_ttl = false;
   for (const RdbHashField& f : fields) {
     any_ttl = any_ttl || f.expire_ms >= 0;
   }
   if (any_ttl) {
     h->enable_field_expiry();
+  }
+  if (fields.size() > c.hash_max_listpack_entries) {
+    // As Valkey's rdbLoadObject: a hash with more fields than a listpack may hold is a
+    // table from the start, rather than a listpack searched for every field first.
+    std::vector<std::string_view> args;
+    args.reserve(2 * fields.size());
+    for (const RdbHashField& f : fields) {
+      args.push_back(f.field);
+      args.push_back(f.value);
+    }
+    h->convert_for_write(args, limits);
   }
   for (const RdbHashField& f : fields) {
     if (f.expire_ms >= 0 && f.expire_ms <= now_ms) {
@@ -128,9 +210,10 @@ StreamId stream_id(const RdbStreamId& id) {
 /// Streams are rebuilt entry by entry under this engine's node limits (the file's node
 /// boundaries are not kept), then take the file's metadata; files before type 19 lack some
 /// of it and get Valkey's defaults (rdbLoadObject).
-Expected<Entry::ValueSpec, std::string> build_stream(Engine& engine, const RdbValue& value) {
+Expected<Entry::ValueSpec, std::string> build_stream(const BuildContext& ctx,
+                                                     const RdbValue& value) {
   const RdbStream& in = value.stream;
-  const EngineConfig& c = engine.config();
+  const EngineConfig& c = ctx.config;
   StreamLimits limits{c.stream_node_max_bytes, c.stream_node_max_entries};
   auto s = std::make_unique<StreamValue>();
   std::vector<std::string_view> fv;
@@ -226,29 +309,33 @@ Expected<Entry::ValueSpec, std::string> build_stream(Engine& engine, const RdbVa
   return object_spec(s.release(), ObjType::stream, ObjEncoding::stream);
 }
 
-}  // namespace
-
-Expected<Entry::ValueSpec, std::string> build_engine_value(Engine& engine, RdbValue&& value,
-                                                           int64_t now_ms) {
+Expected<Entry::ValueSpec, std::string> build_value(const BuildContext& ctx, RdbValue&& value,
+                                                    int64_t now_ms) {
   switch (value.kind) {
     case RdbKind::string:
       return make_string_spec(value.str);
     case RdbKind::list:
-      if (value.items.empty())
+      if (value.items.empty() && value.packed.empty())
         return Unexpected{std::string("empty list")};
-      return build_list(engine, value);
+      return build_list(ctx, value);
     case RdbKind::set:
-      if (value.items.empty())
+      if (value.items.empty() && (value.packed.empty() || value.packed.front().empty()) &&
+          value.intset.empty())
         return Unexpected{std::string("empty set")};
-      return build_set(engine, value.items);
+      return build_set(ctx, value);
     case RdbKind::zset:
       if (value.zset.empty())
         return Unexpected{std::string("empty sorted set")};
-      return build_zset(engine, value.zset);
+      return build_zset(ctx, value);
     case RdbKind::hash: {
+      if (!value.packed.empty()) {
+        if (value.packed.front().empty())
+          return Unexpected{std::string("empty hash")};
+        return build_hash_block(ctx, std::move(value.packed.front()));
+      }
       if (value.hash.empty())
         return Unexpected{std::string("empty hash")};
-      Entry::ValueSpec spec = build_hash(engine, value.hash, now_ms);
+      Entry::ValueSpec spec = build_hash(ctx, value.hash, now_ms);
       if (spec.kind == Entry::Kind::blob ? spec.blob == nullptr
                                          : static_cast<HashValue*>(spec.object)->empty()) {
         delete spec.object;
@@ -257,30 +344,305 @@ Expected<Entry::ValueSpec, std::string> build_engine_value(Engine& engine, RdbVa
       return spec;
     }
     case RdbKind::stream:
-      return build_stream(engine, value);
+      return build_stream(ctx, value);
     case RdbKind::module:
       return Unexpected{"module type '" + value.module_name + "' is not supported"};
   }
   return Unexpected{std::string("unknown value kind")};
 }
 
+/// Frees a built value that never made it into a key (a load that stopped).
+void discard(const Entry::ValueSpec& spec) {
+  if (spec.kind == Entry::Kind::object) {
+    delete spec.object;
+  } else if (spec.kind == Entry::Kind::blob) {
+    MemoryCounter::raw_deallocate(spec.blob);
+  }
+}
+
+}  // namespace
+
+Expected<Entry::ValueSpec, std::string> build_engine_value(Engine& engine, RdbValue&& value,
+                                                           int64_t now_ms) {
+  BuildContext ctx{engine.config(), engine.rng()};
+  return build_value(ctx, std::move(value), now_ms);
+}
+
 namespace {
 
-class EngineLoader : public RdbVisitor {
- public:
-  EngineLoader(Engine& engine, const RdbLoadOptions& options, RdbLoadStats& stats)
-      : m_engine(engine), m_options(options), m_stats(stats), m_now_ms(engine.clock().now_ms()) {}
+/// What becomes of one key read from the file. `build`: its value is still to be built
+/// (left to the inserting thread while it would otherwise wait).
+enum class KeyAction : uint8_t { add, build, expired, expired_hash, empty, unsupported, error };
 
-  void on_function(std::string_view code) override { m_stats.functions.emplace_back(code); }
+/// One key read and built, waiting to be inserted.
+struct LoadedKey {
+  uint64_t db = 0;
+  uint64_t offset = 0;
+  std::string key;
+  std::string str;  // a string value: the spec's bytes view into it
+  Entry::ValueSpec spec;
+  std::unique_ptr<RdbValue> value;  // KeyAction::build
+  int64_t expire_ms = -1;
+  int freq = -1;
+  KeyAction action = KeyAction::add;
+  std::string error;  // KeyAction::error
+};
+
+/// Keys handed from the reading thread to the inserting one in file order. Items never move
+/// once in a batch (its storage is reserved up front), so string specs can view `str`.
+struct LoadBatch {
+  std::vector<LoadedKey> keys;
+  /// RESIZEDB hints (database, keys) read before the batch's last key.
+  std::vector<std::pair<uint64_t, uint64_t>> resize_hints;
+};
+
+constexpr size_t k_batch_keys = 512;
+/// Batches in flight between the threads: bounds the memory a fast reader can run ahead by.
+constexpr size_t k_queue_batches = 16;
+/// Files from this size on are read and built on a second thread while the engine's thread
+/// inserts; smaller ones are not worth a thread.
+constexpr size_t k_pipeline_min_bytes = size_t{1} << 20;
+
+/// Frees what the keys of `batch` from `from` on own and empties it.
+void discard_batch(LoadBatch& batch, size_t from = 0);
+
+/// A bounded queue of batches between one producer and one consumer.
+class BatchQueue {
+ public:
+  /// Blocks while full; false once the consumer gave up (the batch is handed back).
+  bool push(LoadBatch& batch) {
+    std::unique_lock lock(m_mu);
+    m_not_full.wait(lock, [&] { return m_queue.size() < k_queue_batches || m_abandoned; });
+    if (m_abandoned) {
+      return false;
+    }
+    m_queue.push_back(std::move(batch));
+    m_not_empty.notify_one();
+    return true;
+  }
+  /// Batches waiting to be taken.
+  size_t size() {
+    std::lock_guard lock(m_mu);
+    return m_queue.size();
+  }
+  /// The producer is done.
+  void close() {
+    std::lock_guard lock(m_mu);
+    m_closed = true;
+    m_not_empty.notify_one();
+  }
+  /// The next batch; false when closed and drained.
+  bool pop(LoadBatch& out) {
+    std::unique_lock lock(m_mu);
+    m_not_empty.wait(lock, [&] { return !m_queue.empty() || m_closed; });
+    if (m_queue.empty()) {
+      return false;
+    }
+    out = std::move(m_queue.front());
+    m_queue.pop_front();
+    m_not_full.notify_one();
+    return true;
+  }
+  /// An emptied batch handed back by the consumer, so its storage is used again.
+  void recycle(LoadBatch&& batch) {
+    std::lock_guard lock(m_mu);
+    if (m_free.size() < k_queue_batches) {
+      m_free.push_back(std::move(batch));
+    }
+  }
+  /// Replaces `batch` (just pushed, so empty) by a recycled one when there is one, emptied
+  /// here: on the producer's thread, which allocated what it holds.
+  void reuse(LoadBatch& batch) {
+    {
+      std::lock_guard lock(m_mu);
+      if (m_free.empty()) {
+        return;
+      }
+      batch = std::move(m_free.back());
+      m_free.pop_back();
+    }
+    discard_batch(batch);
+  }
+  /// The consumer stops taking batches: the producer's pushes fail from now on and what
+  /// is queued is handed back for freeing.
+  std::deque<LoadBatch> abandon() {
+    std::lock_guard lock(m_mu);
+    m_abandoned = true;
+    m_not_full.notify_one();
+    return std::exchange(m_queue, {});
+  }
+
+ private:
+  std::mutex m_mu;
+  std::condition_variable m_not_full;
+  std::condition_variable m_not_empty;
+  std::deque<LoadBatch> m_queue;
+  std::vector<LoadBatch> m_free;
+  bool m_closed = false;
+  bool m_abandoned = false;
+};
+
+/// Builds the engine value of `out` from `value` and settles its action.
+void build_key(const BuildContext& ctx, RdbValue& value, LoadedKey& out, int64_t now_ms) {
+  out.action = KeyAction::add;
+  bool is_hash = value.kind == RdbKind::hash;
+  if (value.kind == RdbKind::string) {
+    out.str = std::move(value.str);
+    out.spec = make_string_spec(out.str);
+    return;
+  }
+  auto spec = build_value(ctx, std::move(value), now_ms);
+  if (spec) {
+    out.spec = *spec;
+    return;
+  }
+  if (spec.error().rfind("empty", 0) == 0) {
+    out.action = KeyAction::empty;
+  } else if (is_hash) {
+    out.action = KeyAction::expired_hash;
+  } else {
+    out.action = KeyAction::error;
+    out.error = std::move(spec.error());
+  }
+}
+
+void discard_batch(LoadBatch& batch, size_t from) {
+  for (size_t i = from; i < batch.keys.size(); ++i) {
+    if (batch.keys[i].action == KeyAction::add) {
+      discard(batch.keys[i].spec);
+    }
+  }
+  batch.keys.clear();
+}
+
+/// Reads keys and builds their values (the part of a load that needs no keyspace), handing
+/// them on in batches through `emit`, which returns false to stop the read. When `idle`
+/// says the inserting side waits for work, a batch's values are left for it to build.
+class KeyBuilder : public RdbVisitor {
+ public:
+  using Emit = std::function<bool(LoadBatch&)>;
+  using Idle = std::function<bool()>;
+
+  KeyBuilder(const EngineConfig& config, uint64_t seed, int64_t now_ms,
+             const RdbLoadOptions& options, Emit emit, Idle idle = {})
+      : m_config(config),
+        m_rng(seed),
+        m_now_ms(now_ms),
+        m_options(options),
+        m_emit(std::move(emit)),
+        m_idle(std::move(idle)) {
+    m_batch.keys.reserve(k_batch_keys);
+  }
+  ~KeyBuilder() override { discard_batch(m_batch); }
+  KeyBuilder(const KeyBuilder&) = delete;
+  KeyBuilder& operator=(const KeyBuilder&) = delete;
+
+  void on_function(std::string_view code) override { m_functions.emplace_back(code); }
+
+  void on_select_db(uint64_t db) override { m_db = db; }
+
+  void on_resize_db(uint64_t keys, uint64_t) override {
+    m_batch.resize_hints.emplace_back(m_db, keys);
+  }
 
   bool on_key(RdbKey& k) override {
+    if (m_batch.keys.empty()) {
+      m_leave_to_inserter = m_idle && m_idle();
+    }
+    LoadedKey& out = m_batch.keys.emplace_back();
+    out.db = k.db;
+    out.offset = k.offset;
+    out.key = std::move(k.key);
+    out.expire_ms = k.expire_ms;
+    out.freq = k.freq;
+    if (k.expire_ms >= 0 && k.expire_ms <= m_now_ms) {
+      out.action = KeyAction::expired;
+    } else if (k.value.kind == RdbKind::module && m_options.skip_unsupported) {
+      out.action = KeyAction::unsupported;
+    } else if (m_leave_to_inserter && k.value.kind != RdbKind::string) {
+      out.action = KeyAction::build;
+      out.value = std::make_unique<RdbValue>(std::move(k.value));
+    } else {
+      build_key(BuildContext{m_config, m_rng}, k.value, out, m_now_ms);
+    }
+    if (m_batch.keys.size() == k_batch_keys) {
+      return flush();
+    }
+    return true;
+  }
+
+  /// Hands on the last, partial batch.
+  bool flush() {
+    if (m_batch.keys.empty() && m_batch.resize_hints.empty()) {
+      return true;
+    }
+    bool go_on = m_emit(m_batch);
+    discard_batch(m_batch);  // empty unless the consumer refused it
+    m_batch.keys.reserve(k_batch_keys);
+    return go_on;
+  }
+
+  std::vector<std::string>& functions() { return m_functions; }
+
+ private:
+  const EngineConfig& m_config;
+  std::mt19937_64 m_rng;
+  int64_t m_now_ms;
+  const RdbLoadOptions& m_options;
+  Emit m_emit;
+  Idle m_idle;
+  bool m_leave_to_inserter = false;
+  uint64_t m_db = 0;
+  LoadBatch m_batch;
+  std::vector<std::string> m_functions;
+};
+
+/// Inserts built keys into the engine's databases in file order (the engine's thread).
+class KeyInserter {
+ public:
+  KeyInserter(Engine& engine, const RdbLoadOptions& options, RdbLoadStats& stats, int64_t now_ms,
+              uint64_t max_hint)
+      : m_engine(engine),
+        m_options(options),
+        m_stats(stats),
+        m_now_ms(now_ms),
+        m_max_hint(max_hint) {}
+
+  /// Inserts the batch's keys; false at the first key that cannot be loaded (error()), the
+  /// keys after it are freed. The batch keeps its keys' names and strings: whoever reuses it
+  /// frees them, so that the reading thread frees what it allocated.
+  bool insert(LoadBatch& batch) {
+    for (auto [db, keys] : batch.resize_hints) {
+      // A hint sizes the table, so it is believed only as far as the file could hold keys.
+      if (db < static_cast<uint64_t>(m_engine.db_count())) {
+        m_engine.db(static_cast<int>(db)).reserve(std::min(keys, m_max_hint));
+      }
+    }
+    batch.resize_hints.clear();
+    for (size_t i = 0; i < batch.keys.size(); ++i) {
+      if (!insert_one(batch.keys[i])) {
+        discard_batch(batch, i);
+        return false;
+      }
+    }
+    return true;
+  }
+
+  const std::optional<RdbError>& error() const { return m_error; }
+
+ private:
+  bool insert_one(LoadedKey& k) {
     if (k.db >= static_cast<uint64_t>(m_engine.db_count())) {
       return fail(k, "database " + std::to_string(k.db) + " is out of range (databases " +
                          std::to_string(m_engine.db_count()) + ")");
     }
-    if (k.expire_ms >= 0 && k.expire_ms <= m_now_ms) {
+    if (k.action == KeyAction::expired) {
       ++m_stats.expired_skipped;
       return true;
+    }
+    if (k.action == KeyAction::build) {
+      build_key(BuildContext{m_engine.config(), m_engine.rng()}, *k.value, k, m_now_ms);
+      k.value.reset();
     }
     Db& db = m_engine.db(static_cast<int>(k.db));
     if (db.exists(k.key)) {
@@ -289,25 +651,25 @@ class EngineLoader : public RdbVisitor {
       }
       db.remove(k.key);
     }
-    bool unsupported = k.value.kind == RdbKind::module;
-    if (unsupported && m_options.skip_unsupported) {
-      ++m_stats.skipped_unsupported;
-      return true;
-    }
-    bool is_hash = k.value.kind == RdbKind::hash;
-    auto spec = build_engine_value(m_engine, std::move(k.value), m_now_ms);
-    if (!spec) {
-      if (spec.error().rfind("empty", 0) == 0) {
+    switch (k.action) {
+      case KeyAction::unsupported:
+        ++m_stats.skipped_unsupported;
+        return true;
+      case KeyAction::empty:
         ++m_stats.empty_skipped;
         return true;
-      }
-      if (is_hash) {
+      case KeyAction::expired:
+      case KeyAction::expired_hash:
         ++m_stats.expired_skipped;
         return true;
-      }
-      return fail(k, spec.error());
+      case KeyAction::error:
+        return fail(k, std::move(k.error));
+      case KeyAction::add:
+      case KeyAction::build:
+        break;
     }
-    Entry* e = db.add(k.key, *spec, k.expire_ms);
+    k.action = KeyAction::expired;  // the entry owns the value from here on
+    Entry* e = db.add(k.key, k.spec, k.expire_ms);
     if (k.freq >= 0) {
       e->set_lru(lfu_field(static_cast<uint8_t>(k.freq), m_now_ms));
     }
@@ -315,10 +677,7 @@ class EngineLoader : public RdbVisitor {
     return true;
   }
 
-  const std::optional<RdbError>& error() const { return m_error; }
-
- private:
-  bool fail(const RdbKey& k, std::string message) {
+  bool fail(LoadedKey& k, std::string message) {
     m_error = RdbError{k.offset, "key '" + k.key + "': " + std::move(message)};
     return false;
   }
@@ -327,6 +686,7 @@ class EngineLoader : public RdbVisitor {
   const RdbLoadOptions& m_options;
   RdbLoadStats& m_stats;
   int64_t m_now_ms;
+  uint64_t m_max_hint;
   std::optional<RdbError> m_error;
 };
 
@@ -335,17 +695,63 @@ class EngineLoader : public RdbVisitor {
 Expected<RdbLoadStats, RdbError> load_rdb(Engine& engine, std::string_view file,
                                           const RdbLoadOptions& options) {
   RdbLoadStats stats;
-  EngineLoader loader(engine, options, stats);
+  int64_t now_ms = engine.clock().now_ms();
+  // A key takes at least 3 bytes of the file (type, key length, value).
+  KeyInserter inserter(engine, options, stats, now_ms, file.size() / 3);
   RdbReadOptions read = options.read;
   read.skip_modules = read.skip_modules || options.skip_unsupported;
-  auto summary = read_rdb(file, loader, read);
+  read.keep_blocks = read.materialize;
+  // The engine's settings are only read while the builder runs; its generator is not
+  // shared: the builder seeds its own.
+  uint64_t seed = engine.rng()();
+
+  Expected<RdbSummary, RdbError> summary = RdbSummary{};
+  std::vector<std::string> functions;
+  if (file.size() < k_pipeline_min_bytes) {
+    KeyBuilder builder(engine.config(), seed, now_ms, options,
+                       [&](LoadBatch& batch) { return inserter.insert(batch); });
+    summary = read_rdb(file, builder, read);
+    builder.flush();  // keys read before an error are loaded, as they always were
+    functions = std::move(builder.functions());
+  } else {
+    // Two cores: this thread inserts while a second one reads, validates and builds.
+    BatchQueue queue;
+    KeyBuilder builder(
+        engine.config(), seed, now_ms, options,
+        [&](LoadBatch& batch) {
+          bool pushed = queue.push(batch);
+          if (pushed) {
+            queue.reuse(batch);
+          }
+          return pushed;
+        },
+        [&] { return queue.size() == 0; });
+    std::thread reader([&] {
+      summary = read_rdb(file, builder, read);
+      builder.flush();
+      queue.close();
+    });
+    LoadBatch batch;
+    while (queue.pop(batch)) {
+      if (!inserter.insert(batch)) {
+        for (LoadBatch& rest : queue.abandon()) {
+          discard_batch(rest);
+        }
+        break;
+      }
+      queue.recycle(std::move(batch));
+    }
+    reader.join();
+    functions = std::move(builder.functions());
+  }
+  if (inserter.error()) {
+    return Unexpected{*inserter.error()};
+  }
   if (!summary) {
     return Unexpected{summary.error()};
   }
-  if (loader.error()) {
-    return Unexpected{*loader.error()};
-  }
   stats.summary = *summary;
+  stats.functions = std::move(functions);
   return stats;
 }
 

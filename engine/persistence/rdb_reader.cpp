@@ -6,13 +6,18 @@
 #include "engine/persistence/crc64.hpp"
 #include "engine/persistence/rdb_format.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <future>
 #include <limits>
+#include <mutex>
 #include <optional>
+#include <thread>
 #include <utility>
 
 namespace keyshift::engine {
@@ -71,6 +76,8 @@ std::string_view type_name(uint8_t type) {
       return "HASH_METADATA";
     case Type::hash_listpack_ex:
       return "HASH_LISTPACK_EX";
+    case Type::valkey_hash_2:
+      return "HASH_2";
   }
   return "UNKNOWN";
 }
@@ -83,6 +90,7 @@ void RdbVisitor::on_resize_db(uint64_t, uint64_t) {}
 void RdbVisitor::on_slot_info(uint64_t, uint64_t, uint64_t) {}
 void RdbVisitor::on_function(std::string_view) {}
 void RdbVisitor::on_module_aux(std::string_view) {}
+void RdbVisitor::on_slot_import(std::string_view, uint64_t) {}
 
 std::string module_type_name(uint64_t module_id, int* version) {
   static constexpr std::string_view k_charset =
@@ -280,6 +288,53 @@ class Cursor {
     return true;
   }
 
+  /// Steps over an RDB string by its lengths alone: an LZF stream is not looked into.
+  bool skip_raw_string(const char* what) {
+    bool encoded = false;
+    uint64_t len = 0;
+    size_t start = m_pos;
+    if (!length(len, what, &encoded)) {
+      return false;
+    }
+    std::string_view unused;
+    if (!encoded) {
+      return bytes(len, unused, what);
+    }
+    if (len == rdb::k_enc_lzf) {
+      // The header checks of lzf_string, so that errors are the same either way.
+      uint64_t clen = 0;
+      uint64_t plain = 0;
+      if (!length(clen, what) || !length(plain, what)) {
+        return false;
+      }
+      if (plain > clen * k_lzf_max_ratio + 16) {
+        return fail("LZF length " + std::to_string(plain) + " cannot come from " +
+                    std::to_string(clen) + " compressed bytes (" + what + ")");
+      }
+      return bytes(clen, unused, what);
+    }
+    m_pos = start;
+    std::string scratch;
+    return string_view(unused, scratch, what);
+  }
+
+  /// Checks an RDB string without producing it (values that are only validated): an LZF
+  /// stream is walked for its length, not decompressed.
+  bool skip_string(std::string& scratch, const char* what) {
+    bool encoded = false;
+    uint64_t len = 0;
+    size_t start = m_pos;
+    if (!length(len, what, &encoded)) {
+      return false;
+    }
+    if (!encoded || len != rdb::k_enc_lzf) {
+      m_pos = start;
+      std::string_view unused;
+      return string_view(unused, scratch, what);
+    }
+    return lzf_string(scratch, what, true);
+  }
+
   /// A double stored as text with a one-byte length (type 3 scores); 253..255 are nan,
   /// +inf and -inf.
   bool text_double(double& out, const char* what) {
@@ -321,7 +376,7 @@ class Cursor {
   }
 
  private:
-  bool lzf_string(std::string& out, const char* what) {
+  bool lzf_string(std::string& out, const char* what, bool validate_only = false) {
     uint64_t clen = 0;
     uint64_t len = 0;
     if (!length(clen, what) || !length(len, what)) {
@@ -336,10 +391,17 @@ class Cursor {
     if (!bytes(clen, packed, what)) {
       return false;
     }
-    out.resize(len);  // reused across strings by callers that pass a scratch buffer
     if (len == 0 && packed.empty()) {
+      out.clear();
       return true;
     }
+    if (validate_only) {
+      if (len == 0 || lzf_decompressed_size(packed.data(), packed.size(), len) != len) {
+        return fail_at(at, std::string("corrupt LZF data (") + what + ")");
+      }
+      return true;
+    }
+    out.resize(len);  // reused across strings by callers that pass a scratch buffer
     if (len == 0 || lzf_decompress(packed.data(), packed.size(), out.data(), len) != len) {
       return fail_at(at, std::string("corrupt LZF data (") + what + ")");
     }
@@ -365,6 +427,45 @@ bool text_to_score(const std::string& s, double& out) {
   char* end = nullptr;
   out = std::strtod(s.c_str(), &end);
   return !s.empty() && end == s.c_str() + s.size() && !std::isnan(out);
+}
+
+/// True when two of the listpack's elements at positions 0, stride, 2*stride, ... have the
+/// same text (a set's members, a hash's fields): such a block is not adopted as it is.
+bool has_repeats(const Listpack& lp, size_t stride) {
+  std::vector<LpValue> elems;
+  size_t i = 0;
+  for (Listpack::Pos p = lp.first(); p != Listpack::k_none; p = lp.next(p), ++i) {
+    if (i % stride == 0) {
+      elems.push_back(lp.get(p));
+    }
+  }
+  if (elems.size() <= 16) {
+    for (size_t a = 0; a < elems.size(); ++a) {
+      for (size_t b = a + 1; b < elems.size(); ++b) {
+        if (elems[a] == elems[b]) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+  std::string digits;
+  digits.reserve(elems.size() * 24);  // never reallocates: views into it stay valid
+  std::vector<std::string_view> texts;
+  texts.reserve(elems.size());
+  for (const LpValue& e : elems) {
+    if (e.is_int()) {
+      char buf[24];
+      std::string_view t = e.view(buf);
+      size_t start = digits.size();
+      digits.append(t);
+      texts.emplace_back(digits.data() + start, t.size());
+    } else {
+      texts.push_back(e.str());
+    }
+  }
+  std::sort(texts.begin(), texts.end());
+  return std::adjacent_find(texts.begin(), texts.end()) != texts.end();
 }
 
 /// Skips self-describing module data up to its EOF opcode.
@@ -403,11 +504,96 @@ bool skip_module_data(Cursor& c, const char* what) {
   }
 }
 
+/// A listpack, ziplist or intset blob whose validation a validate-only read hands to another
+/// thread (see BlobChecker): what kind it is and where its string starts.
+enum class BlobKind : uint8_t {
+  set_listpack,
+  set_intset,
+  list_ziplist,
+  zset_listpack,
+  zset_ziplist,
+  hash_listpack,
+  hash_ziplist,
+  node_listpack,
+  node_ziplist,
+};
+
+struct BlobTask {
+  uint64_t at = 0;
+  BlobKind kind = BlobKind::set_listpack;
+};
+
+/// What the decoder calls a blob of `kind` in its errors.
+const char* blob_what(BlobKind kind) {
+  switch (kind) {
+    case BlobKind::set_listpack:
+      return "set listpack";
+    case BlobKind::set_intset:
+      return "intset";
+    case BlobKind::list_ziplist:
+      return "list ziplist";
+    case BlobKind::zset_listpack:
+      return "zset listpack";
+    case BlobKind::zset_ziplist:
+      return "zset ziplist";
+    case BlobKind::hash_listpack:
+      return "hash listpack";
+    case BlobKind::hash_ziplist:
+      return "hash ziplist";
+    case BlobKind::node_listpack:
+    case BlobKind::node_ziplist:
+      return "quicklist node";
+  }
+  return "blob";
+}
+
 /// Decodes one value; `c` is positioned after the type byte.
 class ValueDecoder {
  public:
-  ValueDecoder(Cursor& c, const RdbReadOptions& options)
-      : m_c(c), m_options(options), m_keep(options.materialize) {}
+  /// With `offload`, a validate-only decode leaves blobs to be checked elsewhere: their
+  /// strings are only skipped here and each is added to `offload`.
+  ValueDecoder(Cursor& c, const RdbReadOptions& options, std::vector<BlobTask>* offload = nullptr)
+      : m_c(c),
+        m_options(options),
+        m_keep(options.materialize),
+        m_blocks(options.materialize && options.keep_blocks),
+        m_offload(options.materialize ? nullptr : offload) {}
+
+  /// Validates the blob whose string starts at the cursor, exactly as decode() would have:
+  /// same checks, same errors and offsets (the other side of `offload`).
+  bool check_blob(BlobKind kind) {
+    m_keep = false;
+    RdbValue v;
+    std::vector<std::string> none;
+    switch (kind) {
+      case BlobKind::set_listpack:
+        return listpack_blob(none, "set listpack");
+      case BlobKind::set_intset:
+        return intset_blob(v);
+      case BlobKind::list_ziplist:
+        return ziplist_blob(none, "list ziplist");
+      case BlobKind::zset_listpack:
+      case BlobKind::zset_ziplist:
+        return pairs_zset(kind == BlobKind::zset_listpack, v);
+      case BlobKind::hash_listpack:
+      case BlobKind::hash_ziplist:
+        return pairs_hash(kind == BlobKind::hash_listpack, v);
+      case BlobKind::node_listpack:
+      case BlobKind::node_ziplist: {
+        std::string_view bytes;
+        uint64_t at = 0;
+        if (!blob(bytes, at, "quicklist node")) {
+          return false;
+        }
+        if (bytes.empty()) {
+          return m_c.fail_at(at, "empty quicklist node");
+        }
+        return kind == BlobKind::node_listpack ? listpack_items(bytes, at, none, "quicklist node")
+                                               : ziplist_items(bytes, at, none, "quicklist node");
+      }
+    }
+    return false;
+  }
 
   bool decode(uint8_t type, RdbValue& v) {
     v = RdbValue{};
@@ -419,14 +605,14 @@ class ValueDecoder {
                        type == static_cast<uint8_t>(Type::stream_listpacks_3) ||
                        (type >= static_cast<uint8_t>(Type::hash_metadata_pre_ga) &&
                         type <= static_cast<uint8_t>(Type::hash_listpack_ex)) ||
+                       type == static_cast<uint8_t>(Type::valkey_hash_2) ||
                        type == static_cast<uint8_t>(Type::module_2);
     m_keep = m_options.materialize || always_kept;
     switch (static_cast<Type>(type)) {
       case Type::string:
         v.kind = RdbKind::string;
         if (!m_keep) {
-          std::string_view unused;
-          return m_c.string_view(unused, m_scratch, "string value");
+          return m_c.skip_string(m_scratch, "string value");
         }
         return m_c.string(v.str, "string value");
       case Type::list:
@@ -447,17 +633,36 @@ class ValueDecoder {
         return zipmap_hash(v);
       case Type::list_ziplist:
         v.kind = RdbKind::list;
+        if (offloading()) {
+          return offload(BlobKind::list_ziplist);
+        }
         return ziplist_blob(v.items, "list ziplist");
       case Type::set_intset:
         v.kind = RdbKind::set;
+        if (offloading()) {
+          return offload(BlobKind::set_intset);
+        }
         return intset_blob(v);
       case Type::zset_ziplist:
       case Type::zset_listpack:
         v.kind = RdbKind::zset;
+        if (offloading()) {
+          return offload(type == static_cast<uint8_t>(Type::zset_listpack)
+                             ? BlobKind::zset_listpack
+                             : BlobKind::zset_ziplist);
+        }
         return pairs_zset(type == static_cast<uint8_t>(Type::zset_listpack), v);
       case Type::hash_ziplist:
       case Type::hash_listpack:
         v.kind = RdbKind::hash;
+        if (m_blocks && type == static_cast<uint8_t>(Type::hash_listpack)) {
+          return block_listpack(v, 2, "hash listpack");
+        }
+        if (offloading()) {
+          return offload(type == static_cast<uint8_t>(Type::hash_listpack)
+                             ? BlobKind::hash_listpack
+                             : BlobKind::hash_ziplist);
+        }
         return pairs_hash(type == static_cast<uint8_t>(Type::hash_listpack), v);
       case Type::list_quicklist:
       case Type::list_quicklist_2:
@@ -465,6 +670,12 @@ class ValueDecoder {
         return quicklist(type == static_cast<uint8_t>(Type::list_quicklist_2), v);
       case Type::set_listpack:
         v.kind = RdbKind::set;
+        if (m_blocks) {
+          return block_listpack(v, 1, "set listpack");
+        }
+        if (offloading()) {
+          return offload(BlobKind::set_listpack);
+        }
         return listpack_blob(v.items, "set listpack");
       case Type::stream_listpacks:
       case Type::stream_listpacks_2:
@@ -479,6 +690,9 @@ class ValueDecoder {
       case Type::hash_listpack_ex:
         v.kind = RdbKind::hash;
         return listpack_ex_hash(type == static_cast<uint8_t>(Type::hash_listpack_ex), v);
+      case Type::valkey_hash_2:
+        v.kind = RdbKind::hash;
+        return valkey_hash_2(v);
       case Type::module_2:
         v.kind = RdbKind::module;
         return module_value(v);
@@ -497,9 +711,8 @@ class ValueDecoder {
       return false;
     }
     if (!m_keep) {
-      std::string_view unused;
       for (uint64_t i = 0; i < n; ++i) {
-        if (!m_c.string_view(unused, m_scratch, what)) {
+        if (!m_c.skip_string(m_scratch, what)) {
           return false;
         }
       }
@@ -521,13 +734,12 @@ class ValueDecoder {
     }
     v.zset.resize(m_keep ? n : 0);
     for (uint64_t i = 0; i < n; ++i) {
-      std::string_view unused;
       double local = 0;
       std::string* member_out = m_keep ? &v.zset[i].first : nullptr;
       double& score = m_keep ? v.zset[i].second : local;
       bool ok =
           (m_keep ? m_c.string(*member_out, "zset member")
-                  : m_c.string_view(unused, m_scratch, "zset member")) &&
+                  : m_c.skip_string(m_scratch, "zset member")) &&
           (binary ? m_c.binary_double(score, "zset score") : m_c.text_double(score, "zset score"));
       if (!ok) {
         return false;
@@ -545,9 +757,8 @@ class ValueDecoder {
       return false;
     }
     if (!m_keep) {
-      std::string_view unused;
       for (uint64_t i = 0; i < 2 * n; ++i) {
-        if (!m_c.string_view(unused, m_scratch, i % 2 == 0 ? "hash field" : "hash value")) {
+        if (!m_c.skip_string(m_scratch, i % 2 == 0 ? "hash field" : "hash value")) {
           return false;
         }
       }
@@ -559,6 +770,20 @@ class ValueDecoder {
         return false;
       }
     }
+    return true;
+  }
+
+  /// True when this value's blobs are left to the other thread.
+  bool offloading() const { return m_offload != nullptr && !m_keep; }
+
+  /// Skips the blob's string (its LZF stream unchecked: the other side decompresses it) and
+  /// records it for checking.
+  bool offload(BlobKind kind) {
+    uint64_t at = m_c.offset();
+    if (!m_c.skip_raw_string(blob_what(kind))) {
+      return false;
+    }
+    m_offload->push_back({at, kind});
     return true;
   }
 
@@ -588,6 +813,47 @@ class ValueDecoder {
     out.reserve(out.size() + lp.size());
     for (Listpack::Pos p = lp.first(); p != Listpack::k_none; p = lp.next(p)) {
       out.push_back(lp_text(lp.get(p)));
+    }
+    return true;
+  }
+
+  /// Validates a listpack blob and copies it into `out` as a block.
+  bool adopt_listpack(std::string_view bytes, uint64_t at, Listpack& out, const char* what) {
+    LpCheck check;
+    if (!Listpack::adopt(bytes, out, &check)) {
+      return m_c.fail_at(at, std::string(what) + ": invalid listpack (" + check.problem +
+                                 " at blob byte " + std::to_string(check.offset) + ")");
+    }
+    return true;
+  }
+
+  /// A set (stride 1) or hash (stride 2: field/value pairs) listpack kept as a block
+  /// (keep_blocks); expanded into items or fields instead when members or fields repeat, so
+  /// that building the value drops the repeats as it always did.
+  bool block_listpack(RdbValue& v, size_t stride, const char* what) {
+    std::string_view bytes;
+    uint64_t at = 0;
+    Listpack lp;
+    if (!blob(bytes, at, what) || !adopt_listpack(bytes, at, lp, what)) {
+      return false;
+    }
+    if (lp.size() % stride != 0) {
+      return m_c.fail_at(at, std::string(what) + ": odd number of elements");
+    }
+    if (!has_repeats(lp, stride)) {
+      v.packed.push_back(std::move(lp));
+      return true;
+    }
+    for (Listpack::Pos p = lp.first(); p != Listpack::k_none; p = lp.next(p)) {
+      if (stride == 1) {
+        v.items.push_back(lp_text(lp.get(p)));
+        continue;
+      }
+      RdbHashField f;
+      f.field = lp_text(lp.get(p));
+      p = lp.next(p);
+      f.value = lp_text(lp.get(p));
+      v.hash.push_back(std::move(f));
     }
     return true;
   }
@@ -742,6 +1008,10 @@ class ValueDecoder {
     if (!set) {
       return m_c.fail_at(at, "invalid intset");
     }
+    if (m_blocks) {
+      v.intset = std::move(*set);
+      return true;
+    }
     v.items.reserve(set->size());
     for (uint32_t i = 0; i < set->size(); ++i) {
       v.items.push_back(std::to_string(set->at(i)));
@@ -868,6 +1138,12 @@ class ValueDecoder {
           return m_c.fail_at(at, "invalid quicklist container " + std::to_string(container));
         }
       }
+      if (offloading() && container == rdb::k_container_packed) {
+        if (!offload(v2 ? BlobKind::node_listpack : BlobKind::node_ziplist)) {
+          return false;
+        }
+        continue;
+      }
       std::string_view bytes;
       uint64_t at = 0;
       if (!blob(bytes, at, "quicklist node")) {
@@ -881,6 +1157,17 @@ class ValueDecoder {
         if (m_keep) {
           v.items.emplace_back(bytes);
         }
+      } else if (v2 && m_blocks) {
+        Listpack lp;
+        if (!adopt_listpack(bytes, at, lp, "quicklist node")) {
+          return false;
+        }
+        // Empty packed nodes are dropped, as Valkey does on load.
+        if (!lp.empty()) {
+          v.list_nodes.push_back({static_cast<uint32_t>(lp.size()), false});
+          v.packed.push_back(std::move(lp));
+        }
+        continue;
       } else if (!(v2 ? listpack_items(bytes, at, v.items, "quicklist node")
                       : ziplist_items(bytes, at, v.items, "quicklist node"))) {
         return false;
@@ -921,6 +1208,34 @@ class ValueDecoder {
       if (!m_c.string(f.field, "hash field") || !m_c.string(f.value, "hash value")) {
         return false;
       }
+    }
+    return true;
+  }
+
+  /// Valkey 9's RDB_TYPE_HASH_2 (valkey-io/valkey src/rdb.c, rdbSaveObject/rdbLoadObject):
+  /// a field count, then per field the field and value strings and the field's absolute
+  /// expire time in unix ms as 8 bytes little-endian, -1 for none (EXPIRY_NONE); anything
+  /// below -1 is refused, as Valkey does.
+  bool valkey_hash_2(RdbValue& v) {
+    uint64_t n = 0;
+    if (!m_c.count(n, "hash fields", 10)) {
+      return false;
+    }
+    v.hash.resize(n);
+    for (auto& f : v.hash) {
+      if (!m_c.string(f.field, "hash field") || !m_c.string(f.value, "hash value")) {
+        return false;
+      }
+      uint64_t at = m_c.offset();
+      uint64_t raw = 0;
+      if (!m_c.uint_le(8, raw, "hash field expire time")) {
+        return false;
+      }
+      auto when = static_cast<int64_t>(raw);
+      if (when < -1) {
+        return m_c.fail_at(at, "invalid hash field expire time " + std::to_string(when));
+      }
+      f.expire_ms = when;
     }
     return true;
   }
@@ -1199,9 +1514,81 @@ class ValueDecoder {
   const RdbReadOptions& m_options;
   // False when only validating (RdbReadOptions::materialize): contents are checked, not kept.
   bool m_keep = true;
+  // RdbReadOptions::keep_blocks: listpacks and intsets are kept as blocks.
+  bool m_blocks = false;
+  std::vector<BlobTask>* m_offload = nullptr;
   size_t m_validated_count = 0;  // elements of the last blob validated without keeping
   std::string m_scratch;         // decoded int/LZF strings that are not kept
   std::string m_blob_scratch;    // the last int/LZF-encoded blob
+};
+
+/// Checks the blobs a validate-only read hands over, on its own thread, in file order; stops
+/// at the first one that fails.
+class BlobChecker {
+ public:
+  BlobChecker(std::string_view file, const RdbReadOptions& options)
+      : m_file(file), m_options(options), m_thread([this] { run(); }) {}
+  ~BlobChecker() {
+    if (m_thread.joinable()) {
+      finish();
+    }
+  }
+  BlobChecker(const BlobChecker&) = delete;
+  BlobChecker& operator=(const BlobChecker&) = delete;
+
+  /// Hands over `tasks` (left empty).
+  void add(std::vector<BlobTask>& tasks) {
+    std::lock_guard lock(m_mu);
+    m_chunks.push_back(std::move(tasks));
+    tasks.clear();
+    m_wake.notify_one();
+  }
+  /// Waits until every blob handed over is checked; the first failure, if any.
+  std::optional<RdbError> finish() {
+    {
+      std::lock_guard lock(m_mu);
+      m_done = true;
+      m_wake.notify_one();
+    }
+    m_thread.join();
+    return std::move(m_error);
+  }
+
+ private:
+  void run() {
+    for (;;) {
+      std::vector<BlobTask> chunk;
+      {
+        std::unique_lock lock(m_mu);
+        m_wake.wait(lock, [&] { return !m_chunks.empty() || m_done; });
+        if (m_chunks.empty()) {
+          return;
+        }
+        chunk = std::move(m_chunks.front());
+        m_chunks.pop_front();
+      }
+      if (m_error) {
+        continue;  // drain: only the first failure counts
+      }
+      for (const BlobTask& t : chunk) {
+        Cursor c(m_file.substr(t.at), t.at);
+        ValueDecoder d(c, m_options);
+        if (!d.check_blob(t.kind)) {
+          m_error = c.take_error();
+          break;
+        }
+      }
+    }
+  }
+
+  std::string_view m_file;
+  const RdbReadOptions& m_options;
+  std::mutex m_mu;
+  std::condition_variable m_wake;
+  std::deque<std::vector<BlobTask>> m_chunks;
+  bool m_done = false;
+  std::optional<RdbError> m_error;  // written by the thread, read after join
+  std::thread m_thread;             // last: starts once the members above exist
 };
 
 class FileReader {
@@ -1217,9 +1604,20 @@ class FileReader {
         return crc64(0, file.substr(0, file.size() - 8));
       });
     }
+    if (!m_options.materialize && m_file.size() >= m_options.parallel_check_min_bytes) {
+      m_checker.emplace(m_file, m_options);
+    }
     bool ok = header() && body();
     if (m_crc_guess.valid()) {
       m_crc_guess.wait();  // never leave the thread running past the mapping's life
+    }
+    if (m_checker) {
+      // A blob that fails comes before anything this thread failed on later in the file.
+      m_checker->add(m_tasks);
+      std::optional<RdbError> blob_error = m_checker->finish();
+      if (blob_error && (ok || blob_error->offset < m_c.error().offset)) {
+        return Unexpected{std::move(*blob_error)};
+      }
     }
     if (!ok) {
       return Unexpected{m_c.take_error()};
@@ -1234,10 +1632,23 @@ class FileReader {
       return false;
     }
     if (magic.substr(0, 6) == "VALKEY") {
-      // Valkey 9+ writes "VALKEY" and three digits, with types of its own (e.g. 22 as a
-      // hash with field TTLs), which this reader does not decode yet.
-      return m_c.fail_at(
-          6, "unsupported RDB version " + std::string(magic.substr(6)) + " (the Valkey 9+ format)");
+      // Valkey 9 writes "VALKEY" and three digits (rdbSaveRio: "VALKEY%03d"), from 80 on;
+      // with that magic it refuses 79 and below (rdbIsVersionAccepted).
+      int version = 0;
+      for (char ch : magic.substr(6)) {
+        if (ch < '0' || ch > '9') {
+          return m_c.fail_at(6, "invalid RDB version field '" + std::string(magic.substr(6)) + "'");
+        }
+        version = version * 10 + (ch - '0');
+      }
+      if (version < rdb::k_valkey_first_version || version > rdb::k_valkey_max_version) {
+        return m_c.fail_at(6, "unsupported RDB version " + std::to_string(version) +
+                                  " (Valkey 9.0 writes " +
+                                  std::to_string(rdb::k_valkey_max_version) + ")");
+      }
+      m_summary.version = version;
+      m_summary.valkey_magic = true;
+      return true;
     }
     if (magic.substr(0, 5) != "REDIS") {
       return m_c.fail_at(0, "not an RDB file (no REDIS or VALKEY magic)");
@@ -1330,10 +1741,25 @@ class FileReader {
           if (!module_aux())
             return false;
           continue;
+        case static_cast<uint8_t>(rdb::Opcode::slot_import):
+          if (!m_summary.valkey_magic) {
+            break;  // not an opcode before Valkey 9
+          }
+          if (!slot_import())
+            return false;
+          continue;
         default:
           break;
       }
-      if (!rdb::is_object_type(t)) {
+      if (m_summary.valkey_magic && t >= rdb::k_valkey_hash_2_on_disk &&
+          t <= static_cast<uint8_t>(Type::hash_listpack_ex)) {
+        // Valkey 9's numbering: 22 is its HASH_2, and Redis' 23-25 do not exist there.
+        if (t != rdb::k_valkey_hash_2_on_disk) {
+          return m_c.fail_at(at, "value type " + std::to_string(t) + " is not a Valkey " +
+                                     std::to_string(m_summary.version) + " type");
+        }
+        t = static_cast<uint8_t>(Type::valkey_hash_2);
+      } else if (!rdb::is_object_type(t)) {
         return m_c.fail_at(at, "unknown RDB opcode or value type " + std::to_string(t));
       }
       RdbKey key;
@@ -1349,9 +1775,12 @@ class FileReader {
         return false;
       }
       uint64_t value_at = m_c.offset();
-      ValueDecoder decoder(m_c, m_options);
+      ValueDecoder decoder(m_c, m_options, m_checker ? &m_tasks : nullptr);
       if (!decoder.decode(t, key.value)) {
         return false;
+      }
+      if (m_tasks.size() >= k_blob_chunk) {
+        m_checker->add(m_tasks);
       }
       key.value_bytes = m_c.offset() - value_at;
       ++m_summary.keys;
@@ -1361,6 +1790,32 @@ class FileReader {
         return true;
       }
     }
+  }
+
+  /// Valkey 9's RDB_OPCODE_SLOT_IMPORT (cluster_migrateslots.c, clusterRDBSaveSlotImports):
+  /// the import job's name as a string, a count of slot ranges, then each range's start
+  /// and end slot as lengths.
+  bool slot_import() {
+    std::string name;
+    uint64_t ranges = 0;
+    if (!m_c.string(name, "SLOT_IMPORT job name") ||
+        !m_c.count(ranges, "SLOT_IMPORT slot ranges", 2)) {
+      return false;
+    }
+    for (uint64_t i = 0; i < ranges; ++i) {
+      uint64_t start = 0;
+      uint64_t end = 0;
+      uint64_t at = m_c.offset();
+      if (!m_c.length(start, "SLOT_IMPORT range") || !m_c.length(end, "SLOT_IMPORT range")) {
+        return false;
+      }
+      if (start > end || end >= k_cluster_slots) {
+        return m_c.fail_at(at, "invalid SLOT_IMPORT slot range " + std::to_string(start) + "-" +
+                                   std::to_string(end));
+      }
+    }
+    m_visitor.on_slot_import(name, ranges);
+    return true;
   }
 
   bool module_aux() {
@@ -1410,11 +1865,17 @@ class FileReader {
     return true;
   }
 
+  static constexpr uint64_t k_cluster_slots = 16384;
   // Files from this size on have their checksum computed in parallel with decoding.
   static constexpr size_t k_parallel_crc_min_size = size_t{4} << 20;
 
+  // Blobs handed to the checker at a time.
+  static constexpr size_t k_blob_chunk = 2048;
+
   std::string_view m_file;
   std::future<uint64_t> m_crc_guess;
+  std::optional<BlobChecker> m_checker;  // validate-only reads of big files
+  std::vector<BlobTask> m_tasks;
   Cursor m_c;
   RdbVisitor& m_visitor;
   const RdbReadOptions& m_options;

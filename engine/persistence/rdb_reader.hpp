@@ -43,6 +43,8 @@ class RdbVisitor {
   virtual void on_function(std::string_view code);
   /// Module aux data of module `name`, skipped.
   virtual void on_module_aux(std::string_view name);
+  /// SLOT_IMPORT (Valkey 9 cluster files): a slot migration job being imported.
+  virtual void on_slot_import(std::string_view job, uint64_t slot_ranges);
   /// A key. Its value may be moved from. Return false to stop reading (not an error).
   virtual bool on_key(RdbKey& key) = 0;
 };
@@ -58,11 +60,21 @@ struct RdbReadOptions {
   /// inspect): values then carry their kind and type only, except streams, hashes with
   /// field TTLs and module values, which are always decoded.
   bool materialize = true;
+  /// With materialize: hash and set listpacks (types 16, 20), intsets (11) and the listpack
+  /// nodes of quicklists (18) are kept as validated blocks (RdbValue::packed, intset) that
+  /// the engine adopts as they are, instead of being expanded into items. A block whose
+  /// members repeat is expanded as without this option.
+  bool keep_blocks = false;
+  /// Without materialize, files from this size on have their listpack, ziplist and intset
+  /// blobs checked on a second thread while this one walks the structure; errors are the
+  /// same either way (the first in file order).
+  size_t parallel_check_min_bytes = size_t{4} << 20;
 };
 
 /// What read_rdb saw of the file as a whole.
 struct RdbSummary {
   int version = 0;
+  bool valkey_magic = false;  // "VALKEY" and Valkey 9's numbering (version >= 80)
   uint64_t keys = 0;
   bool has_checksum = false;  // version >= 5
   uint64_t checksum = 0;      // as stored (0: disabled)
@@ -71,8 +83,8 @@ struct RdbSummary {
   bool stopped = false;     // the visitor asked to stop
 };
 
-/// Reads a whole RDB file held in memory (versions 1..12), calling `visitor` for each
-/// element. Lengths are never trusted: anything that would run past the end, overflow or
+/// Reads a whole RDB file held in memory (versions 1..12, and Valkey 9's 80), calling `visitor` for
+/// each element. Lengths are never trusted: anything that would run past the end, overflow or
 /// contradict the format is an RdbError naming the offset.
 Expected<RdbSummary, RdbError> read_rdb(std::string_view file, RdbVisitor& visitor,
                                         const RdbReadOptions& options = {});

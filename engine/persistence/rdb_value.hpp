@@ -1,5 +1,8 @@
 #pragma once
 
+#include "engine/ds/intset.hpp"
+#include "engine/ds/listpack.hpp"
+
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -95,6 +98,12 @@ struct RdbValue {
   RdbStream stream;
   std::string module_name;  // module: the 9-character type name
   int module_version = 0;
+  // RdbReadOptions::keep_blocks: validated blocks taken from the file as they are, in place
+  // of `items`/`hash`. A hash (type 16) or set (type 20) listpack is packed[0]; a quicklist
+  // (type 18) has one listpack per packed node in list_nodes order, while its plain nodes'
+  // elements stay in `items`; a type-11 set is `intset`.
+  std::vector<Listpack> packed;
+  Intset intset;
 };
 
 }  // namespace keyshift::engine

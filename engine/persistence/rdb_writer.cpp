@@ -148,6 +148,18 @@ Expected<uint8_t, std::string> encode_hash(const HashValue& h, const RdbWriteOpt
   if (ttls && o.version < 12) {
     return Unexpected{std::string("a hash with field TTLs needs RDB version 12")};
   }
+  if (ttls && o.version >= rdb::k_valkey_first_version) {
+    // Valkey 9's RDB_TYPE_HASH_2, as its rdbSaveObject writes a hash with volatile fields:
+    // the field count, then field, value and the expire time as 8 bytes little-endian, -1
+    // for a field without one.
+    enc.length(h.size());
+    h.for_each([&](const HashField& f) {
+      enc.string(f.field);
+      enc.string(f.value);
+      enc.le(static_cast<uint64_t>(f.expire_ms == k_hash_no_expire ? -1 : f.expire_ms), 8);
+    });
+    return rdb::k_valkey_hash_2_on_disk;
+  }
   if (h.encoding() != ObjEncoding::hashtable) {
     Listpack lp;
     int64_t min_expire = INT64_MAX;
@@ -343,7 +355,7 @@ Expected<uint8_t, std::string> encode_rdb_value(const Entry& e, const RdbWriteOp
     case ObjType::set:
       return encode_set(*SetRef(&e), options, enc);
     case ObjType::zset:
-      return encode_zset(*static_cast<const ZSetValue*>(e.object()), enc);
+      return encode_zset(*ZSetRef(&e), enc);
     case ObjType::hash:
       return encode_hash(*HashRef(&e), options, enc);
     case ObjType::stream:
@@ -392,9 +404,10 @@ Expected<std::pair<uint8_t, std::string_view>, std::string> check_dump_payload(
 Expected<RdbWriteStats, std::string> save_rdb(
     Engine& engine, const std::string& path, const RdbWriteOptions& options,
     const std::vector<std::pair<std::string, std::string>>& aux) {
-  if (options.version < 10 || options.version > rdb::k_max_version) {
+  bool valkey_9 = options.version == rdb::k_valkey_first_version;
+  if (!valkey_9 && (options.version < 10 || options.version > rdb::k_max_version)) {
     return Unexpected{"cannot write RDB version " + std::to_string(options.version) +
-                      " (10, 11 or 12)"};
+                      " (10, 11, 12 or 80)"};
   }
   std::string tmp = path + ".tmp-" + std::to_string(::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -411,14 +424,15 @@ Expected<RdbWriteStats, std::string> save_rdb(
   std::string& b = sink.buffer();
   Encoder enc(b, options.compress);
   char magic[16];
-  std::snprintf(magic, sizeof magic, "REDIS%04d", options.version);
+  // Valkey 9 writes "VALKEY" and three digits (rdbSaveRio).
+  std::snprintf(magic, sizeof magic, valkey_9 ? "VALKEY%03d" : "REDIS%04d", options.version);
   enc.raw(magic);
   auto put_aux = [&](std::string_view k, std::string_view v) {
     enc.byte(static_cast<uint8_t>(rdb::Opcode::aux));
     enc.string(k);
     enc.string(v);
   };
-  put_aux("valkey-ver", "8.0.1");
+  put_aux("valkey-ver", valkey_9 ? "9.0.0" : "8.0.1");
   put_aux("redis-bits", "64");
   put_aux("ctime", std::to_string(engine.clock().now_ms() / 1000));
   put_aux("used-mem", std::to_string(engine.used_memory()));

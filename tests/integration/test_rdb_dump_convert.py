@@ -8,6 +8,7 @@ Run: KEYSHIFT_BIN=build/keyshift /usr/bin/python3 tests/integration/test_rdb_dum
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -169,6 +170,54 @@ def convert_in_place_and_reports(h):
     eq(rc, 0, err)
     eq(json.loads(out)["rdb_version"], 11)
     eq(json.loads(out)["total_keys"], 8)
+
+
+@test
+def progress_shows_on_stderr_when_asked_and_never_otherwise(h):
+    name = corpus("valkey8-lists.rdb")
+    for args in (("rdb", "dump", name), ("rdb", "convert", name, h.path("p.rdb")),
+                 ("rdb", "check", name)):
+        # stderr is a pipe here, not a terminal: silent unless --progress.
+        rc, out, err = run(*args)
+        eq(rc, 0, err)
+        eq(err, "", " ".join(args[:2]))
+        rc, out2, err = run(*args, "--progress")
+        eq(rc, 0, err)
+        ok(re.search(r"\rkeyshift: .*valkey8-lists.rdb: [0-9.]+/[0-9.]+ MB [0-9]+%", err), err)
+        ok("100%" in err and " MB/s " in err and err.endswith("\r\x1b[K"), repr(err[-80:]))
+        if args[1] == "dump":
+            eq(out2, out)  # stdout is the same with or without progress
+
+
+def big_rdb(path, megabytes):
+    """An RDB 11 file of string keys (checksum disabled) of about `megabytes` MB."""
+    value = b"v" * 1000
+    with open(path, "wb") as f:
+        f.write(b"REDIS0011\xfe\x00")
+        for i in range(megabytes * 1000):
+            key = b"key:%d" % i
+            # type 0, the key (6-bit length), the value (14-bit length 1000)
+            f.write(b"\x00" + bytes([len(key)]) + key + b"\x43\xe8" + value)
+        f.write(b"\xff" + b"\x00" * 8)
+
+
+@test
+def progress_shows_on_a_terminal_for_a_large_file(h):
+    big = h.path("big.rdb")
+    big_rdb(big, 10)
+    # script(1) gives the command a terminal; its output is what the terminal received.
+    p = subprocess.run(["script", "-qec", "%s rdb check %s" % (keyshift_bin(), big),
+                        "/dev/null"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=60)
+    out = p.stdout.decode("utf-8", "replace")
+    eq(p.returncode, 0, out)
+    ok("keys         10000" in out, out[-400:])
+    ok(re.search(r"\rkeyshift: .*big.rdb: [0-9.]+/10\.[0-9] MB [0-9]+%", out), out[:300])
+    ok("\r\x1b[K" in out, out[:300])
+    # Without a terminal the same check is silent on stderr.
+    rc, _, err = run("rdb", "check", big)
+    eq(rc, 0, err)
+    eq(err, "")
 
 
 @test

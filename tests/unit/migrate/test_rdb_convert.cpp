@@ -327,4 +327,44 @@ TEST_SUITE("migrate::rdb_convert") {
     CHECK(j.at("changes").at("hashes_emptied").at("count").text == "1");
     CHECK(j.at("changes").at("fields_dropped").at("keys").items.size() == 7);
   }
+
+  TEST_CASE("Valkey 9's format (80) keeps field TTLs, and converts back to Redis versions") {
+    TempDir dir;
+    RdbConvertOptions options;
+    options.rdb_version = 80;
+    auto r = convert("redis74-hash-field-ttl.rdb", dir.file("v9.rdb"), options);
+    REQUIRE_MESSAGE(r.ok, r.error);
+    CHECK(r.output_version == 80);
+    CHECK(read_file(dir.file("v9.rdb")).substr(0, 9) == "VALKEY080");
+    int version = 0;
+    Collector v9 = read_back(dir.file("v9.rdb"), version);
+    CHECK(version == 80);
+    const RdbKey& big = v9.keys.at({0, "hfe:hashtable-600"});
+    CHECK(big.value.rdb_type == 122);  // HASH_2, renumbered apart from Redis' 22
+    size_t ttls = 0;
+    for (const auto& f : big.value.hash) {
+      ttls += f.expire_ms >= 0 ? 1 : 0;
+    }
+    CHECK(ttls > 0);
+
+    // Back to Redis 7.4's format with the same field TTLs, and to RDB 11 only with a policy.
+    RdbConvertOptions back;
+    back.rdb_version = 12;
+    back.now_ms = k_now_ms;
+    auto r12 = convert_rdb(read_file(dir.file("v9.rdb")), dir.file("r12.rdb"), back);
+    REQUIRE_MESSAGE(r12.ok, r12.error);
+    CHECK(r12.input_version == 80);
+    Collector again = read_back(dir.file("r12.rdb"), version);
+    CHECK(version == 12);
+    size_t ttls12 = 0;
+    for (const auto& f : again.keys.at({0, "hfe:hashtable-600"}).value.hash) {
+      ttls12 += f.expire_ms >= 0 ? 1 : 0;
+    }
+    CHECK(ttls12 == ttls);
+    back.rdb_version = 11;
+    auto r11 = convert_rdb(read_file(dir.file("v9.rdb")), dir.file("r11.rdb"), back);
+    CHECK_FALSE(r11.ok);
+    CHECK(r11.error.find("--field-ttl") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(dir.file("r11.rdb")));
+  }
 }

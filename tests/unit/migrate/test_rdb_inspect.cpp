@@ -1,9 +1,12 @@
 #include "tests/unit/engine/corpus_json.hpp"
 
 #include "engine/persistence/rdb_format.hpp"
+#include "migrate/rdb_convert.hpp"
 #include "migrate/rdb_inspect.hpp"
 
 #include <doctest/doctest.h>
+
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -387,5 +390,48 @@ TEST_SUITE("migrate::rdb_inspect") {
     std::string check = keyshift::migrate::render_rdb_text(r, "x.rdb", RdbReportDetail::check);
     CHECK(check.find("status       OK") != std::string::npos);
     CHECK(check.find("biggest") == std::string::npos);
+  }
+
+  TEST_CASE("Valkey 9.0 loads its own files and Redis' up to 11; the others need conversion") {
+    auto has = [](const std::vector<std::string>& lines, std::string_view what) {
+      return std::any_of(lines.begin(), lines.end(),
+                         [&](const std::string& l) { return l.find(what) != std::string::npos; });
+    };
+    CorpusFile hfe = load("redis74-hash-field-ttl.rdb");
+    RdbReport redis74 = inspect(hfe.bytes);
+    auto t = judge_target(redis74, RdbTarget::valkey_9_0, false);
+    CHECK(t.verdict == RdbVerdict::needs_conversion);
+    CHECK(has(t.changes, "refuses Redis' versions 12-79"));
+    CHECK(has(t.changes, "rewritten as Valkey 9's HASH_2"));
+    CHECK(judge_target(inspect(load("redis70-strings.rdb").bytes), RdbTarget::valkey_9_0, false)
+              .verdict == RdbVerdict::loads_as_is);
+    REQUIRE(parse_rdb_target("valkey-9.0") == RdbTarget::valkey_9_0);
+
+    // The same data in Valkey 9's own format (written by rdb convert --rdb-version 80).
+    std::filesystem::path out =
+        std::filesystem::temp_directory_path() / ("ks-inspect-v9-" + std::to_string(::getpid()));
+    keyshift::migrate::RdbConvertOptions options;
+    options.rdb_version = 80;
+    options.now_ms = k_now_ms;
+    auto converted = keyshift::migrate::convert_rdb(hfe.bytes, out.string(), options);
+    REQUIRE_MESSAGE(converted.ok, converted.error);
+    std::string v9 = read_file(out);
+    std::filesystem::remove(out);
+    RdbReport r = inspect(v9);
+    CHECK(r.summary.valkey_magic);
+    // A Redis 7.4 hash whose fields lost every TTL keeps its field-TTL type there; here it
+    // is a plain hash.
+    CHECK(r.field_ttl_hashes > 0);
+    CHECK(r.field_ttl_hashes <= redis74.field_ttl_hashes);
+    CHECK(r.fields_with_ttl == redis74.fields_with_ttl);
+    CHECK(judge_target(r, RdbTarget::valkey_9_0, false).verdict == RdbVerdict::loads_as_is);
+    auto to8 = judge_target(r, RdbTarget::valkey_8_0, false);
+    CHECK(to8.verdict == RdbVerdict::needs_conversion);
+    CHECK(has(to8.changes, "RDB version 80 -> 11"));
+    CHECK(has(to8.changes, "--field-ttl"));
+    auto to74 = judge_target(r, RdbTarget::redis_7_4, false);
+    CHECK(to74.verdict == RdbVerdict::needs_conversion);
+    CHECK(has(to74.changes, "RDB version 80 -> 12"));
+    CHECK(has(to74.changes, "HASH_2 keys"));
   }
 }

@@ -121,6 +121,42 @@ TEST_SUITE("engine::persistence_family") {
     std::filesystem::remove_all(dir);
   }
 
+  TEST_CASE("changes since the last save count as Valkey's server.dirty does") {
+    Fixture f;
+    Session& c = f.client();
+    auto changes = [&] { return f.engine.snapshots().dirty(); };
+    struct Step {
+      std::vector<std::string> argv;
+      uint64_t counted;  // what Valkey 8 adds to server.dirty for it
+    };
+    const Step steps[] = {
+        {{"LPUSH", "l", "a", "b", "c"}, 3},         // one per pushed element
+        {{"LMOVE", "l", "m", "LEFT", "RIGHT"}, 1},  // once for both keys
+        {{"LTRIM", "l", "0", "-1"}, 0},             // nothing trimmed
+        {{"LTRIM", "l", "1", "-1"}, 1},             // one element trimmed
+        {{"LREM", "l", "0", "a"}, 1},               // one per removed element
+        {{"LPOP", "m", "5"}, 1},                    // one per popped element
+        {{"SADD", "s", "1", "2", "3"}, 3},          // one per added member
+        {{"SADD", "s", "3", "4"}, 1},               // existing members do not count
+        {{"SREM", "s", "1", "2", "9"}, 2},          // one per removed member
+        {{"SPOP", "s", "5"}, 2},                    // the members popped
+        {{"HSET", "h", "f1", "v", "f2", "v"}, 2},   // one per field written
+        {{"HSET", "h", "f1", "v"}, 1},              // even when it existed
+        {{"HDEL", "h", "f1", "f2", "nope"}, 2},     // one per deleted field
+        {{"ZADD", "z", "1", "a", "2", "b"}, 2},     // added + updated
+        {{"ZADD", "z", "1", "a", "5", "b"}, 1},     // unchanged scores do not count
+        {{"ZPOPMIN", "z", "2"}, 2},                 // one per popped member
+        {{"SET", "k", "v"}, 1},
+        {{"RENAME", "k", "k2"}, 1},  // once for both keys
+        {{"MOVE", "k2", "1"}, 1},    // once for both databases
+    };
+    for (const Step& step : steps) {
+      uint64_t before = changes();
+      run(f, c, step.argv);
+      CHECK_MESSAGE(changes() - before == step.counted, step.argv[0]);
+    }
+  }
+
   TEST_CASE("a save rule starts a background save once enough time and changes passed") {
     CHECK(parse_save_rules("3600 1 300 100") ==
           std::vector<std::pair<int64_t, int64_t>>{{3600, 1}, {300, 100}});

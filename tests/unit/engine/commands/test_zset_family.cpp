@@ -1,4 +1,5 @@
 #include "engine/engine.hpp"
+#include "engine/util/memory.hpp"
 
 #include <doctest/doctest.h>
 
@@ -703,8 +704,12 @@ TEST_SUITE("engine::zset_family") {
     CHECK(f.encoding("z") == "listpack");
     keyshift::engine::Entry* e = f.engine.db(0).lookup("z", false);
     REQUIRE(e != nullptr);
-    keyshift::engine::HeapObject* copy = e->object()->clone();
-    CHECK(e->object()->bytes() == copy->bytes());
-    delete copy;
+    // Small sorted sets live as their bare block: an exact-size allocation of it takes
+    // the same allocator block as the stored one.
+    REQUIRE(e->kind() == keyshift::engine::Entry::Kind::blob);
+    void* exact = keyshift::engine::MemoryCounter::raw_allocate(e->blob_size());
+    CHECK(keyshift::engine::MemoryCounter::usable_size(e->blob()) ==
+          keyshift::engine::MemoryCounter::usable_size(exact));
+    keyshift::engine::MemoryCounter::raw_deallocate(exact);
   }
 }

@@ -1,10 +1,16 @@
 #include "tests/unit/engine/corpus_json.hpp"
 
+#include "engine/ds/intset.hpp"
+#include "engine/ds/listpack.hpp"
 #include "engine/engine.hpp"
+#include "engine/persistence/mapped_file.hpp"
 #include "engine/persistence/rdb_load.hpp"
+#include "engine/persistence/rdb_writer.hpp"
 #include "engine/util/clock.hpp"
 
 #include <doctest/doctest.h>
+
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -14,10 +20,15 @@
 using keyshift::engine::EnableMode;
 using keyshift::engine::Engine;
 using keyshift::engine::EngineConfig;
+using keyshift::engine::Intset;
+using keyshift::engine::Listpack;
 using keyshift::engine::load_rdb;
 using keyshift::engine::ManualClock;
+using keyshift::engine::MappedFile;
 using keyshift::engine::RdbLoadOptions;
+using keyshift::engine::RdbWriteOptions;
 using keyshift::engine::RespValue;
+using keyshift::engine::save_rdb;
 using keyshift::engine::Session;
 using keyshift::test::decode_bytes;
 using keyshift::test::from_hex;
@@ -118,6 +129,96 @@ std::string canonical(const RespValue& v) {
     default:
       return v.str;
   }
+}
+
+/// Every key of the current database with its encoding and digest, sorted by key.
+std::vector<std::string> describe_keys(Loaded& l) {
+  std::vector<std::string> out;
+  for (const RespValue& k : l.run({"KEYS", "*"}).elements) {
+    RespValue d = l.run({"DEBUG", "DIGEST-VALUE", k.str});
+    out.push_back(k.str + " " + l.run({"OBJECT", "ENCODING", k.str}).str + " " +
+                  (d.elements.empty() ? std::string() : d.elements[0].str) + " " +
+                  std::to_string(l.run({"PEXPIRETIME", k.str}).integer));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+/// Fills two databases with a few thousand keys of every type, small and large, so that the
+/// file is well over the size from which a load reads on a second thread.
+void fill_big(Loaded& l) {
+  for (int db : {0, 2}) {
+    l.run({"SELECT", std::to_string(db)});
+    for (int i = 0; i < 4000; ++i) {
+      std::string n = std::to_string(i);
+      l.run({"SET", "s:" + n, "value " + n + std::string(static_cast<size_t>(i % 300), 'v')});
+      l.run({"SET", "i:" + n, std::to_string(i * 7919)});
+      l.run({"RPUSH", "l:" + n, "a" + n, n, "-" + n, "tail"});
+      l.run({"SADD", "si:" + n, n, "7", "-3"});
+      l.run({"SADD", "ss:" + n, "m" + n, "x", "y"});
+      l.run({"HSET", "h:" + n, "f", n, "g", "text " + n});
+      l.run({"ZADD", "z:" + n, "1.5", "a", std::to_string(i), "b", "-2", "c" + n});
+      if (i % 5 == 0) {
+        l.run({"PEXPIREAT", "s:" + n, std::to_string(k_now_ms + 1000 * i + 1)});
+      }
+    }
+    std::vector<std::string> hash{"HSET", "big:hash"};
+    std::vector<std::string> zset{"ZADD", "big:zset"};
+    std::vector<std::string> set{"SADD", "big:set"};
+    std::vector<std::string> list{"RPUSH", "big:list"};
+    for (int i = 0; i < 700; ++i) {
+      std::string n = std::to_string(i);
+      hash.insert(hash.end(), {"field" + n, "value" + n});
+      zset.insert(zset.end(), {std::to_string(i % 97) + ".25", "member" + n});
+      set.push_back("member" + n);
+      list.insert(list.end(), {"element" + n, "e" + n, n});
+    }
+    l.run(hash);
+    l.run(zset);
+    l.run(set);
+    l.run(list);
+  }
+  l.run({"SELECT", "0"});
+}
+
+/// A directory removed at the end of the test.
+struct TempDir {
+  std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("ks-load-" + std::to_string(::getpid()));
+  TempDir() { std::filesystem::create_directories(path); }
+  ~TempDir() { std::filesystem::remove_all(path); }
+};
+
+/// An RDB string of up to 16383 raw bytes.
+std::string rdb_string(std::string_view s) {
+  std::string out;
+  if (s.size() < 64) {
+    out.push_back(static_cast<char>(s.size()));
+  } else {
+    out.push_back(static_cast<char>(0x40 | (s.size() >> 8)));
+    out.push_back(static_cast<char>(s.size() & 0xFF));
+  }
+  out.append(s);
+  return out;
+}
+
+/// A version-11 file of `records` (type byte, key, value) with the checksum disabled.
+std::string rdb_file(const std::vector<std::string>& records) {
+  std::string out = "REDIS0011";
+  for (const std::string& r : records) {
+    out += r;
+  }
+  out.push_back('\xff');
+  out.append(8, '\0');
+  return out;
+}
+
+std::string listpack_of(const std::vector<std::string>& elements) {
+  Listpack lp;
+  for (const std::string& e : elements) {
+    lp.append(e);
+  }
+  return std::string(lp.data());
 }
 
 }  // namespace
@@ -283,5 +384,140 @@ TEST_SUITE("engine::rdb_load") {
     CHECK(stats->expired_skipped > 0);
     CHECK(stats->keys_loaded + stats->expired_skipped + stats->skipped_unsupported ==
           stats->summary.keys);
+  }
+
+  TEST_CASE("a file big enough to be read on a second thread loads like the engine it came from") {
+    Loaded a;
+    fill_big(a);
+    TempDir dir;
+    std::string path = (dir.path / "big.rdb").string();
+    auto saved = save_rdb(a.engine, path, RdbWriteOptions{});
+    REQUIRE_MESSAGE(saved.has_value(), saved.error());
+    auto file = MappedFile::open(path);
+    REQUIRE(file.has_value());
+    REQUIRE(file->data().size() > (size_t{3} << 19));  // well above the threaded load's 1 MiB
+
+    Loaded b;
+    auto stats = load_rdb(b.engine, file->data());
+    REQUIRE_MESSAGE(stats.has_value(), stats.error().message, " at ", stats.error().offset);
+    CHECK(stats->keys_loaded == saved->keys);
+    CHECK(stats->summary.checksum_verified);
+    CHECK(b.run({"DEBUG", "DIGEST"}).str == a.run({"DEBUG", "DIGEST"}).str);
+    for (const char* db : {"0", "2"}) {
+      a.run({"SELECT", db});
+      b.run({"SELECT", db});
+      CHECK(describe_keys(b) == describe_keys(a));
+    }
+
+    // A second load into the same engine stops at the first key, a duplicate, and names it.
+    auto again = load_rdb(b.engine, file->data());
+    REQUIRE_FALSE(again.has_value());
+    CHECK(again.error().message.find("duplicate key") != std::string::npos);
+    CHECK(again.error().offset > 9);
+    CHECK(b.run({"DEBUG", "DIGEST"}).str == a.run({"DEBUG", "DIGEST"}).str);
+
+    // A file cut short fails at the cut with the keys before it loaded.
+    Loaded c;
+    size_t cut = file->data().size() / 2;
+    auto cut_short = load_rdb(c.engine, file->data().substr(0, cut));
+    REQUIRE_FALSE(cut_short.has_value());
+    CHECK(cut_short.error().offset <= cut);
+    CHECK(cut_short.error().message.find("unexpected end of data") != std::string::npos);
+    CHECK(c.run({"DBSIZE"}).integer > 0);
+  }
+
+  TEST_CASE("listpack and intset blocks are taken as they are, within the encoding limits") {
+    // A set listpack of integers stays a listpack (Valkey's RDB_TYPE_SET_LISTPACK load does
+    // not turn it into an intset); a hash listpack keeps its field order.
+    std::string set_lp = listpack_of({"3", "1", "2"});
+    std::string hash_lp = listpack_of({"b", "2", "a", "1"});
+    Intset ints;
+    for (int64_t v : {5, -1, 70000}) {
+      ints.insert(v);
+    }
+    std::vector<std::string> list_nodes{listpack_of({"x", "y"}), listpack_of({"z"})};
+    std::string quicklist = "\x02";
+    for (const std::string& node : list_nodes) {
+      quicklist += "\x02" + rdb_string(node);  // container 2: a packed listpack node
+    }
+    std::string bytes =
+        rdb_file({"\x14" + rdb_string("set") + rdb_string(set_lp),
+                  "\x10" + rdb_string("hash") + rdb_string(hash_lp),
+                  "\x0b" + rdb_string("ints") + rdb_string(ints.blob()),
+                  "\x12" + rdb_string("list") + quicklist,
+                  "\x14" + rdb_string("repeats") + rdb_string(listpack_of({"a", "b", "a"})),
+                  "\x10" + rdb_string("field-twice") +
+                      rdb_string(listpack_of({"f", "1", "g", "2", "f", "3"}))});
+    Loaded l;
+    auto stats = load_rdb(l.engine, bytes);
+    REQUIRE_MESSAGE(stats.has_value(), stats.error().message, " at ", stats.error().offset);
+    CHECK(l.run({"OBJECT", "ENCODING", "set"}).str == "listpack");
+    CHECK(l.run({"SCARD", "set"}).integer == 3);
+    CHECK(l.run({"SISMEMBER", "set", "2"}).integer == 1);
+    CHECK(l.run({"OBJECT", "ENCODING", "hash"}).str == "listpack");
+    RespValue keys = l.run({"HKEYS", "hash"});
+    REQUIRE(keys.elements.size() == 2);
+    CHECK(keys.elements[0].str == "b");
+    CHECK(l.run({"OBJECT", "ENCODING", "ints"}).str == "intset");
+    CHECK(l.run({"SISMEMBER", "ints", "70000"}).integer == 1);
+    CHECK(l.run({"OBJECT", "ENCODING", "list"}).str == "quicklist");
+    CHECK(l.run({"LRANGE", "list", "0", "-1"}).elements.size() == 3);
+    CHECK(l.run({"LINDEX", "list", "2"}).str == "z");
+    // Repeated members or fields are dropped as the element-by-element build always did.
+    CHECK(l.run({"SCARD", "repeats"}).integer == 2);
+    CHECK(l.run({"HLEN", "field-twice"}).integer == 2);
+    CHECK(l.run({"HGET", "field-twice", "f"}).str == "3");
+
+    // Over the configured limits, as Valkey's load: a table.
+    Loaded small;
+    small.run({"CONFIG", "SET", "set-max-intset-entries", "2"});
+    small.run({"CONFIG", "SET", "set-max-listpack-entries", "2"});
+    small.run({"CONFIG", "SET", "hash-max-listpack-entries", "1"});
+    stats = load_rdb(small.engine, bytes);
+    REQUIRE(stats.has_value());
+    CHECK(small.run({"OBJECT", "ENCODING", "set"}).str == "hashtable");
+    CHECK(small.run({"OBJECT", "ENCODING", "ints"}).str == "hashtable");
+    CHECK(small.run({"OBJECT", "ENCODING", "hash"}).str == "hashtable");
+    CHECK(small.run({"HGET", "hash", "a"}).str == "1");
+    CHECK(small.run({"SISMEMBER", "ints", "-1"}).integer == 1);
+
+    // A corrupt block is refused with its offset, as before.
+    std::string bad_lp = set_lp;
+    bad_lp[bad_lp.size() - 2] = '\x7f';  // the last entry's backlen
+    auto bad = load_rdb(l.engine, rdb_file({"\x14" + rdb_string("bad") + rdb_string(bad_lp)}));
+    REQUIRE_FALSE(bad.has_value());
+    CHECK(bad.error().message.find("invalid listpack") != std::string::npos);
+    CHECK(bad.error().offset == 9 + 1 + 4);
+  }
+
+  TEST_CASE("field TTLs go to Valkey 9's format as HASH_2 and load back with their TTLs") {
+    Loaded a;
+    const int64_t when = k_now_ms + 86'400'000;
+    a.run({"HSET", "hf", "f", "1", "g", "2"});
+    a.run({"HPEXPIREAT", "hf", std::to_string(when), "FIELDS", "1", "g"});
+    a.run({"HSET", "plain", "f", "1"});
+    a.run({"SADD", "set", "a", "b"});
+    TempDir dir;
+    std::string path = (dir.path / "v9.rdb").string();
+    RdbWriteOptions options;
+    options.version = 80;
+    auto saved = save_rdb(a.engine, path, options);
+    REQUIRE_MESSAGE(saved.has_value(), saved.error());
+    auto file = MappedFile::open(path);
+    REQUIRE(file.has_value());
+    std::string_view bytes = file->data();
+    CHECK(bytes.substr(0, 9) == "VALKEY080");
+    // Type 22 (Valkey's HASH_2), the key, two fields; the others keep RDB 11's types.
+    CHECK(bytes.find(std::string("\x16\x02hf\x02", 5)) != std::string_view::npos);
+    CHECK(bytes.find(std::string("\x10\x05plain", 7)) != std::string_view::npos);
+    Loaded b;
+    auto loaded = load_rdb(b.engine, bytes);
+    REQUIRE_MESSAGE(loaded.has_value(), loaded.error().message);
+    CHECK(loaded->summary.version == 80);
+    CHECK(b.run({"DEBUG", "DIGEST"}).str == a.run({"DEBUG", "DIGEST"}).str);
+    RespValue ttl = b.run({"HPEXPIRETIME", "hf", "FIELDS", "2", "f", "g"});
+    REQUIRE(ttl.elements.size() == 2);
+    CHECK(ttl.elements[0].integer == -1);
+    CHECK(ttl.elements[1].integer == when);
   }
 }

@@ -197,9 +197,135 @@ std::vector<std::filesystem::path> corpus_files() {
   return files;
 }
 
+/// An RDB length as Valkey's rdbSaveLen writes it (6-bit, 14-bit or 32-bit big-endian).
+std::string rdb_len(uint64_t n) {
+  std::string out;
+  if (n < 64) {
+    out.push_back(static_cast<char>(n));
+  } else if (n < 16384) {
+    out.push_back(static_cast<char>(0x40 | (n >> 8)));
+    out.push_back(static_cast<char>(n & 0xFF));
+  } else {
+    out.push_back('\x80');
+    for (int shift = 24; shift >= 0; shift -= 8) {
+      out.push_back(static_cast<char>((n >> shift) & 0xFF));
+    }
+  }
+  return out;
+}
+
+std::string rdb_str(std::string_view s) {
+  return rdb_len(s.size()) + std::string(s);
+}
+
+std::string le64(int64_t v) {
+  std::string out;
+  for (int i = 0; i < 8; ++i) {
+    out.push_back(static_cast<char>((static_cast<uint64_t>(v) >> (8 * i)) & 0xFF));
+  }
+  return out;
+}
+
+/// A file in Valkey 9.0's format, written from these upstream facts (valkey-io/valkey:
+/// src/rdb.h, src/rdb.c rdbSaveRio/rdbSaveObject/rdbLoadObject, src/cluster_migrateslots.c):
+///  - the header is "VALKEY" and the version in three digits (snprintf "VALKEY%03d"); 9.0's
+///    RDB_VERSION is 80 (RDB_VERSION_MAP {80, 0x090000});
+///  - RDB_TYPE_HASH_2 = 22 (a hash with field-level expiration): the field count, then per
+///    field the field and value strings and the expire time as 8 bytes little-endian
+///    (rdbSaveMillisecondTime), -1 (EXPIRY_NONE) for a field without one;
+///  - RDB_OPCODE_SLOT_IMPORT = 243: the job name (CLUSTER_NAMELEN, 40 bytes) as a string, the
+///    number of slot ranges, then each range's start and end slot, as lengths;
+///  - the aux field "valkey-ver"; EOF (255) and the CRC64 of everything before it.
+/// `records` replace the default keys when given.
+std::string valkey9_file(int64_t field_expire, const std::string& records = "",
+                         std::string_view version = "080") {
+  std::string f = "VALKEY" + std::string(version);
+  f += "\xfa" + rdb_str("valkey-ver") + rdb_str("9.0.0");
+  f += "\xf3" + rdb_str(std::string(40, 'j')) + rdb_len(2) + rdb_len(0) + rdb_len(99) +
+       rdb_len(1000) + rdb_len(16383);
+  f += "\xfe" + rdb_len(0) + "\xfb" + rdb_len(2) + rdb_len(0);
+  if (records.empty()) {
+    f += "\x16" + rdb_str("h") + rdb_len(2) + rdb_str("f1") + rdb_str("v1") + le64(field_expire) +
+         rdb_str("f2") + rdb_str("v2") + le64(-1);
+    f += std::string(1, '\0') + rdb_str("s") + rdb_str("plain");
+  } else {
+    f += records;
+  }
+  f += "\xff";
+  return f + le64(static_cast<int64_t>(crc64(0, f)));
+}
+
 }  // namespace
 
 TEST_SUITE("engine::rdb_reader") {
+  TEST_CASE("Valkey 9's format: its magic, HASH_2 with field TTLs and SLOT_IMPORT are read") {
+    const int64_t when = 4'102'444'800'123;
+    std::string file = valkey9_file(when);
+    for (bool materialize : {true, false}) {
+      CAPTURE(materialize);
+      Collect got;
+      RdbReadOptions options;
+      options.materialize = materialize;
+      auto r = read_rdb(file, got, options);
+      REQUIRE_MESSAGE(r.has_value(), r.error().message, " at ", r.error().offset);
+      CHECK(r->version == 80);
+      CHECK(r->valkey_magic);
+      CHECK(r->checksum_verified);
+      REQUIRE(got.keys.size() == 2);
+      const RdbValue& h = got.keys[0].value;
+      CHECK(got.keys[0].key == "h");
+      CHECK(h.kind == RdbKind::hash);
+      CHECK(h.rdb_type == static_cast<uint8_t>(keyshift::engine::rdb::Type::valkey_hash_2));
+      CHECK(keyshift::engine::rdb::type_name(h.rdb_type) == "HASH_2");
+      REQUIRE(h.hash.size() == 2);  // field-TTL hashes are always decoded
+      CHECK(h.hash[0].field == "f1");
+      CHECK(h.hash[0].value == "v1");
+      CHECK(h.hash[0].expire_ms == when);
+      CHECK(h.hash[1].expire_ms == -1);
+      CHECK(got.keys[1].value.kind == RdbKind::string);
+    }
+  }
+
+  TEST_CASE("Valkey 9 files with what Valkey 9 refuses fail with an offset and a reason") {
+    Collect got;
+    // An expire time below -1 (rdbLoadObject: itemexpiry < EXPIRY_NONE).
+    std::string bad_expire = valkey9_file(-2);
+    auto r = read_rdb(bad_expire, got);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().message == "invalid hash field expire time -2");
+    CHECK(bad_expire.substr(r.error().offset - 3, 3) == "\x02v1");  // right after the value
+    // VALKEY with a version Valkey refuses (79 and below), or newer than 9.0's.
+    r = read_rdb(valkey9_file(1, "", "079"), got);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().message == "unsupported RDB version 79 (Valkey 9.0 writes 80)");
+    CHECK(r.error().offset == 6);
+    r = read_rdb(valkey9_file(1, "", "081"), got);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().message == "unsupported RDB version 81 (Valkey 9.0 writes 80)");
+    // REDIS with Valkey 9's version.
+    std::string redis80 = valkey9_file(1);
+    redis80.replace(0, 9, "REDIS0080");
+    r = read_rdb(redis80, got);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().message == "unsupported RDB version 80");
+    // Redis 7.4's types 23-25 do not exist in Valkey's numbering.
+    std::string type23 = "\x17" + rdb_str("k") + rdb_str("x");
+    r = read_rdb(valkey9_file(1, type23), got);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().message == "value type 23 is not a Valkey 80 type");
+    // A slot range past the 16384 slots.
+    std::string range = valkey9_file(1);
+    range.replace(range.find(rdb_len(16383)), 2, rdb_len(16384));
+    r = read_rdb(range, got);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().message == "invalid SLOT_IMPORT slot range 1000-16384");
+    // SLOT_IMPORT is no opcode in a REDIS file.
+    std::string redis11 = "REDIS0011\xf3" + rdb_str("j") + rdb_len(0) + "\xff" + le64(0);
+    r = read_rdb(redis11, got);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().message == "unknown RDB opcode or value type 243");
+  }
+
   TEST_CASE("crc64 gives the Jones check value and extends in pieces") {
     CHECK(crc64(0, "123456789") == 0xe9c6d914c4b8d9caULL);
     std::string data(1000, '\0');
@@ -209,6 +335,33 @@ TEST_SUITE("engine::rdb_reader") {
     uint64_t whole = crc64(0, data);
     CHECK(crc64(crc64(0, std::string_view(data).substr(0, 333)),
                 std::string_view(data).substr(333)) == whole);
+  }
+
+  TEST_CASE("crc64's folding path agrees with the bit-by-bit definition at every length") {
+    // The definition: reflected, polynomial 0xad93d23594c935a9 (reversed 0x95ac9329ac4bc9b5).
+    auto reference = [](uint64_t crc, std::string_view d) {
+      for (unsigned char ch : d) {
+        crc ^= ch;
+        for (int b = 0; b < 8; ++b) {
+          crc = (crc & 1) != 0 ? (crc >> 1) ^ 0x95ac9329ac4bc9b5ULL : crc >> 1;
+        }
+      }
+      return crc;
+    };
+    std::string data(5000, '\0');
+    uint64_t seed = 88172645463325252ULL;
+    for (char& ch : data) {
+      seed ^= seed << 13;
+      seed ^= seed >> 7;
+      seed ^= seed << 17;
+      ch = static_cast<char>(seed);
+    }
+    for (size_t len = 0; len <= data.size(); len += len < 300 ? 1 : 97) {
+      CAPTURE(len);
+      std::string_view d = std::string_view(data).substr(0, len);
+      REQUIRE(crc64(0, d) == reference(0, d));
+      REQUIRE(crc64(0xfeedface12345678ULL, d) == reference(0xfeedface12345678ULL, d));
+    }
   }
 
   TEST_CASE("every corpus file a server loads is read with its ground truth's keys and values") {
@@ -298,6 +451,48 @@ TEST_SUITE("engine::rdb_reader") {
     }
   }
 
+  TEST_CASE("blobs checked on a second thread give the same keys and the same first error") {
+    RdbReadOptions here;
+    here.materialize = false;
+    here.skip_modules = true;
+    here.parallel_check_min_bytes = SIZE_MAX;
+    RdbReadOptions there = here;
+    there.parallel_check_min_bytes = 0;  // every file, however small
+    auto same = [&](std::string_view bytes) {
+      Collect a;
+      Collect b;
+      auto one = read_rdb(bytes, a, here);
+      auto two = read_rdb(bytes, b, there);
+      REQUIRE(one.has_value() == two.has_value());
+      if (!one) {
+        CHECK(one.error().offset == two.error().offset);
+        CHECK(one.error().message == two.error().message);
+        return;
+      }
+      CHECK(a.keys.size() == b.keys.size());
+    };
+    int files = 0;
+    for (const auto& path : corpus_files()) {
+      CAPTURE(path.filename().string());
+      same(read_file(path));
+      ++files;
+    }
+    CHECK(files >= 50);
+    // Every kind of blob (ziplists, listpacks, intsets, quicklist nodes), damaged anywhere.
+    for (const char* name : {"redis-assets--encodings.rdb", "valkey8-lists.rdb", "redis70-sets.rdb",
+                             "redis-assets--corrupt_ziplist.rdb"}) {
+      CAPTURE(name);
+      std::string bytes = read_file(k_corpus / name);
+      for (size_t n = 9; n < bytes.size(); n += 7) {
+        CAPTURE(n);
+        same(std::string_view(bytes).substr(0, n));
+        std::string flipped = bytes;
+        flipped[n] = static_cast<char>(flipped[n] ^ 0x21);
+        same(flipped);
+      }
+    }
+  }
+
   TEST_CASE("a module value stops the read unless module keys are skipped") {
     std::string bytes = read_file(k_corpus / "rdbtools--redis_40_with_module.rdb");
     Collect got;
@@ -329,7 +524,7 @@ TEST_SUITE("engine::rdb_reader") {
     std::string future = read_file(k_corpus / "valkey-fork--encodings-rdb987.rdb");
     r = read_rdb(future, got);
     REQUIRE_FALSE(r.has_value());
-    CHECK(r.error().message == "unsupported RDB version 987 (the Valkey 9+ format)");
+    CHECK(r.error().message == "unsupported RDB version 987 (Valkey 9.0 writes 80)");
     r = read_rdb("NOTANRDB0", got);
     REQUIRE_FALSE(r.has_value());
     CHECK(r.error().message == "not an RDB file (no REDIS or VALKEY magic)");

@@ -42,9 +42,8 @@ CommandLine command_line(const Words& args) {
 }
 
 std::string repo_data_file(std::string_view name) {
-  return (std::filesystem::path(__FILE__).parent_path() / "../../../data" / name)
-      .lexically_normal()
-      .string();
+  // Not __FILE__: compiler caches may make it relative to the build directory.
+  return (std::filesystem::path(KEYSHIFT_REPO_DIR) / "tests/data" / name).string();
 }
 
 }  // namespace

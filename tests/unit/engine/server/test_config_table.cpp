@@ -85,9 +85,8 @@ bool has_warning(const std::vector<std::string>& warnings, std::string_view need
 }
 
 std::string repo_data_file(std::string_view name) {
-  return (std::filesystem::path(__FILE__).parent_path() / "../../../data" / name)
-      .lexically_normal()
-      .string();
+  // Not __FILE__: compiler caches may make it relative to the build directory.
+  return (std::filesystem::path(KEYSHIFT_REPO_DIR) / "tests/data" / name).string();
 }
 
 }  // namespace

@@ -1,0 +1,426 @@
+#include "engine/resp/connection.hpp"
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <utility>
+
+namespace keyshift::engine {
+namespace {
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
+// URL components may carry percent-encoded bytes (a password with '@' or ':').
+Expected<std::string, std::string> percent_decode(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '%') {
+      out.push_back(text[i]);
+      continue;
+    }
+    int hi = i + 1 < text.size() ? hex_value(text[i + 1]) : -1;
+    int lo = i + 2 < text.size() ? hex_value(text[i + 2]) : -1;
+    if (hi < 0 || lo < 0)
+      return Unexpected{std::string("bad percent escape")};
+    out.push_back(static_cast<char>(hi * 16 + lo));
+    i += 2;
+  }
+  return out;
+}
+
+bool parse_int(std::string_view text, int& out) {
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc() && ptr == text.data() + text.size();
+}
+
+std::string errno_text(int err) {
+  return std::strerror(err);
+}
+
+// Waits for a non-blocking connect to finish; returns 0 or an errno value.
+int finish_connect(int fd, std::chrono::milliseconds timeout) {
+  pollfd pfd{fd, POLLOUT, 0};
+  int rc;
+  do {
+    rc = ::poll(&pfd, 1, static_cast<int>(timeout.count()));
+  } while (rc < 0 && errno == EINTR);
+  if (rc == 0)
+    return ETIMEDOUT;
+  if (rc < 0)
+    return errno;
+  int err = 0;
+  socklen_t len = sizeof(err);
+  if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+    return errno;
+  return err;
+}
+
+// Connects `fd` to `addr`, bounded by `timeout`, and leaves it blocking with I/O timeouts.
+int connect_with_timeout(int fd, const sockaddr* addr, socklen_t len,
+                         std::chrono::milliseconds timeout) {
+  int flags = ::fcntl(fd, F_GETFL, 0);
+  ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+  int err = 0;
+  if (::connect(fd, addr, len) != 0) {
+    err = errno == EINPROGRESS ? finish_connect(fd, timeout) : errno;
+  }
+  ::fcntl(fd, F_SETFL, flags);
+  if (err != 0)
+    return err;
+  timeval tv{};
+  tv.tv_sec = static_cast<time_t>(timeout.count() / 1000);
+  tv.tv_usec = static_cast<suseconds_t>((timeout.count() % 1000) * 1000);
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+  return 0;
+}
+
+}  // namespace
+
+std::string RespEndpoint::describe() const {
+  if (!unix_path.empty())
+    return "unix:" + unix_path;
+  if (host.find(':') != std::string::npos)
+    return "[" + host + "]:" + std::to_string(port);
+  return host + ":" + std::to_string(port);
+}
+
+Expected<RespEndpoint, std::string> parse_redis_url(std::string_view url) {
+  RespEndpoint ep;
+  auto fail = [&](std::string_view why) -> Expected<RespEndpoint, std::string> {
+    return Unexpected{"bad URL '" + std::string(url) + "': " + std::string(why)};
+  };
+  size_t scheme_end = url.find("://");
+  if (scheme_end == std::string_view::npos)
+    return fail("expected SCHEME://");
+  std::string_view scheme = url.substr(0, scheme_end);
+  std::string_view rest = url.substr(scheme_end + 3);
+  bool is_unix = scheme == "unix" || scheme == "redis+unix" || scheme == "redis-socket";
+  if (scheme == "rediss")
+    return fail("TLS (rediss://) is not supported");
+  if (!is_unix && scheme != "redis")
+    return fail("scheme must be redis:// or unix://");
+
+  std::string_view query;
+  if (size_t q = rest.find('?'); q != std::string_view::npos) {
+    query = rest.substr(q + 1);
+    rest = rest.substr(0, q);
+  }
+  // Userinfo ends at the last '@' so that an unencoded '@' in a password still works.
+  if (size_t at = rest.rfind('@'); at != std::string_view::npos) {
+    std::string_view userinfo = rest.substr(0, at);
+    rest = rest.substr(at + 1);
+    std::string_view user = userinfo;
+    std::string_view pass;
+    if (size_t colon = userinfo.find(':'); colon != std::string_view::npos) {
+      user = userinfo.substr(0, colon);
+      pass = userinfo.substr(colon + 1);
+    } else {
+      // redis://secret@host: a lone userinfo is the password, as redis-cli reads it.
+      pass = userinfo;
+      user = {};
+    }
+    auto u = percent_decode(user);
+    auto p = percent_decode(pass);
+    if (!u || !p)
+      return fail("bad percent escape in user or password");
+    ep.user = *u;
+    ep.password = *p;
+  }
+  if (is_unix) {
+    if (rest.empty() || rest.front() != '/')
+      return fail("expected an absolute socket path");
+    auto path = percent_decode(rest);
+    if (!path)
+      return fail(path.error());
+    ep.unix_path = *path;
+  } else {
+    std::string_view hostport = rest;
+    if (size_t slash = rest.find('/'); slash != std::string_view::npos) {
+      hostport = rest.substr(0, slash);
+      std::string_view db = rest.substr(slash + 1);
+      if (!db.empty() && !parse_int(db, ep.db))
+        return fail("database must be a number");
+    }
+    std::string_view host = hostport;
+    std::string_view port;
+    if (!hostport.empty() && hostport.front() == '[') {
+      size_t close = hostport.find(']');
+      if (close == std::string_view::npos)
+        return fail("unterminated [IPv6] host");
+      host = hostport.substr(1, close - 1);
+      std::string_view after = hostport.substr(close + 1);
+      if (!after.empty()) {
+        if (after.front() != ':')
+          return fail("expected :PORT after ]");
+        port = after.substr(1);
+      }
+    } else if (size_t colon = hostport.rfind(':'); colon != std::string_view::npos) {
+      host = hostport.substr(0, colon);
+      port = hostport.substr(colon + 1);
+    }
+    if (!host.empty())
+      ep.host = std::string(host);
+    if (!port.empty() && (!parse_int(port, ep.port) || ep.port <= 0 || ep.port > 65535)) {
+      return fail("port must be 1-65535");
+    }
+  }
+  while (!query.empty()) {
+    size_t amp = query.find('&');
+    std::string_view pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+    size_t eq = pair.find('=');
+    std::string_view name = pair.substr(0, eq);
+    std::string_view value =
+        eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1);
+    auto decoded = percent_decode(value);
+    if (!decoded)
+      return fail(decoded.error());
+    if (name == "db" || name == "database") {
+      if (!parse_int(*decoded, ep.db))
+        return fail("db must be a number");
+    } else if (name == "password") {
+      ep.password = *decoded;
+    } else if (name == "user" || name == "username") {
+      ep.user = *decoded;
+    } else if (name == "protocol") {
+      if (!parse_int(*decoded, ep.protocol) || (ep.protocol != 2 && ep.protocol != 3)) {
+        return fail("protocol must be 2 or 3");
+      }
+    }
+    // Other parameters (timeout=, persistent=, as PHP clients write them) do not change
+    // where the server is, so they are accepted and ignored.
+  }
+  if (ep.db < 0)
+    return fail("database must not be negative");
+  return ep;
+}
+
+void encode_command(const std::vector<std::string>& args, std::string& out) {
+  out += '*';
+  out += std::to_string(args.size());
+  out += "\r\n";
+  for (const std::string& arg : args) {
+    out += '$';
+    out += std::to_string(arg.size());
+    out += "\r\n";
+    out += arg;
+    out += "\r\n";
+  }
+}
+
+RespConnection::RespConnection(int fd, RespEndpoint endpoint, std::chrono::milliseconds timeout)
+    : m_fd(fd), m_endpoint(std::move(endpoint)), m_timeout(timeout) {}
+
+RespConnection::RespConnection(RespConnection&& other) noexcept
+    : m_fd(std::exchange(other.m_fd, -1)),
+      m_endpoint(std::move(other.m_endpoint)),
+      m_timeout(other.m_timeout),
+      m_in(std::move(other.m_in)),
+      m_in_pos(other.m_in_pos) {}
+
+RespConnection& RespConnection::operator=(RespConnection&& other) noexcept {
+  if (this != &other) {
+    if (m_fd >= 0)
+      ::close(m_fd);
+    m_fd = std::exchange(other.m_fd, -1);
+    m_endpoint = std::move(other.m_endpoint);
+    m_timeout = other.m_timeout;
+    m_in = std::move(other.m_in);
+    m_in_pos = other.m_in_pos;
+  }
+  return *this;
+}
+
+RespConnection::~RespConnection() {
+  if (m_fd >= 0)
+    ::close(m_fd);
+}
+
+std::string RespConnection::error_text(std::string_view what) const {
+  return std::string(what) + " (" + m_endpoint.describe() + ")";
+}
+
+Expected<RespConnection, std::string> RespConnection::connect(const RespEndpoint& endpoint,
+                                                              std::chrono::milliseconds timeout) {
+  int fd = -1;
+  auto failure = [&](std::string_view what, int err) -> Expected<RespConnection, std::string> {
+    return Unexpected{"cannot connect to " + endpoint.describe() + ": " + std::string(what) +
+                      (err != 0 ? ": " + errno_text(err) : std::string())};
+  };
+  if (!endpoint.unix_path.empty()) {
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    if (endpoint.unix_path.size() >= sizeof(addr.sun_path))
+      return failure("path too long", 0);
+    std::memcpy(addr.sun_path, endpoint.unix_path.c_str(), endpoint.unix_path.size() + 1);
+    fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+      return failure("socket", errno);
+    if (int err =
+            connect_with_timeout(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr), timeout);
+        err != 0) {
+      ::close(fd);
+      return failure("connect", err);
+    }
+  } else {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    std::string port = std::to_string(endpoint.port);
+    if (int rc = ::getaddrinfo(endpoint.host.c_str(), port.c_str(), &hints, &found); rc != 0) {
+      return failure(::gai_strerror(rc), 0);
+    }
+    int last_err = 0;
+    for (addrinfo* ai = found; ai != nullptr; ai = ai->ai_next) {
+      fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+      if (fd < 0) {
+        last_err = errno;
+        continue;
+      }
+      last_err = connect_with_timeout(fd, ai->ai_addr, ai->ai_addrlen, timeout);
+      if (last_err == 0)
+        break;
+      ::close(fd);
+      fd = -1;
+    }
+    ::freeaddrinfo(found);
+    if (fd < 0)
+      return failure("connect", last_err);
+    int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  }
+  RespConnection conn(fd, endpoint, timeout);
+  auto login = [&](const std::vector<std::string>& args) -> Expected<bool, std::string> {
+    auto reply = conn.call(args);
+    if (!reply)
+      return Unexpected{reply.error()};
+    if (reply->is_error()) {
+      return Unexpected{"cannot connect to " + endpoint.describe() + ": " + args[0] +
+                        " failed: " + reply->str};
+    }
+    return true;
+  };
+  if (endpoint.protocol == 3) {
+    std::vector<std::string> hello{"HELLO", "3"};
+    if (!endpoint.password.empty()) {
+      hello.insert(hello.end(),
+                   {"AUTH", endpoint.user.empty() ? "default" : endpoint.user, endpoint.password});
+    }
+    if (auto ok = login(hello); !ok)
+      return Unexpected{ok.error()};
+  } else if (!endpoint.password.empty()) {
+    std::vector<std::string> auth{"AUTH"};
+    if (!endpoint.user.empty())
+      auth.push_back(endpoint.user);
+    auth.push_back(endpoint.password);
+    if (auto ok = login(auth); !ok)
+      return Unexpected{ok.error()};
+  }
+  if (endpoint.db != 0) {
+    if (auto ok = login({"SELECT", std::to_string(endpoint.db)}); !ok) {
+      return Unexpected{ok.error()};
+    }
+  }
+  return conn;
+}
+
+Expected<bool, std::string> RespConnection::send_raw(std::string_view bytes) {
+  while (!bytes.empty()) {
+    ssize_t n = ::send(m_fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      return Unexpected{error_text("write failed: " + errno_text(errno))};
+    }
+    bytes.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+Expected<RespValue, std::string> RespConnection::read_reply() {
+  for (;;) {
+    if (m_in_pos < m_in.size()) {
+      RespValue value;
+      size_t consumed = 0;
+      std::string_view pending(m_in.data() + m_in_pos, m_in.size() - m_in_pos);
+      switch (parse_resp(pending, value, consumed)) {
+        case RespParse::ok:
+          m_in_pos += consumed;
+          if (m_in_pos == m_in.size()) {
+            m_in.clear();
+            m_in_pos = 0;
+          }
+          return value;
+        case RespParse::error:
+          return Unexpected{error_text("protocol error in the server's reply")};
+        case RespParse::need_more:
+          break;
+      }
+    }
+    if (m_in_pos > 0) {
+      m_in.erase(0, m_in_pos);
+      m_in_pos = 0;
+    }
+    char buf[16384];
+    ssize_t n = ::recv(m_fd, buf, sizeof(buf), 0);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        return Unexpected{error_text("timed out waiting for a reply")};
+      }
+      return Unexpected{error_text("read failed: " + errno_text(errno))};
+    }
+    if (n == 0)
+      return Unexpected{error_text("the server closed the connection")};
+    m_in.append(buf, static_cast<size_t>(n));
+  }
+}
+
+Expected<RespValue, std::string> RespConnection::call(const std::vector<std::string>& args) {
+  std::string request;
+  encode_command(args, request);
+  if (auto sent = send_raw(request); !sent)
+    return Unexpected{sent.error()};
+  return read_reply();
+}
+
+Expected<std::vector<RespValue>, std::string> RespConnection::pipeline(
+    const std::vector<std::vector<std::string>>& commands) {
+  std::string request;
+  for (const auto& args : commands)
+    encode_command(args, request);
+  if (auto sent = send_raw(request); !sent)
+    return Unexpected{sent.error()};
+  std::vector<RespValue> replies;
+  replies.reserve(commands.size());
+  for (size_t i = 0; i < commands.size(); ++i) {
+    auto reply = read_reply();
+    if (!reply)
+      return Unexpected{reply.error()};
+    replies.push_back(std::move(*reply));
+  }
+  return replies;
+}
+
+}  // namespace keyshift::engine

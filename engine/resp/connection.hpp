@@ -1,0 +1,75 @@
+#pragma once
+
+#include "engine/resp/resp_value.hpp"
+#include "engine/util/expected.hpp"
+
+#include <chrono>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace keyshift::engine {
+
+/// Where a server listens and how to log in to it; a unix socket wins over host:port.
+struct RespEndpoint {
+  std::string host = "127.0.0.1";
+  int port = 6379;
+  std::string unix_path;
+  std::string user;
+  std::string password;
+  int db = 0;
+  /// RESP protocol to negotiate with HELLO; 2 sends no HELLO at all (works with any server).
+  int protocol = 2;
+
+  /// "host:port" or "unix:PATH", for messages.
+  std::string describe() const;
+};
+
+/// Parses redis://[[user]:password@]host[:port][/db], unix://[[user]:password@]/path[?db=N]
+/// (also redis+unix:// and a `password=` query). rediss:// is refused: no TLS here.
+Expected<RespEndpoint, std::string> parse_redis_url(std::string_view url);
+
+/// Encodes a command as a RESP array of bulk strings, appending to `out`.
+void encode_command(const std::vector<std::string>& args, std::string& out);
+
+/// A blocking connection to a RESP server, for setup, probing and import work (not the
+/// benchmark hot path). Errors are returned as text naming the endpoint; a server error
+/// reply is a successful call whose value is_error().
+class RespConnection {
+ public:
+  /// Connects, then sends HELLO (protocol 3 only), AUTH and SELECT as the endpoint asks.
+  static Expected<RespConnection, std::string> connect(
+      const RespEndpoint& endpoint,
+      std::chrono::milliseconds timeout = std::chrono::milliseconds(5000));
+
+  RespConnection(RespConnection&& other) noexcept;
+  RespConnection& operator=(RespConnection&& other) noexcept;
+  RespConnection(const RespConnection&) = delete;
+  RespConnection& operator=(const RespConnection&) = delete;
+  ~RespConnection();
+
+  /// Sends one command and waits for its reply.
+  Expected<RespValue, std::string> call(const std::vector<std::string>& args);
+  /// Sends every command in one write, then reads one reply per command, in order.
+  Expected<std::vector<RespValue>, std::string> pipeline(
+      const std::vector<std::vector<std::string>>& commands);
+  /// Sends raw bytes (already RESP-encoded) without reading anything.
+  Expected<bool, std::string> send_raw(std::string_view bytes);
+  /// Reads the next reply.
+  Expected<RespValue, std::string> read_reply();
+
+  /// The endpoint this connection talks to.
+  const RespEndpoint& endpoint() const { return m_endpoint; }
+
+ private:
+  RespConnection(int fd, RespEndpoint endpoint, std::chrono::milliseconds timeout);
+  std::string error_text(std::string_view what) const;
+
+  int m_fd = -1;
+  RespEndpoint m_endpoint;
+  std::chrono::milliseconds m_timeout;
+  std::string m_in;
+  size_t m_in_pos = 0;
+};
+
+}  // namespace keyshift::engine

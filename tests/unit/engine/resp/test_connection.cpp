@@ -1,0 +1,170 @@
+#include "engine/engine.hpp"
+#include "engine/resp/connection.hpp"
+#include "engine/server/log.hpp"
+#include "engine/server/server.hpp"
+#include "engine/util/clock.hpp"
+
+#include <doctest/doctest.h>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+namespace ks = keyshift::engine;
+
+namespace {
+
+// A loopback port nobody listens on right now (port 0 would disable TCP, as in Valkey).
+int free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// A real keyshift server on an ephemeral loopback port and a private unix socket.
+struct LiveServer {
+  std::filesystem::path dir;
+  ks::SystemClock clock;
+  std::unique_ptr<ks::Engine> engine;
+  ks::Logger log{"", ks::LogLevel::nothing};
+  std::unique_ptr<ks::Server> server;
+  std::thread thread;
+
+  explicit LiveServer(std::string password = {}) {
+    char tmpl[] = "/tmp/keyshift-conn-XXXXXX";
+    dir = ::mkdtemp(tmpl);
+    ks::EngineConfig config;
+    config.bind = {"127.0.0.1"};
+    config.port = free_port();
+    config.unixsocket = (dir / "s.sock").string();
+    config.requirepass = std::move(password);
+    engine = std::make_unique<ks::Engine>(config, clock);
+    server = std::make_unique<ks::Server>(*engine, log);
+    REQUIRE(server->listen().empty());
+    thread = std::thread([this] { server->run(); });
+  }
+  ~LiveServer() {
+    server->stop();
+    thread.join();
+    std::filesystem::remove_all(dir);
+  }
+};
+
+}  // namespace
+
+TEST_SUITE("engine::resp::connection") {
+  TEST_CASE("redis URLs give host, port, database and credentials") {
+    auto ep = ks::parse_redis_url("redis://alice:s%40cret@10.0.0.5:6380/3");
+    REQUIRE(ep);
+    CHECK(ep->host == "10.0.0.5");
+    CHECK(ep->port == 6380);
+    CHECK(ep->db == 3);
+    CHECK(ep->user == "alice");
+    CHECK(ep->password == "s@cret");
+    CHECK(ep->unix_path.empty());
+
+    auto bare = ks::parse_redis_url("redis://localhost");
+    REQUIRE(bare);
+    CHECK(bare->host == "localhost");
+    CHECK(bare->port == 6379);
+    CHECK(bare->db == 0);
+
+    auto pass_only = ks::parse_redis_url("redis://:pw@[::1]:7000");
+    REQUIRE(pass_only);
+    CHECK(pass_only->host == "::1");
+    CHECK(pass_only->port == 7000);
+    CHECK(pass_only->user.empty());
+    CHECK(pass_only->password == "pw");
+    CHECK(pass_only->describe() == "[::1]:7000");
+  }
+
+  TEST_CASE("unix URLs carry the socket path and query parameters") {
+    auto ep = ks::parse_redis_url("unix:///run/valkey/valkey-server.sock?db=2&password=x%26y");
+    REQUIRE(ep);
+    CHECK(ep->unix_path == "/run/valkey/valkey-server.sock");
+    CHECK(ep->db == 2);
+    CHECK(ep->password == "x&y");
+    CHECK(ep->describe() == "unix:/run/valkey/valkey-server.sock");
+  }
+
+  TEST_CASE("bad URLs are refused with the reason") {
+    auto tls = ks::parse_redis_url("rediss://host:6379");
+    REQUIRE(!tls);
+    CHECK(tls.error().find("TLS") != std::string::npos);
+    CHECK(!ks::parse_redis_url("valkey://host"));
+    CHECK(!ks::parse_redis_url("redis://host:99999"));
+    CHECK(!ks::parse_redis_url("redis://host/x"));
+    CHECK(!ks::parse_redis_url("unix://relative.sock"));
+    CHECK(!ks::parse_redis_url("host:6379"));
+  }
+
+  TEST_CASE("commands are encoded as arrays of bulk strings") {
+    std::string out;
+    ks::encode_command({"SET", "k", ""}, out);
+    CHECK(out == "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$0\r\n\r\n");
+  }
+
+  TEST_CASE("a connection over TCP and over the unix socket runs commands and pipelines") {
+    LiveServer live;
+    ks::RespEndpoint tcp;
+    tcp.port = live.server->bound_port();
+    auto conn = ks::RespConnection::connect(tcp);
+    REQUIRE_MESSAGE(conn, conn.error());
+    auto pong = conn->call({"PING"});
+    REQUIRE(pong);
+    CHECK(pong->str == "PONG");
+
+    ks::RespEndpoint unix_ep;
+    unix_ep.unix_path = (live.dir / "s.sock").string();
+    unix_ep.db = 5;
+    auto local = ks::RespConnection::connect(unix_ep);
+    REQUIRE_MESSAGE(local, local.error());
+    auto replies = local->pipeline({{"SET", "k", "v"}, {"GET", "k"}, {"INCR", "k"}});
+    REQUIRE(replies);
+    REQUIRE(replies->size() == 3);
+    CHECK((*replies)[0].str == "OK");
+    CHECK((*replies)[1].str == "v");
+    CHECK((*replies)[2].is_error());
+    // SELECT 5 took effect: the key is not in database 0.
+    auto missing = conn->call({"EXISTS", "k"});
+    REQUIRE(missing);
+    CHECK(missing->integer == 0);
+  }
+
+  TEST_CASE("a wrong password or a closed port is an error naming the endpoint") {
+    LiveServer live("secret");
+    ks::RespEndpoint ep;
+    ep.port = live.server->bound_port();
+    ep.password = "wrong";
+    auto refused = ks::RespConnection::connect(ep);
+    REQUIRE(!refused);
+    CHECK(refused.error().find("AUTH failed") != std::string::npos);
+    CHECK(refused.error().find("127.0.0.1:" + std::to_string(ep.port)) != std::string::npos);
+
+    ep.password = "secret";
+    ep.protocol = 3;
+    auto ok = ks::RespConnection::connect(ep);
+    REQUIRE_MESSAGE(ok, ok.error());
+    auto hello = ok->call({"PING"});
+    REQUIRE(hello);
+    CHECK(hello->str == "PONG");
+
+    ks::RespEndpoint nowhere;
+    nowhere.unix_path = (live.dir / "absent.sock").string();
+    auto none = ks::RespConnection::connect(nowhere);
+    REQUIRE(!none);
+    CHECK(none.error().find("absent.sock") != std::string::npos);
+  }
+}
