@@ -85,10 +85,12 @@ Blocking::KeyMap& Blocking::keys_of(int db) {
 }
 
 void Blocking::block(Session& s, Command& cmd, std::span<const std::string_view> argv,
-                     std::span<const std::string_view> keys, BlockType type, int64_t deadline_ms) {
+                     std::span<const std::string_view> keys, BlockType type, int64_t deadline_ms,
+                     bool unblock_on_nokey) {
   BlockState& st = s.block;
   st = BlockState{};
   st.cmd = &cmd;
+  st.unblock_on_nokey = unblock_on_nokey;
   st.argv.assign(argv.begin(), argv.end());
   st.db = s.db;
   st.type = static_cast<uint8_t>(type);
@@ -143,6 +145,45 @@ void Blocking::signal_ready(int db, std::string_view key) {
   std::pair<int, std::string> id(db, std::string(key));
   if (m_ready_set.insert(id).second) {
     m_ready.push_back(std::move(id));
+  }
+}
+
+void Blocking::signal_key_changed(int db, std::string_view key) {
+  if (static_cast<size_t>(db) >= m_by_db.size()) {
+    return;
+  }
+  const KeyMap& waiting = m_by_db[static_cast<size_t>(db)];
+  auto it = waiting.find(key);
+  if (it == waiting.end()) {
+    return;
+  }
+  for (const Session* s : it->second) {
+    if (s->block.unblock_on_nokey) {
+      Entry* e = m_engine.find_entry_raw(db, key);
+      if (e == nullptr || !holds(e, static_cast<BlockType>(s->block.type))) {
+        signal_ready(db, key);
+      }
+      return;
+    }
+  }
+}
+
+void Blocking::signal_db_changed(int db) {
+  if (static_cast<size_t>(db) >= m_by_db.size()) {
+    return;
+  }
+  std::vector<std::string> keys;
+  for (const auto& [key, waiting] : m_by_db[static_cast<size_t>(db)]) {
+    keys.push_back(key);
+  }
+  // Called before the flush or swap happens, so the keys are not looked at here: serving
+  // them afterwards finds them gone (or swapped in) and the clients' commands answer that.
+  for (const std::string& key : keys) {
+    const std::vector<Session*>& sessions = m_by_db[static_cast<size_t>(db)].at(key);
+    if (std::any_of(sessions.begin(), sessions.end(),
+                    [](const Session* s) { return s->block.unblock_on_nokey; })) {
+      signal_ready(db, key);
+    }
   }
 }
 
@@ -203,7 +244,7 @@ void Blocking::serve_key(int db, const std::string& key) {
       continue;
     }
     Entry* e = m_engine.db(db).lookup(key, false);
-    if (e == nullptr || !holds(e, static_cast<BlockType>(st.type))) {
+    if ((e == nullptr || !holds(e, static_cast<BlockType>(st.type))) && !st.unblock_on_nokey) {
       continue;
     }
     BlockState saved = st;
@@ -288,6 +329,19 @@ size_t Blocking::blocking_keys() const {
   size_t n = 0;
   for (const KeyMap& keys : m_by_db) {
     n += keys.size();
+  }
+  return n;
+}
+
+size_t Blocking::blocking_keys_on_nokey() const {
+  size_t n = 0;
+  for (const KeyMap& keys : m_by_db) {
+    for (const auto& [key, sessions] : keys) {
+      n += std::any_of(sessions.begin(), sessions.end(),
+                       [](const Session* s) { return s->block.unblock_on_nokey; })
+               ? 1
+               : 0;
+    }
   }
   return n;
 }

@@ -63,9 +63,18 @@ class Blocking {
  public:
   explicit Blocking(Engine& engine) : m_engine(engine) {}
 
-  /// Blocks `s` running `cmd` with `argv` (copied) on `keys` of its database.
+  /// Blocks `s` running `cmd` with `argv` (copied) on `keys` of its database. With
+  /// `unblock_on_nokey` (XREADGROUP) the command also runs again when a key is deleted or
+  /// no longer holds `type`, so that it fails as Valkey's does.
   void block(Session& s, Command& cmd, std::span<const std::string_view> argv,
-             std::span<const std::string_view> keys, BlockType type, int64_t deadline_ms);
+             std::span<const std::string_view> keys, BlockType type, int64_t deadline_ms,
+             bool unblock_on_nokey = false);
+  /// `key` of `db` was written, deleted or expired: clients that end their wait when it
+  /// goes are served if it is gone or of another type (Valkey's signalDeletedKeyAsReady).
+  void signal_key_changed(int db, std::string_view key);
+  /// Every key of `db` may be gone (FLUSHDB, FLUSHALL, SWAPDB; called before the change),
+  /// for those same clients.
+  void signal_db_changed(int db);
   /// `key` of `db` may serve blocked clients; they are served by `serve_ready`.
   void signal_ready(int db, std::string_view key);
   /// Signals every key of `db` a client waits on that exists now (after SWAPDB).
@@ -86,6 +95,9 @@ class Blocking {
   void forget(Session& s);
   /// Keys some client is blocked on, over all databases (INFO total_blocking_keys).
   size_t blocking_keys() const;
+  /// Of those, the keys some client waits on that end its wait when they go
+  /// (INFO total_blocking_keys_on_nokey).
+  size_t blocking_keys_on_nokey() const;
 
  private:
   struct Hash {

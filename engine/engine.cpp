@@ -179,6 +179,7 @@ void Engine::on_expired(int db, std::string_view key) {
 void Engine::signal_modified_key(int db, std::string_view key, uint64_t changes) {
   m_snapshots->note_changes(changes);
   m_watches->touch(db, key);
+  m_blocking->signal_key_changed(db, key);
 }
 
 void Engine::on_new_key(int db, std::string_view key) {
@@ -215,6 +216,7 @@ void Engine::signal_key_as_ready(int db, std::string_view key) {
 
 void Engine::signal_flushed_db(int db) {
   m_watches->touch_all_in_db(db, -1);
+  m_blocking->signal_db_changed(db);
 }
 
 void Engine::swap_databases(int a, int b) {
@@ -227,6 +229,8 @@ void Engine::swap_databases(int a, int b) {
   // A client blocked on a key of one database may find it in the swapped-in contents.
   m_blocking->signal_existing_keys(a);
   m_blocking->signal_existing_keys(b);
+  m_blocking->signal_db_changed(a);
+  m_blocking->signal_db_changed(b);
 }
 
 Entry* Engine::find_entry_raw(int db_index, std::string_view key) {

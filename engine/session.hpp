@@ -71,9 +71,10 @@ struct BlockState {
   std::vector<std::string> argv;  // the blocked command, copied
   std::vector<std::string> keys;  // distinct keys, in argument order
   int db = 0;
-  uint8_t type = 0;           // BlockType of engine/blocking.hpp
-  int64_t deadline_ms = 0;    // unix ms; 0 waits forever
-  int64_t blocked_at_us = 0;  // monotonic, for the command's duration
+  uint8_t type = 0;               // BlockType of engine/blocking.hpp
+  int64_t deadline_ms = 0;        // unix ms; 0 waits forever
+  int64_t blocked_at_us = 0;      // monotonic, for the command's duration
+  bool unblock_on_nokey = false;  // XREADGROUP: a deleted or retyped key ends the wait
 };
 
 /// One client's state inside the engine: selected database, protocol, identity, and the

@@ -257,7 +257,8 @@ void clients_section(Engine& engine, InfoWriter& w) {
   w.field("clients_in_timeout_table", timeout_table);
   w.field("total_watched_keys", static_cast<uint64_t>(engine.watches().watched_keys()));
   w.field("total_blocking_keys", static_cast<uint64_t>(engine.blocking().blocking_keys()));
-  w.field("total_blocking_keys_on_nokey", 0);
+  w.field("total_blocking_keys_on_nokey",
+          static_cast<uint64_t>(engine.blocking().blocking_keys_on_nokey()));
 }
 
 void memory_section(Engine& engine, InfoWriter& w) {

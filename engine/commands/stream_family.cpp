@@ -1809,7 +1809,7 @@ void cmd_xread(CmdContext& ctx) {
     std::vector<std::string_view> views(argv.begin(), argv.end());
     ctx.engine().blocking().block(ctx.session(), ctx.command(), views,
                                   ctx.args().subspan(streams_arg, streams_count), BlockType::stream,
-                                  deadline);
+                                  deadline, xreadgroup);
     return;
   }
   rb.null_array();

@@ -115,48 +115,62 @@ HeapObject* StreamValue::clone() const {
   return c;
 }
 
-void StreamValue::decode_node(StreamId master, const Listpack& lp,
-                              std::vector<StreamEntryView>& out) {
-  out.clear();
+StreamNodeReader::StreamNodeReader(StreamId master, const Listpack& lp)
+    : m_master(master), m_lp(lp) {
   Listpack::Pos p = lp.first();  // count
   p = lp.next(p);                // deleted
   p = lp.next(p);                // master field count
-  int64_t master_fields = lp_int(lp, p);
+  m_master_fields = lp_int(lp, p);
   p = lp.next(p);
-  Listpack::Pos master_start = p;
-  for (int64_t i = 0; i < master_fields; ++i) {
+  m_master_start = p;
+  for (int64_t i = 0; i < m_master_fields; ++i) {
     p = lp.next(p);
   }
-  p = lp.next(p);  // past the master's terminating 0
-  while (p != Listpack::k_none) {
-    StreamEntryView e;
-    e.flags_pos = p;
-    e.flags = lp_int(lp, p);
-    p = lp.next(p);
-    e.id.ms = master.ms + static_cast<uint64_t>(lp_int(lp, p));
-    p = lp.next(p);
-    e.id.seq = master.seq + static_cast<uint64_t>(lp_int(lp, p));
-    p = lp.next(p);
-    if ((e.flags & k_flag_samefields) != 0) {
-      Listpack::Pos f = master_start;
-      e.fields.reserve(static_cast<size_t>(master_fields));
-      for (int64_t i = 0; i < master_fields; ++i) {
+  m_first = lp.next(p);  // past the master's terminating 0
+}
+
+Listpack::Pos StreamNodeReader::decode(Listpack::Pos pos, StreamEntryView& e,
+                                       bool with_fields) const {
+  const Listpack& lp = m_lp;
+  Listpack::Pos p = pos;
+  e.flags_pos = p;
+  e.flags = lp_int(lp, p);
+  p = lp.next(p);
+  e.id.ms = m_master.ms + static_cast<uint64_t>(lp_int(lp, p));
+  p = lp.next(p);
+  e.id.seq = m_master.seq + static_cast<uint64_t>(lp_int(lp, p));
+  p = lp.next(p);
+  e.fields.clear();
+  if ((e.flags & k_flag_samefields) != 0) {
+    Listpack::Pos f = m_master_start;
+    for (int64_t i = 0; i < m_master_fields; ++i) {
+      if (with_fields) {
         e.fields.emplace_back(lp.get(f), lp.get(p));
         f = lp.next(f);
-        p = lp.next(p);
       }
-    } else {
-      int64_t n = lp_int(lp, p);
       p = lp.next(p);
-      e.fields.reserve(static_cast<size_t>(n));
-      for (int64_t i = 0; i < n; ++i) {
-        LpValue field = lp.get(p);
-        p = lp.next(p);
-        e.fields.emplace_back(field, lp.get(p));
-        p = lp.next(p);
-      }
     }
-    p = lp.next(p);  // past lp-count
+  } else {
+    int64_t n = lp_int(lp, p);
+    p = lp.next(p);
+    for (int64_t i = 0; i < n; ++i) {
+      Listpack::Pos value = lp.next(p);
+      if (with_fields) {
+        e.fields.emplace_back(lp.get(p), lp.get(value));
+      }
+      p = lp.next(value);
+    }
+  }
+  return lp.next(p);  // past lp-count
+}
+
+void StreamValue::decode_node(StreamId master, const Listpack& lp,
+                              std::vector<StreamEntryView>& out) {
+  out.clear();
+  StreamNodeReader reader(master, lp);
+  for (Listpack::Pos p = reader.first_entry(); p != Listpack::k_none;) {
+    StreamEntryView e;
+    p = reader.decode(p, e, true);
     out.push_back(std::move(e));
   }
 }
@@ -270,9 +284,10 @@ bool StreamValue::remove(StreamId id) {
     return false;
   }
   --it;
-  std::vector<StreamEntryView> entries;
-  decode_node(it->first, it->second, entries);
-  for (const StreamEntryView& e : entries) {
+  StreamNodeReader reader(it->first, it->second);
+  StreamEntryView e;
+  for (Listpack::Pos pos = reader.first_entry(); pos != Listpack::k_none;) {
+    pos = reader.decode(pos, e, false);
     if (e.id != id || e.deleted()) {
       continue;
     }
@@ -317,8 +332,13 @@ int64_t StreamValue::trim(const StreamTrim& t) {
     if (by_len) {
       whole = m_length - static_cast<uint64_t>(count) >= t.maxlen;
     } else {
-      decode_node(it->first, lp, entries);
-      whole = entries.empty() || entries.back().id < t.minid;
+      // The node's last entry, deleted or not, as Valkey's lpGetEdgeStreamID reads it.
+      StreamNodeReader reader(it->first, lp);
+      StreamEntryView last;
+      for (Listpack::Pos pos = reader.first_entry(); pos != Listpack::k_none;) {
+        pos = reader.decode(pos, last, false);
+      }
+      whole = last.id < t.minid;
     }
     if (whole) {
       auto next = std::next(it);

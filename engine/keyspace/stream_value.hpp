@@ -85,6 +85,24 @@ struct StreamEntryView {
   bool deleted() const;
 };
 
+/// Reads the entries of one node (Valkey's node layout) one at a time.
+class StreamNodeReader {
+ public:
+  StreamNodeReader(StreamId master, const Listpack& lp);
+  /// The position of the node's first entry (its flags), or k_none.
+  Listpack::Pos first_entry() const { return m_first; }
+  /// Decodes the entry at `pos` into `view` (its fields too when `with_fields`); returns
+  /// the position of the next entry, or k_none.
+  Listpack::Pos decode(Listpack::Pos pos, StreamEntryView& view, bool with_fields) const;
+
+ private:
+  StreamId m_master;
+  const Listpack& m_lp;
+  int64_t m_master_fields = 0;
+  Listpack::Pos m_master_start = Listpack::k_none;
+  Listpack::Pos m_first = Listpack::k_none;
+};
+
 /// How XADD/XTRIM trim.
 struct StreamTrim {
   enum class Strategy : uint8_t { none, maxlen, minid };
@@ -193,34 +211,51 @@ void StreamValue::range(StreamId start, StreamId end, bool rev, Fn&& fn) const {
   if (start > end || m_nodes.empty()) {
     return;
   }
-  std::vector<StreamEntryView> entries;
+  // One view is reused for every entry; its fields are decoded only for entries emitted.
+  StreamEntryView e;
   if (!rev) {
     auto it = m_nodes.upper_bound(start);
     if (it != m_nodes.begin()) {
       --it;
     }
     for (; it != m_nodes.end() && it->first <= end; ++it) {
-      decode_node(it->first, it->second, entries);
-      for (const StreamEntryView& e : entries) {
-        if (e.deleted() || e.id < start) {
-          continue;
+      StreamNodeReader reader(it->first, it->second);
+      for (Listpack::Pos p = reader.first_entry(); p != Listpack::k_none;) {
+        Listpack::Pos next = reader.decode(p, e, false);
+        if (!e.deleted() && e.id >= start) {
+          if (e.id > end) {
+            return;
+          }
+          reader.decode(p, e, true);
+          if (!fn(e)) {
+            return;
+          }
         }
-        if (e.id > end || !fn(e)) {
-          return;
-        }
+        p = next;
       }
     }
     return;
   }
+  std::vector<Listpack::Pos> positions;
   auto it = m_nodes.upper_bound(end);
   while (it != m_nodes.begin()) {
     --it;
-    decode_node(it->first, it->second, entries);
-    for (auto e = entries.rbegin(); e != entries.rend(); ++e) {
-      if (e->deleted() || e->id > end) {
+    StreamNodeReader reader(it->first, it->second);
+    positions.clear();
+    for (Listpack::Pos p = reader.first_entry(); p != Listpack::k_none;
+         p = reader.decode(p, e, false)) {
+      positions.push_back(p);
+    }
+    for (auto p = positions.rbegin(); p != positions.rend(); ++p) {
+      reader.decode(*p, e, false);
+      if (e.deleted() || e.id > end) {
         continue;
       }
-      if (e->id < start || !fn(*e)) {
+      if (e.id < start) {
+        return;
+      }
+      reader.decode(*p, e, true);
+      if (!fn(e)) {
         return;
       }
     }

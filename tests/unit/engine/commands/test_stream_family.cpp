@@ -316,6 +316,52 @@ TEST_SUITE("engine::stream_family") {
     CHECK(waiter.out.find("$1\r\n1-0\r\n") == std::string::npos);
   }
 
+  TEST_CASE("a blocked XREADGROUP fails when its key or group goes; a blocked XREAD waits on") {
+    Harness h;
+    Session& reader = h.engine.open_session(nullptr);
+    Session& group_reader = h.engine.open_session(nullptr);
+    auto block = [&](Session& s, std::vector<std::string_view> argv) {
+      s.out.clear();
+      h.engine.execute(s, argv);
+      CHECK(s.has(k_session_blocked));
+    };
+    std::vector<std::string_view> xread{"XREAD", "BLOCK", "0", "STREAMS", "s", "$"};
+    std::vector<std::string_view> xreadgroup{"XREADGROUP", "GROUP",   "g", "c", "BLOCK",
+                                             "0",          "STREAMS", "s", ">"};
+    for (std::string_view how : {"DEL", "SET", "FLUSHALL", "DESTROY", "MULTI"}) {
+      CAPTURE(how);
+      h({"FLUSHALL"});
+      h({"XADD", "s", "1", "f", "v"});
+      h({"XGROUP", "CREATE", "s", "g", "$"});
+      block(reader, xread);
+      block(group_reader, xreadgroup);
+      if (how == "DEL") {
+        h({"DEL", "s"});
+      } else if (how == "SET") {
+        h({"SET", "s", "x"});
+      } else if (how == "FLUSHALL") {
+        h({"FLUSHALL"});
+      } else if (how == "DESTROY") {
+        h({"XGROUP", "DESTROY", "s", "g"});
+      } else {
+        h({"MULTI"});
+        h({"DEL", "s"});
+        h({"SADD", "s", "m"});
+        h({"EXEC"});
+      }
+      CHECK_FALSE(group_reader.has(k_session_blocked));
+      std::string want = how == "SET" || how == "MULTI" ? "-WRONGTYPE" : "-NOGROUP";
+      CHECK(group_reader.out.rfind(want, 0) == 0);
+      CHECK(reader.has(k_session_blocked));
+      CHECK(h({"INFO", "clients"}).str.find("total_blocking_keys_on_nokey:0\r\n") !=
+            std::string::npos);
+      h({"DEL", "s"});
+      h({"XADD", "s", "2", "f", "v"});  // XREAD's "$" was 1-0: 2-0 serves it
+      CHECK_FALSE(reader.has(k_session_blocked));
+      CHECK(reader.out.find("$3\r\n2-0\r\n") != std::string::npos);
+    }
+  }
+
   TEST_CASE("DEBUG DIGEST-VALUE digests each live entry as ms.seq then its fields") {
     // DEBUG RELOAD saves to dir/dbfilename: a scratch directory, not the working directory.
     std::filesystem::path dir = std::filesystem::temp_directory_path() /
