@@ -66,4 +66,19 @@ void ArgParser::fail(std::string_view error) {
   }
 }
 
+void reply_help(CmdContext& ctx, std::initializer_list<std::string_view> lines) {
+  std::string heading(ctx.arg(0));
+  for (char& c : heading) {
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  }
+  ReplyBuilder& r = ctx.reply();
+  r.array(lines.size() + 3);
+  r.simple(heading + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:");
+  for (std::string_view line : lines) {
+    r.simple(line);
+  }
+  r.simple("HELP");
+  r.simple("    Print this help.");
+}
+
 }  // namespace keyshift::engine

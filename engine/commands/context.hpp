@@ -4,6 +4,7 @@
 #include "engine/engine.hpp"
 #include "engine/resp/reply_builder.hpp"
 
+#include <initializer_list>
 #include <span>
 #include <string_view>
 
@@ -83,5 +84,9 @@ class ArgParser {
 
 /// Case-insensitive ASCII comparison.
 bool iequals(std::string_view a, std::string_view b);
+
+/// Valkey's addReplyHelp(): a heading naming the command, the subcommand `lines`, then HELP
+/// itself.
+void reply_help(CmdContext& ctx, std::initializer_list<std::string_view> lines);
 
 }  // namespace keyshift::engine

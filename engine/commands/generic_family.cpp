@@ -608,27 +608,21 @@ void cmd_object_freq(CmdContext& ctx) {
 }
 
 void cmd_object_help(CmdContext& ctx) {
-  static constexpr std::string_view k_lines[] = {
-      "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-      "ENCODING <key>",
-      "    Return the kind of internal representation used in order to store the value",
-      "    associated with a <key>.",
-      "FREQ <key>",
-      "    Return the access frequency index of the <key>. The returned integer is",
-      "    proportional to the logarithm of the recent access frequency of the key.",
-      "IDLETIME <key>",
-      "    Return the idle time of the <key>, that is the approximated number of",
-      "    seconds elapsed since the last access to the key.",
-      "REFCOUNT <key>",
-      "    Return the number of references of the value associated with the specified",
-      "    <key>.",
-      "HELP",
-      "    Print this help.",
-  };
-  ctx.reply().array(std::size(k_lines));
-  for (std::string_view line : k_lines) {
-    ctx.reply().simple(line);
-  }
+  reply_help(ctx,
+             {
+                 "ENCODING <key>",
+                 "    Return the kind of internal representation used in order to store the value",
+                 "    associated with a <key>.",
+                 "FREQ <key>",
+                 "    Return the access frequency index of the <key>. The returned integer is",
+                 "    proportional to the logarithm of the recent access frequency of the key.",
+                 "IDLETIME <key>",
+                 "    Return the idle time of the <key>, that is the approximated number of",
+                 "    seconds elapsed since the last access to the key.",
+                 "REFCOUNT <key>",
+                 "    Return the number of references of the value associated with the specified",
+                 "    <key>.",
+             });
 }
 
 void cmd_move(CmdContext& ctx) {

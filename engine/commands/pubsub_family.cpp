@@ -176,27 +176,22 @@ void cmd_pubsub_numpat(CmdContext& ctx) {
 }
 
 void cmd_pubsub_help(CmdContext& ctx) {
-  static constexpr std::string_view k_lines[] = {
-      "PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-      "CHANNELS [<pattern>]",
-      "    Return the currently active channels matching a <pattern> (default: '*').",
-      "NUMPAT",
-      "    Return number of subscriptions to patterns.",
-      "NUMSUB [<channel> ...]",
-      "    Return the number of subscribers for the specified channels, excluding",
-      "    pattern subscriptions(default: no channels).",
-      "SHARDCHANNELS [<pattern>]",
-      "    Return the currently active shard level channels matching a <pattern> (default: "
-      "'*').",
-      "SHARDNUMSUB [<shardchannel> ...]",
-      "    Return the number of subscribers for the specified shard level channel(s)",
-      "HELP",
-      "    Print this help.",
-  };
-  ctx.reply().array(std::size(k_lines));
-  for (std::string_view line : k_lines) {
-    ctx.reply().simple(line);
-  }
+  reply_help(
+      ctx,
+      {
+          "CHANNELS [<pattern>]",
+          "    Return the currently active channels matching a <pattern> (default: '*').",
+          "NUMPAT",
+          "    Return number of subscriptions to patterns.",
+          "NUMSUB [<channel> ...]",
+          "    Return the number of subscribers for the specified channels, excluding",
+          "    pattern subscriptions(default: no channels).",
+          "SHARDCHANNELS [<pattern>]",
+          "    Return the currently active shard level channels matching a <pattern> (default: "
+          "'*').",
+          "SHARDNUMSUB [<shardchannel> ...]",
+          "    Return the number of subscribers for the specified shard level channel(s)",
+      });
 }
 
 constexpr uint32_t k_ps = k_cmd_pubsub | k_cmd_loading | k_cmd_stale;

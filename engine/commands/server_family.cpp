@@ -58,18 +58,6 @@ std::string to_lower(std::string_view s) {
   return out;
 }
 
-/// Valkey's addReplyHelp(): a heading naming the command, the lines, then HELP itself.
-void reply_help(CmdContext& ctx, std::initializer_list<std::string_view> lines) {
-  ReplyBuilder& r = ctx.reply();
-  r.array(lines.size() + 3);
-  r.simple(to_upper(ctx.arg(0)) + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:");
-  for (std::string_view line : lines) {
-    r.simple(line);
-  }
-  r.simple("HELP");
-  r.simple("    Print this help.");
-}
-
 /// Valkey's addReplySubcommandSyntaxError().
 std::string subcommand_syntax_error(CmdContext& ctx) {
   return "ERR unknown subcommand or wrong number of arguments for '" +

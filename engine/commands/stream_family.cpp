@@ -744,29 +744,22 @@ StreamConsumer* find_consumer(StreamGroup& g, std::string_view name) {
 }
 
 void cmd_xgroup_help(CmdContext& ctx) {
-  static constexpr std::string_view k_lines[] = {
-      "XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-      "CREATE <key> <groupname> <id|$> [option]",
-      "    Create a new consumer group. Options are:",
-      "    * MKSTREAM",
-      "      Create the empty stream if it does not exist.",
-      "    * ENTRIESREAD entries_read",
-      "      Set the group's entries_read counter (internal use).",
-      "CREATECONSUMER <key> <groupname> <consumer>",
-      "    Create a new consumer in the specified group.",
-      "DELCONSUMER <key> <groupname> <consumer>",
-      "    Remove the specified consumer.",
-      "DESTROY <key> <groupname>",
-      "    Remove the specified group.",
-      "SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
-      "    Set the current group ID and entries_read counter.",
-      "HELP",
-      "    Print this help.",
-  };
-  ctx.reply().array(std::size(k_lines));
-  for (std::string_view line : k_lines) {
-    ctx.reply().simple(line);
-  }
+  reply_help(ctx, {
+                      "CREATE <key> <groupname> <id|$> [option]",
+                      "    Create a new consumer group. Options are:",
+                      "    * MKSTREAM",
+                      "      Create the empty stream if it does not exist.",
+                      "    * ENTRIESREAD entries_read",
+                      "      Set the group's entries_read counter (internal use).",
+                      "CREATECONSUMER <key> <groupname> <consumer>",
+                      "    Create a new consumer in the specified group.",
+                      "DELCONSUMER <key> <groupname> <consumer>",
+                      "    Remove the specified consumer.",
+                      "DESTROY <key> <groupname>",
+                      "    Remove the specified group.",
+                      "SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
+                      "    Set the current group ID and entries_read counter.",
+                  });
 }
 
 /// XGROUP CREATE/SETID/DESTROY/CREATECONSUMER/DELCONSUMER (xgroupCommand).
@@ -1445,21 +1438,14 @@ void xinfo_stream(CmdContext& ctx, StreamValue& s) {
 }
 
 void cmd_xinfo_help(CmdContext& ctx) {
-  static constexpr std::string_view k_lines[] = {
-      "XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-      "CONSUMERS <key> <groupname>",
-      "    Show consumers of <groupname>.",
-      "GROUPS <key>",
-      "    Show the stream consumer groups.",
-      "STREAM <key> [FULL [COUNT <count>]",
-      "    Show information about the stream.",
-      "HELP",
-      "    Print this help.",
-  };
-  ctx.reply().array(std::size(k_lines));
-  for (std::string_view line : k_lines) {
-    ctx.reply().simple(line);
-  }
+  reply_help(ctx, {
+                      "CONSUMERS <key> <groupname>",
+                      "    Show consumers of <groupname>.",
+                      "GROUPS <key>",
+                      "    Show the stream consumer groups.",
+                      "STREAM <key> [FULL [COUNT <count>]",
+                      "    Show information about the stream.",
+                  });
 }
 
 void cmd_xinfo(CmdContext& ctx) {
