@@ -911,6 +911,22 @@ std::string nogroup_error(std::string_view key, std::string_view group) {
          "'";
 }
 
+/// The stream at argument 1 and its group named by argument 2, as XPENDING/XCLAIM/XAUTOCLAIM
+/// look them up; replies WRONGTYPE or NOGROUP and returns nullptr when either is missing.
+StreamGroup* group_or_reply(CmdContext& ctx, StreamValue*& s) {
+  bool wrong = false;
+  s = lookup_stream(ctx.db().lookup_read(ctx.arg(1)), wrong);
+  if (wrong) {
+    ctx.reply().error(errors::k_wrong_type);
+    return nullptr;
+  }
+  StreamGroup* g = s != nullptr ? s->group(ctx.arg(2)) : nullptr;
+  if (g == nullptr) {
+    ctx.reply().error(nogroup_error(ctx.arg(1), ctx.arg(2)));
+  }
+  return g;
+}
+
 void cmd_xpending(CmdContext& ctx) {
   size_t argc = ctx.argc();
   bool justinfo = argc == 3;
@@ -959,15 +975,9 @@ void cmd_xpending(CmdContext& ctx) {
       consumer_name = ctx.arg(startidx + 3);
     }
   }
-  bool wrong = false;
-  StreamValue* s = lookup_stream(ctx.db().lookup_read(ctx.arg(1)), wrong);
-  if (wrong) {
-    ctx.reply().error(errors::k_wrong_type);
-    return;
-  }
-  StreamGroup* g = s != nullptr ? s->group(ctx.arg(2)) : nullptr;
+  StreamValue* s = nullptr;
+  StreamGroup* g = group_or_reply(ctx, s);
   if (g == nullptr) {
-    ctx.reply().error(nogroup_error(ctx.arg(1), ctx.arg(2)));
     return;
   }
   ReplyBuilder& rb = ctx.reply();
@@ -1045,17 +1055,10 @@ bool reply_entry_by_id(ReplyBuilder& rb, const StreamValue& s, StreamId id) {
 }
 
 void cmd_xclaim(CmdContext& ctx) {
-  Db& db = ctx.db();
   std::string_view key = ctx.arg(1);
-  bool wrong = false;
-  StreamValue* s = lookup_stream(db.lookup_read(key), wrong);
-  if (wrong) {
-    ctx.reply().error(errors::k_wrong_type);
-    return;
-  }
-  StreamGroup* g = s != nullptr ? s->group(ctx.arg(2)) : nullptr;
+  StreamValue* s = nullptr;
+  StreamGroup* g = group_or_reply(ctx, s);
   if (g == nullptr) {
-    ctx.reply().error(nogroup_error(key, ctx.arg(2)));
     return;
   }
   int64_t minidle = 0;
@@ -1203,17 +1206,10 @@ void cmd_xautoclaim(CmdContext& ctx) {
       return;
     }
   }
-  Db& db = ctx.db();
   std::string_view key = ctx.arg(1);
-  bool wrong = false;
-  StreamValue* s = lookup_stream(db.lookup_read(key), wrong);
-  if (wrong) {
-    ctx.reply().error(errors::k_wrong_type);
-    return;
-  }
-  StreamGroup* g = s != nullptr ? s->group(ctx.arg(2)) : nullptr;
+  StreamValue* s = nullptr;
+  StreamGroup* g = group_or_reply(ctx, s);
   if (g == nullptr) {
-    ctx.reply().error(nogroup_error(key, ctx.arg(2)));
     return;
   }
   StreamConsumer* consumer = find_consumer(*g, ctx.arg(3));
