@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <cstdlib>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -136,6 +137,39 @@ Entry::ValueSpec build_zset(const BuildContext& ctx, const RdbValue& value) {
     z->add(score, member, 0, unused, limits);
   }
   // A small sorted set is kept as its bare listpack block (see Entry::Kind::blob).
+  return value_spec(z.release(), ObjType::zset);
+}
+
+/// A sorted-set listpack read as a block (type 17 with keep_blocks): as Valkey's
+/// RDB_TYPE_ZSET_LISTPACK, kept as it is unless it holds more than zset-max-listpack-entries
+/// members, which then go into a skiplist.
+Entry::ValueSpec build_zset_block(const BuildContext& ctx, Listpack&& lp) {
+  const EngineConfig& c = ctx.config;
+  if (lp.size() / 2 <= static_cast<size_t>(c.zset_max_listpack_entries)) {
+    Entry::ValueSpec spec;
+    spec.kind = Entry::Kind::blob;
+    spec.type = ObjType::zset;
+    spec.encoding = ObjEncoding::listpack;
+    spec.blob = lp.release();
+    return spec;
+  }
+  ZSetLimits limits{c.zset_max_listpack_entries, c.zset_max_listpack_value};
+  auto z = ZSetValue::create(lp.size() / 2, 0, limits, ctx.rng());
+  std::vector<std::pair<std::string, double>> members;
+  members.reserve(lp.size() / 2);
+  for (Listpack::Pos p = lp.first(); p != Listpack::k_none; p = lp.next(lp.next(p))) {
+    LpValue score_value = lp.get(lp.next(p));
+    // The reader checked every score.
+    double score = score_value.is_int()
+                       ? static_cast<double>(score_value.integer())
+                       : std::strtod(std::string(score_value.str()).c_str(), nullptr);
+    members.emplace_back(lp.get(p).to_string(), score);
+  }
+  // Highest score first, so that each member lands at the skiplist's head without a walk.
+  for (auto it = members.rbegin(); it != members.rend(); ++it) {
+    double unused = 0;
+    z->add(it->second, it->first, 0, unused, limits);
+  }
   return value_spec(z.release(), ObjType::zset);
 }
 
@@ -324,6 +358,11 @@ Expected<Entry::ValueSpec, std::string> build_value(const BuildContext& ctx, Rdb
         return Unexpected{std::string("empty set")};
       return build_set(ctx, value);
     case RdbKind::zset:
+      if (!value.packed.empty()) {
+        if (value.packed.front().empty())
+          return Unexpected{std::string("empty sorted set")};
+        return build_zset_block(ctx, std::move(value.packed.front()));
+      }
       if (value.zset.empty())
         return Unexpected{std::string("empty sorted set")};
       return build_zset(ctx, value);

@@ -646,6 +646,9 @@ class ValueDecoder {
       case Type::zset_ziplist:
       case Type::zset_listpack:
         v.kind = RdbKind::zset;
+        if (m_blocks && type == static_cast<uint8_t>(Type::zset_listpack)) {
+          return block_zset(v);
+        }
         if (offloading()) {
           return offload(type == static_cast<uint8_t>(Type::zset_listpack)
                              ? BlobKind::zset_listpack
@@ -1048,6 +1051,60 @@ class ValueDecoder {
         return m_c.fail_at(at, std::string(what) + ": invalid score '" + flat[i + 1] + "'");
       }
       v.zset.emplace_back(std::move(flat[i]), score);
+    }
+    return true;
+  }
+
+  /// A sorted-set listpack (type 17) kept as a block (keep_blocks) when it is what a server
+  /// writes: valid scores, ordered by score then member, no member twice. Anything else is
+  /// expanded into pairs, so that building the value orders it and drops the repeats.
+  bool block_zset(RdbValue& v) {
+    const char* what = "zset listpack";
+    std::string_view bytes;
+    uint64_t at = 0;
+    Listpack lp;
+    if (!blob(bytes, at, what) || !adopt_listpack(bytes, at, lp, what)) {
+      return false;
+    }
+    if (lp.size() % 2 != 0) {
+      return m_c.fail_at(at, std::string(what) + ": odd number of elements");
+    }
+    bool ordered = true;
+    double prev_score = 0;
+    char prev_buf[24];
+    char buf[24];
+    std::string_view prev_member;
+    for (Listpack::Pos p = lp.first(); p != Listpack::k_none; p = lp.next(lp.next(p))) {
+      LpValue member = lp.get(p);
+      LpValue score_value = lp.get(lp.next(p));
+      double score = 0;
+      if (score_value.is_int()) {
+        score = static_cast<double>(score_value.integer());
+      } else if (!text_to_score(std::string(score_value.str()), score)) {
+        return m_c.fail_at(
+            at, std::string(what) + ": invalid score '" + std::string(score_value.str()) + "'");
+      }
+      std::string_view text = member.view(buf);
+      if (p != lp.first() && (score < prev_score || (score == prev_score && text <= prev_member))) {
+        ordered = false;
+      }
+      prev_score = score;
+      std::memcpy(prev_buf, buf, sizeof(buf));
+      prev_member = member.is_int() ? std::string_view(prev_buf, text.size()) : text;
+    }
+    if (ordered && !has_repeats(lp, 2)) {
+      v.packed.push_back(std::move(lp));
+      return true;
+    }
+    for (Listpack::Pos p = lp.first(); p != Listpack::k_none; p = lp.next(lp.next(p))) {
+      double score = 0;
+      LpValue score_value = lp.get(lp.next(p));
+      if (score_value.is_int()) {
+        score = static_cast<double>(score_value.integer());
+      } else {
+        text_to_score(std::string(score_value.str()), score);
+      }
+      v.zset.emplace_back(lp_text(lp.get(p)), score);
     }
     return true;
   }

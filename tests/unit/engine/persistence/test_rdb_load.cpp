@@ -490,6 +490,41 @@ TEST_SUITE("engine::rdb_load") {
     CHECK(bad.error().offset == 9 + 1 + 4);
   }
 
+  TEST_CASE("a sorted-set listpack is taken as it is only when ordered and without repeats") {
+    std::string bytes = rdb_file(
+        {"\x11" + rdb_string("ordered") + rdb_string(listpack_of({"a", "1", "b", "1.5", "c", "7"})),
+         "\x11" + rdb_string("ties") + rdb_string(listpack_of({"x", "2", "y", "2", "10", "3"})),
+         "\x11" + rdb_string("unordered") + rdb_string(listpack_of({"b", "5", "a", "1"})),
+         "\x11" + rdb_string("member-twice") +
+             rdb_string(listpack_of({"m", "1", "n", "2", "m", "3"})),
+         "\x11" + rdb_string("big") +
+             rdb_string(listpack_of({"p", "1", "q", "2", "r", "3", "s", "4"}))});
+    Loaded l;
+    l.run({"CONFIG", "SET", "zset-max-listpack-entries", "3"});
+    auto stats = load_rdb(l.engine, bytes);
+    REQUIRE_MESSAGE(stats.has_value(), stats.error().message, " at ", stats.error().offset);
+    CHECK(l.run({"OBJECT", "ENCODING", "ordered"}).str == "listpack");
+    CHECK(l.run({"ZSCORE", "ordered", "b"}).str == "1.5");
+    CHECK(l.run({"ZRANK", "ties", "10"}).integer == 2);
+    RespValue unordered = l.run({"ZRANGE", "unordered", "0", "-1"});
+    REQUIRE(unordered.elements.size() == 2);
+    CHECK(unordered.elements[0].str == "a");
+    CHECK(l.run({"ZCARD", "member-twice"}).integer == 2);
+    // The build adds a listpack's members back to front: the first one in the file wins.
+    CHECK(l.run({"ZSCORE", "member-twice", "m"}).str == "1");
+    // Over zset-max-listpack-entries, as Valkey's load: a skiplist in score order.
+    CHECK(l.run({"OBJECT", "ENCODING", "big"}).str == "skiplist");
+    RespValue big = l.run({"ZRANGE", "big", "0", "-1", "WITHSCORES"});
+    REQUIRE(big.elements.size() == 8);
+    CHECK(big.elements[0].str == "p");
+    CHECK(big.elements[7].str == "4");
+    // A score that is not a number is refused with the blob's offset.
+    auto bad = load_rdb(
+        l.engine, rdb_file({"\x11" + rdb_string("bad") + rdb_string(listpack_of({"a", "one"}))}));
+    REQUIRE_FALSE(bad.has_value());
+    CHECK(bad.error().message.find("invalid score 'one'") != std::string::npos);
+  }
+
   TEST_CASE("field TTLs go to Valkey 9's format as HASH_2 and load back with their TTLs") {
     Loaded a;
     const int64_t when = k_now_ms + 86'400'000;
