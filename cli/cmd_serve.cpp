@@ -10,6 +10,7 @@
 #include "engine/server/log.hpp"
 #include "engine/server/server.hpp"
 #include "engine/util/clock.hpp"
+#include "engine/util/memory.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
@@ -117,6 +118,9 @@ void run_serve(const ServeOptions& opts) {
   for (const auto& w : warnings) {
     log.warning(w);
   }
+  engine::HeapSetup heap =
+      engine::set_up_heap(config.huge_page_heap, config.disable_thp, engine::system_thp_mode());
+  log.notice(heap.detail);
   engine::SystemClock clock;
   engine::Engine eng(config, clock);
   eng.identity().executable = "keyshift";

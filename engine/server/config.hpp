@@ -96,6 +96,10 @@ struct EngineConfig {
   std::string loglevel = "notice";
   std::string pidfile;
   bool daemonize = false;
+  /// As Valkey: turn THP off for the process when the kernel forces it ("always").
+  bool disable_thp = true;
+  /// keyshift's own: back the keyspace heap with transparent huge pages (see set_up_heap).
+  bool huge_page_heap = true;
   std::string config_file;  // absolute path of the file this came from, if any
 
   // Directives Valkey knows but keyshift does not act on (appendonly, save, ...), by primary

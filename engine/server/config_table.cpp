@@ -681,7 +681,7 @@ constexpr DirectiveSpec k_directives[] = {
     yes_no("crash-log-enabled", {}, 0, "yes"),
     yes_no("crash-memcheck-enabled", {}, 0, "yes"),
     yes_no("use-exit-on-panic", {}, k_flag_hidden, "no"),
-    yes_no("disable-thp", {}, k_flag_immutable, "yes"),
+    yes_no("disable-thp", {}, k_flag_immutable, "yes", bool_field<&EngineConfig::disable_thp>()),
     yes_no("cluster-allow-replica-migration", {}, 0, "yes"),
     yes_no("replica-announced", {}, 0, "yes"),
     yes_no("latency-tracking", {}, 0, "yes"),
@@ -869,6 +869,10 @@ constexpr DirectiveSpec k_directives[] = {
     special("replicaof", "slaveof", k_flag_immutable | k_flag_multi_arg, "", parse_replicaof),
     special("latency-tracking-info-percentiles", {}, k_flag_multi_arg, "50 99 99.9",
         parse_latency_percentiles),
+
+    // keyshift's own settings (see k_flag_keyshift).
+    yes_no("huge-page-heap", {}, k_flag_immutable | k_flag_hidden | k_flag_keyshift, "yes",
+        bool_field<&EngineConfig::huge_page_heap>()),
     // clang-format on
 
     // Handled by the config-file reader itself rather than the table.

@@ -69,6 +69,9 @@ inline constexpr uint16_t k_flag_deprecated = 1 << 5;
 inline constexpr uint16_t k_flag_percent = 1 << 6;
 /// Bounds are compared as unsigned 64-bit numbers (Valkey's unsigned field types).
 inline constexpr uint16_t k_flag_unsigned = 1 << 7;
+/// keyshift's own setting, not Valkey's: always hidden too, so that CONFIG GET * lists
+/// exactly Valkey's settings.
+inline constexpr uint16_t k_flag_keyshift = 1 << 8;
 
 /// One word of an enumeration and the bits it stands for.
 struct EnumChoice {
@@ -114,7 +117,8 @@ struct DirectiveSpec {
 };
 
 /// Every directive valkey-server 8.0 accepts, in the order of Valkey's table, followed by
-/// the file-only statements and the deprecated names.
+/// keyshift's own settings (k_flag_keyshift), the file-only statements and the deprecated
+/// names.
 std::span<const DirectiveSpec> directive_table();
 
 /// The directive called `name` or aliased so, ignoring case; nullptr when unknown.

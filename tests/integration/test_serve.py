@@ -443,6 +443,36 @@ def wordops_config_file_starts_and_config_get_shows_it(h):
             eq(render(v), render([name.encode(), value]), "CONFIG GET %s" % name)
 
 
+def thp_mode():
+    try:
+        with open("/sys/kernel/mm/transparent_hugepage/enabled") as f:
+            m = re.search(r"\[(\w+)\]", f.read())
+            return m.group(1) if m else None
+    except OSError:
+        return None
+
+
+@test
+def the_keyspace_heap_follows_huge_page_heap_and_the_kernels_thp_mode(h):
+    mode = thp_mode()
+    srv = h.keyshift(name="ks-heap-default")
+    log = srv.log()
+    with srv.conn() as c:
+        eq(render(c.command("CONFIG", "GET", "huge-page-heap")[1]),
+           render([b"huge-page-heap", b"yes"]), "CONFIG GET huge-page-heap")
+    if mode == "madvise":
+        ok("keyspace heap on transparent huge pages" in log,
+           "THP in madvise mode: the heap takes huge pages; log:\n" + log[-2000:])
+    elif mode == "always":
+        ok("transparent huge pages disabled for this process (disable-thp)" in log,
+           "THP always + disable-thp yes: turned off as Valkey does; log:\n" + log[-2000:])
+    else:
+        ok("the kernel offers no transparent huge pages" in log, "log:\n" + log[-2000:])
+    off = h.keyshift("--huge-page-heap", "no", "--disable-thp", "no", name="ks-heap-off")
+    ok("huge-page heap off (huge-page-heap no)" in off.log(), "log:\n" + off.log()[-2000:])
+    eq(off.cli("ping"), "PONG", "the server without it serves")
+
+
 @test
 def unknown_directive_in_a_config_file_fails_naming_file_and_line(h):
     path = h.path("bad.conf")

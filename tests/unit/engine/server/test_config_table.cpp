@@ -28,6 +28,7 @@ using keyshift::engine::EvictionPolicy;
 using keyshift::engine::find_directive;
 using keyshift::engine::k_flag_hidden;
 using keyshift::engine::k_flag_immutable;
+using keyshift::engine::k_flag_keyshift;
 using keyshift::engine::MemoryConfigFilesystem;
 using keyshift::engine::parse_command_line;
 using keyshift::engine::parse_config_text;
@@ -100,10 +101,14 @@ TEST_SUITE("engine::config_table") {
       if (!spec.alias.empty()) {
         CHECK(names.insert(spec.alias).second);
       }
-      settings += spec.is_setting() ? 1 : 0;
+      settings += spec.is_setting() && (spec.flags & k_flag_keyshift) == 0 ? 1 : 0;
     }
     // 198 entries in Valkey 8.0.1's standardConfig table of a release build.
     CHECK(settings == 198);
+    // keyshift's own settings stay out of CONFIG GET patterns.
+    REQUIRE(find_directive("huge-page-heap") != nullptr);
+    CHECK((find_directive("huge-page-heap")->flags & k_flag_hidden) != 0);
+    CHECK((find_directive("huge-page-heap")->flags & k_flag_keyshift) != 0);
     for (std::string_view name :
          {"include", "rename-command", "user", "loadmodule", "sentinel", "list-max-ziplist-entries",
           "lua-replicate-commands", "slaveof", "masterauth", "masteruser",
