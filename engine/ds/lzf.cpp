@@ -98,6 +98,45 @@ size_t lzf_decompress(const void* in_v, size_t in_len, void* out_v, size_t out_c
   auto* out = static_cast<uint8_t*>(out_v);
   size_t ip = 0;
   size_t op = 0;
+  // Fast path: while both buffers have room for a whole run past its end, literals and
+  // back references are copied in fixed 8/32-byte chunks instead of a memcpy call per run
+  // (most runs are a few bytes). Overshooting writes land in the room checked for and are
+  // overwritten by the runs after them.
+  constexpr size_t k_slack = 32 + 264;  // the longest back reference is 264 bytes
+  while (in_len - ip > k_slack && out_cap - op > k_slack) {
+    size_t ctrl = in[ip++];
+    if (ctrl < 32) {
+      std::memcpy(out + op, in + ip, 32);
+      ip += ctrl + 1;
+      op += ctrl + 1;
+      continue;
+    }
+    size_t len = ctrl >> 5;
+    if (len == 7) {
+      len += in[ip++];
+    }
+    len += 2;
+    size_t back = ((ctrl & 0x1F) << 8 | in[ip++]) + 1;
+    if (back > op) {
+      return 0;
+    }
+    const uint8_t* from = out + op - back;
+    uint8_t* to = out + op;
+    if (back >= 8) {
+      // Each 8-byte chunk reads bytes at least 8 behind the ones it writes: correct even
+      // when the reference overlaps what it produces.
+      for (size_t i = 0; i < len; i += 8) {
+        uint64_t chunk;
+        std::memcpy(&chunk, from + i, 8);
+        std::memcpy(to + i, &chunk, 8);
+      }
+    } else {
+      for (size_t i = 0; i < len; ++i) {
+        to[i] = from[i];
+      }
+    }
+    op += len;
+  }
   while (ip < in_len) {
     size_t ctrl = in[ip++];
     if (ctrl < 32) {
