@@ -680,8 +680,10 @@ class KeyInserter {
       return true;
     }
     if (k.action == KeyAction::build) {
+      // The decoded value stays in the batch: the reading thread, which allocated it, frees
+      // it when it reuses the batch (cross-thread frees keep the allocator from reusing
+      // that memory soon, so the reader would touch fresh pages instead).
       build_key(BuildContext{m_engine.config(), m_engine.rng()}, *k.value, k, m_now_ms);
-      k.value.reset();
     }
     Db& db = m_engine.db(static_cast<int>(k.db));
     if (db.exists(k.key)) {
