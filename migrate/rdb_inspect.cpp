@@ -27,14 +27,16 @@ constexpr int64_t k_day_ms = 24 * k_hour_ms;
 // hash-field-TTL types 22-25 and SLOT_INFO). Each refuses a newer version outright
 // ("Can't handle RDB format version"), as the corpus' load results confirm.
 // Valkey 9 reads REDIS files up to 11 and its own VALKEY080, and refuses Redis' 12-79 as
-// foreign (rdbIsVersionAccepted); its field-TTL hashes are its own type (HASH_2).
-constexpr std::array<RdbTargetLimits, 6> k_targets = {{
+// foreign (rdbIsVersionAccepted); its field-TTL hashes are its own type (HASH_2). Valkey 9.2
+// writes VALKEY081, which adds the Path Hash (type 23); 9.0 refuses 81 as a future version.
+constexpr std::array<RdbTargetLimits, 7> k_targets = {{
     {"redis-7.0", 10, 19, false, false, false},
     {"redis-7.2", 11, 21, false, false, false},
     {"redis-7.4", 12, 25, true, true, false},
     {"valkey-7.2", 11, 21, false, false, true},
     {"valkey-8.0", 11, 21, false, false, true},
-    {"valkey-9.0", rdb::k_valkey_max_version, 21, true, false, true},
+    {"valkey-9.0", rdb::k_valkey_first_version, 21, true, false, true},
+    {"valkey-9.2", rdb::k_valkey_path_hash_version, 21, true, false, true},
 }};
 
 /// True for Valkey 9 and later, whose RDB numbering is its own.
@@ -262,6 +264,8 @@ engine::RdbKind kind_of_type(uint8_t type) {
     case rdb::Type::module_pre_ga:
     case rdb::Type::module_2:
       return engine::RdbKind::module;
+    case rdb::Type::valkey_path_hash:
+      return engine::RdbKind::path_hash;
     default:
       return engine::RdbKind::hash;
   }
@@ -444,6 +448,15 @@ RdbTargetReport judge_target(const RdbReport& report, RdbTarget target, bool ski
   }
   uint64_t newer_hashes = 0;
   for (const auto& [type, count] : report.types) {
+    if (type == static_cast<uint8_t>(rdb::Type::valkey_path_hash)) {
+      if (limits.max_rdb_version < rdb::k_valkey_path_hash_version) {
+        out.blockers.push_back(fmt::format(
+            "{} Path Hash keys (Valkey 9.2's type 23): {} has no such type (leave them out "
+            "with rdb convert --exclude)",
+            count.keys, limits.name));
+      }
+      continue;
+    }
     if (type == static_cast<uint8_t>(rdb::Type::valkey_hash_2)) {
       if (to_valkey_9) {
         continue;
@@ -462,8 +475,8 @@ RdbTargetReport judge_target(const RdbReport& report, RdbTarget target, bool ski
         type <= static_cast<uint8_t>(rdb::Type::hash_listpack_ex)) {
       out.changes.push_back(
           fmt::format("{} {} keys (type {}, Redis 7.4's field TTLs) rewritten as Valkey 9's HASH_2 "
-                      "(--rdb-version 80)",
-                      count.keys, type_label(type), type));
+                      "(--rdb-version {})",
+                      count.keys, type_label(type), type, limits.max_rdb_version));
       continue;
     }
     if (type <= limits.max_object_type || type == static_cast<uint8_t>(rdb::Type::module_2) ||
@@ -581,6 +594,8 @@ std::string_view kind_name(engine::RdbKind kind) {
       return "stream";
     case engine::RdbKind::module:
       return "module";
+    case engine::RdbKind::path_hash:
+      return "pathhash";
   }
   return "unknown";
 }

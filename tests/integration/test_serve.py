@@ -42,6 +42,21 @@ def reference(h):
     return h.redis_ref
 
 
+def crc64_jones(data, crc=0):
+    """CRC-64/Jones as RDB and DUMP payloads use it (reflected, init 0, no final xor)."""
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x95AC9329AC4BC9B5 if crc & 1 else 0)
+    return crc
+
+
+def restamp(payload, version):
+    """A DUMP payload with its 2-byte RDB version replaced and its CRC64 made right again."""
+    body = payload[:-10] + bytes([version & 0xFF, (version >> 8) & 0xFF])
+    return body + crc64_jones(body).to_bytes(8, "little")
+
+
 def info_field(conn, section, field):
     raw, value = conn.command("INFO", section)
     ok(isinstance(value, bytes) and not isinstance(value, Err),
@@ -710,9 +725,27 @@ def dump_payloads_from_redis_server_7_restore_into_keyshift_with_equal_digests(h
             r.command(*cmd)
         for key in ["s", "n", "big", "l", "si", "ss", "z", "h", "hh"]:
             payload = r.command("DUMP", key)[1]
+            eq(payload[-10:-8], b"\x0a\x00", "redis-server 7.0 stamps RDB 10 on %s" % key)
             eq(k.command("RESTORE", key, "0", payload)[0], b"+OK\r\n", "RESTORE %s" % key)
             eq(k.command("DEBUG", "DIGEST-VALUE", key)[1],
                r.command("DEBUG", "DIGEST-VALUE", key)[1], "digest of %s" % key)
+            # The same value bytes as Redis 7.4 (12), Valkey 9.0 (80) and 9.2 (81) would
+            # stamp them: these types mean the same there, so the value is the same.
+            for version in (12, 80, 81):
+                copy = "%s:%d" % (key, version)
+                eq(k.command("RESTORE", copy, "0", restamp(payload, version))[0], b"+OK\r\n",
+                   "RESTORE %s as RDB %d" % (key, version))
+                eq(k.command("DEBUG", "DIGEST-VALUE", copy)[1],
+                   r.command("DEBUG", "DIGEST-VALUE", key)[1], "digest of %s" % copy)
+                eq(k.command("DEL", copy)[1], 1, "DEL %s" % copy)
+            # Versions keyshift does not read: Valkey's reply, as redis-server 7.0 gives it for
+            # a version newer than its own.
+            for version in (13, 79, 82):
+                want = r.command("RESTORE", key + ":x", "0", restamp(payload, version))[0]
+                eq(want, b"-ERR DUMP payload version or checksum are wrong\r\n",
+                   "redis-server 7.0 on RDB %d" % version)
+                eq(k.command("RESTORE", key + ":x", "0", restamp(payload, version))[0], want,
+                   "RESTORE %s as RDB %d" % (key, version))
         eq(k.command("DEBUG", "DIGEST")[1], r.command("DEBUG", "DIGEST")[1], "dataset digest")
 
 
