@@ -1989,7 +1989,15 @@ Expected<RdbValue, RdbError> decode_dump_value(uint8_t on_disk, int version, std
     return Unexpected{RdbError{0, "value type " + std::to_string(on_disk) +
                                       " does not exist in RDB version " + std::to_string(version)}};
   }
-  return decode_rdb_value(static_cast<uint8_t>(type), bytes, options);
+  // Valkey's restoreCommand reads the object from the whole payload and ignores what follows
+  // it, the footer included: the value need not fill `bytes`.
+  Cursor c(bytes, 0);
+  RdbValue v;
+  ValueDecoder decoder(c, options);
+  if (!decoder.decode(static_cast<uint8_t>(type), v)) {
+    return Unexpected{c.take_error()};
+  }
+  return v;
 }
 
 }  // namespace keyshift::engine

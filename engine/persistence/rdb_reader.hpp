@@ -94,9 +94,10 @@ Expected<RdbSummary, RdbError> read_rdb(std::string_view file, RdbVisitor& visit
 Expected<RdbValue, RdbError> decode_rdb_value(uint8_t type, std::string_view bytes,
                                               const RdbReadOptions& options = {});
 
-/// Decodes the body of a DUMP payload of RDB `version` (without its version and checksum):
-/// its type byte `on_disk` means what it means in that version (22 is Valkey's HASH_2 from
-/// 80 on, Redis 7.4's pre-GA field-TTL hash below).
+/// Decodes the value of a DUMP payload of RDB `version` from `bytes`, everything after the
+/// type byte (footer included, which Valkey's RESTORE also lets the value run into; what
+/// follows the value is ignored). `on_disk` means what it means in that version (22 is
+/// Valkey's HASH_2 from 80 on, Redis 7.4's pre-GA field-TTL hash below).
 Expected<RdbValue, RdbError> decode_dump_value(uint8_t on_disk, int version, std::string_view bytes,
                                                const RdbReadOptions& options = {});
 

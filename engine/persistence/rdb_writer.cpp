@@ -388,7 +388,7 @@ bool dump_version_readable(int version) {
 }
 
 Expected<CheckedDumpPayload, std::string> check_dump_payload(std::string_view payload) {
-  if (payload.size() < 10 + 1) {
+  if (payload.size() < 10) {  // the version and the CRC64, as verifyDumpPayload requires
     return Unexpected{std::string("payload too short")};
   }
   size_t footer = payload.size() - 10;
@@ -405,8 +405,8 @@ Expected<CheckedDumpPayload, std::string> check_dump_payload(std::string_view pa
   if (crc64(0, payload.substr(0, footer + 2)) != stored) {
     return Unexpected{std::string("payload checksum mismatch")};
   }
-  return CheckedDumpPayload{static_cast<uint8_t>(payload[0]), version,
-                            payload.substr(1, footer - 1)};
+  // Valkey reads the object from the payload's first byte on, footer included.
+  return CheckedDumpPayload{static_cast<uint8_t>(payload[0]), version, payload.substr(1)};
 }
 
 Expected<RdbWriteStats, std::string> save_rdb(

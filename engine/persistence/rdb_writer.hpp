@@ -46,7 +46,7 @@ Expected<std::string, std::string> dump_payload(const Entry& e, const RdbWriteOp
 struct CheckedDumpPayload {
   uint8_t type = 0;       // the type byte as stored (its meaning depends on `version`)
   int version = 0;        // the 2-byte RDB version of the footer
-  std::string_view body;  // the value's bytes
+  std::string_view body;  // every byte after the type, the footer included (as Valkey reads)
 };
 
 /// Whether RESTORE takes a payload of RDB `version`: 0-12 and Valkey 9's 80-81; any other

@@ -170,6 +170,23 @@ TEST_SUITE("engine::persistence_family") {
     CHECK(is_err(run(f, c, {"RESTORE", "n", "0", restamp(path_hash, 81)}), "ERR Bad data format"));
     CHECK(is_err(run(f, c, {"RESTORE", "n", "0", restamp(path_hash, 80)}), "ERR Bad data format"));
     CHECK(f.run(c, {"EXISTS", "n"}).integer == 0);
+    // As Valkey's RESTORE (and redis-server 7.0's, checked by hand): the object is read from
+    // the payload's first byte with the footer still there to read, and what follows it is
+    // ignored. So bytes between the value and the footer pass, a 10-byte payload is parsed
+    // from its version bytes, and fewer than 10 bytes is a bad payload.
+    std::string junk = std::string(
+                           "\x00\x03"
+                           "abcJUNK",
+                           9) +
+                       "xxxxxxxxxx";
+    CHECK(is_ok(run(f, c, {"RESTORE", "j", "0", restamp(junk, 10)})));
+    CHECK(f.run(c, {"GET", "j"}).str == "abc");
+    CHECK(is_ok(run(f, c, {"RESTORE", "e", "0", restamp(std::string(10, 'x'), 0)})));
+    CHECK(f.run(c, {"STRLEN", "e"}).integer == 0);  // type 0 (string), length 0
+    CHECK(is_err(run(f, c, {"RESTORE", "n", "0", restamp(std::string(10, 'x'), 10)}),
+                 "ERR Bad data format"));
+    CHECK(is_err(run(f, c, {"RESTORE", "n", "0", "123456789"}),
+                 "ERR DUMP payload version or checksum are wrong"));
   }
 
   TEST_CASE("SAVE writes dir/dbfilename, LASTSAVE and INFO follow, BGSAVE reports in cron") {
