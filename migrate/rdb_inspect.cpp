@@ -317,6 +317,18 @@ std::string utc_time(int64_t seconds) {
   return buf;
 }
 
+/// The type byte as the file stores it: Valkey's own types are renumbered in memory (122,
+/// 123) so that they never mix with Redis' 22 and 23, but users see the file's byte.
+uint8_t stored_type(uint8_t type) {
+  if (type == static_cast<uint8_t>(rdb::Type::valkey_hash_2)) {
+    return rdb::k_valkey_hash_2_on_disk;
+  }
+  if (type == static_cast<uint8_t>(rdb::Type::valkey_path_hash)) {
+    return rdb::k_valkey_path_hash_on_disk;
+  }
+  return type;
+}
+
 std::string type_label(uint8_t type) {
   std::string_view name = rdb::type_name(type);
   return name == "UNKNOWN" ? fmt::format("TYPE_{}", type) : std::string(name);
@@ -641,7 +653,7 @@ std::string render_rdb_text(const RdbReport& r, std::string_view file, RdbReport
   out += fmt::format("  {:<24} {:<8} {:>12} {:>14}\n", "rdb type", "type", "keys", "value bytes");
   for (const auto& [type, c] : r.types) {
     out += fmt::format("  {:<24} {:<8} {:>12} {:>14}\n",
-                       fmt::format("{} ({})", type_label(type), type),
+                       fmt::format("{} ({})", type_label(type), stored_type(type)),
                        kind_name(kind_of_type(type)), c.keys, c.value_bytes);
   }
   if (detail == RdbReportDetail::check) {
@@ -755,7 +767,7 @@ std::string render_rdb_json(const RdbReport& r, std::string_view file, RdbReport
   });
   append_array(o.field("types"), r.types, [&out](const auto& item) {
     JsonObject t(out);
-    t.number("rdb_type", item.first);
+    t.number("rdb_type", stored_type(item.first));
     t.text("name", type_label(item.first));
     t.text("logical_type", kind_name(kind_of_type(item.first)));
     t.number("keys", item.second.keys);
@@ -793,7 +805,7 @@ std::string render_rdb_json(const RdbReport& r, std::string_view file, RdbReport
       JsonObject b(out);
       b.bytes("key", k.key);
       b.number("db", k.db);
-      b.number("rdb_type", k.rdb_type);
+      b.number("rdb_type", stored_type(k.rdb_type));
       b.text("type", type_label(k.rdb_type));
       b.number("value_bytes", k.value_bytes);
       b.number("offset", k.offset);
