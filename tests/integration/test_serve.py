@@ -796,6 +796,37 @@ def stream_dump_payloads_from_redis_server_7_restore_with_equal_digests_and_xinf
 
 
 @test
+def stream_writes_count_changes_since_last_save_as_redis_server_7_does(h):
+    # Both without save rules, so nothing resets the counter between commands.
+    ref = h.redis_server(name="redis-dirty")
+    srv = h.keyshift("--save", "", name="ks-dirty")
+    steps = [
+        ("XADD", "x", "1-1", "f", "v"), ("XADD", "x", "MAXLEN", "1", "2-1", "f", "v"),
+        ("XADD", "x", "3-1", "f", "v"), ("XADD", "x", "4-1", "f", "v"),
+        ("XDEL", "x", "3-1", "9-1"), ("XTRIM", "x", "MAXLEN", "0"), ("XADD", "x", "5-1", "f", "v"),
+        ("XGROUP", "CREATE", "x", "g", "0"), ("XGROUP", "CREATE", "y", "g", "$", "MKSTREAM"),
+        ("XGROUP", "SETID", "x", "g", "0"), ("XGROUP", "CREATECONSUMER", "x", "g", "c1"),
+        ("XREADGROUP", "GROUP", "g", "c2", "STREAMS", "x", ">"),
+        ("XREADGROUP", "GROUP", "g", "c2", "STREAMS", "x", "0"),
+        ("XADD", "x", "6-1", "f", "v"), ("XREADGROUP", "GROUP", "g", "c2", "STREAMS", "x", ">"),
+        ("XCLAIM", "x", "g", "c3", "0", "5-1"),
+        ("XCLAIM", "x", "g", "c3", "0", "9-1", "LASTID", "50-0"),
+        ("XDEL", "x", "6-1"), ("XAUTOCLAIM", "x", "g", "c3", "0", "0"), ("XACK", "x", "g", "5-1"),
+        ("XGROUP", "DELCONSUMER", "x", "g", "c2"), ("XGROUP", "DESTROY", "x", "g"),
+        ("XSETID", "x", "100-0"),
+    ]
+    with ref.conn() as r, srv.conn() as k:
+        for step in steps:
+            before = (int(info_field(r, "persistence", "rdb_changes_since_last_save")),
+                      int(info_field(k, "persistence", "rdb_changes_since_last_save")))
+            eq(k.command(*step)[0], r.command(*step)[0], "reply to %s" % " ".join(step))
+            after = (int(info_field(r, "persistence", "rdb_changes_since_last_save")),
+                     int(info_field(k, "persistence", "rdb_changes_since_last_save")))
+            eq(after[1] - before[1], after[0] - before[0],
+               "changes counted for %s" % " ".join(step))
+
+
+@test
 def save_then_restart_keeps_the_dataset_and_lastsave_moves(h):
     d = h.path("save-dir")
     os.makedirs(d, exist_ok=True)
