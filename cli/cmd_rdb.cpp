@@ -206,6 +206,12 @@ void run_dump(const DumpOptions& opts) {
     fmt::print(stderr, "keyshift: {}: {} module key(s) left out: no command recreates them\n",
                opts.file, stats->module_keys);
   }
+  if (options.format == migrate::RdbDumpFormat::resp && stats->path_hash_keys > 0) {
+    fmt::print(stderr,
+               "keyshift: {}: {} Path Hash key(s) (Valkey 9.2) left out: keyshift writes no "
+               "commands for them\n",
+               opts.file, stats->path_hash_keys);
+  }
   if (stats->lost_pending > 0) {
     fmt::print(stderr,
                "keyshift: {}: {} pending stream entr(ies) left out: their entries were "
@@ -303,8 +309,9 @@ void add_convert(CLI::App* rdb) {
   convert->add_option("out", opts->out, "The RDB file to write (replaced atomically)")->required();
   convert
       ->add_option("--rdb-version", opts->rdb_version,
-                   "RDB version to write: 10, 11, 12, or 80 (Valkey 9's VALKEY080)")
-      ->check(CLI::IsMember({10, 11, 12, 80}));
+                   "RDB version to write: 10, 11, 12, 80 (Valkey 9.0's VALKEY080) or 81 (Valkey "
+                   "9.2's VALKEY081)")
+      ->check(CLI::IsMember({10, 11, 12, 80, 81}));
   convert
       ->add_option("--field-ttl", opts->field_ttl,
                    "Hash field TTLs below RDB 12: fail, drop-ttl or drop-field")
@@ -345,7 +352,7 @@ void add_rdb(CLI::App& app) {
       "  keyshift rdb inspect FILE [--target SERVER] [--format text|json] [--delimiter :]\n"
       "                            [--top N] [--skip-modules]\n"
       "  keyshift rdb dump FILE [--format json|resp|keys] [--db N] [--match PATTERN]\n"
-      "  keyshift rdb convert IN OUT [--rdb-version 10|11|12|80] [--field-ttl POLICY]\n"
+      "  keyshift rdb convert IN OUT [--rdb-version 10|11|12|80|81] [--field-ttl POLICY]\n"
       "                       [--skip-modules] [--match P] [--exclude P] [--db-map SRC:DST]...\n"
       "                       [--verbose] [--format text|json]\n"
       "check validates the structure and checksum (exit 0 when the file is sound, 1 with the\n"

@@ -1,6 +1,7 @@
 #include "migrate/rdb_convert.hpp"
 
 #include "engine/engine.hpp"
+#include "engine/persistence/rdb_format.hpp"
 #include "engine/persistence/rdb_load.hpp"
 #include "engine/persistence/rdb_writer.hpp"
 #include "engine/util/clock.hpp"
@@ -62,6 +63,10 @@ class ConvertVisitor : public engine::RdbVisitor {
       note(m_options.skip_modules ? m_report.modules_dropped : m_report.blocked_modules, k);
       return true;
     }
+    if (k.value.kind == RdbKind::path_hash) {
+      note(m_report.blocked_path_hashes, k);
+      return true;
+    }
     if (k.value.kind == RdbKind::hash && !apply_field_ttl_policy(k)) {
       return true;
     }
@@ -103,7 +108,9 @@ class ConvertVisitor : public engine::RdbVisitor {
   }
 
   bool blocked() const {
-    return m_report.blocked_field_ttls.count + m_report.blocked_modules.count > 0;
+    return m_report.blocked_field_ttls.count + m_report.blocked_modules.count +
+               m_report.blocked_path_hashes.count >
+           0;
   }
 
   const std::optional<engine::RdbError>& error() const { return m_error; }
@@ -205,6 +212,12 @@ std::string blocking_message(const RdbConvertReport& r, int version) {
         "--skip-modules): " +
         list_keys(r.blocked_modules, k_listed_keys));
   }
+  if (r.blocked_path_hashes.count > 0) {
+    add(std::to_string(r.blocked_path_hashes.count) +
+        " Path Hash key(s) (Valkey 9.2's type 23), which keyshift cannot rewrite (leave them "
+        "out with --exclude): " +
+        list_keys(r.blocked_path_hashes, k_listed_keys));
+  }
   return out;
 }
 
@@ -239,9 +252,11 @@ RdbConvertReport convert_rdb(std::string_view input, const std::string& out_path
                              const RdbConvertOptions& options) {
   RdbConvertReport report;
   report.output_version = options.rdb_version;
-  if ((options.rdb_version < 10 || options.rdb_version > 12) && options.rdb_version != 80) {
+  if ((options.rdb_version < 10 || options.rdb_version > 12) &&
+      (options.rdb_version < engine::rdb::k_valkey_first_version ||
+       options.rdb_version > engine::rdb::k_valkey_max_version)) {
     report.error = "RDB version " + std::to_string(options.rdb_version) +
-                   " cannot be written (10, 11, 12 or 80)";
+                   " cannot be written (10, 11, 12, 80 or 81)";
     return report;
   }
   engine::EngineConfig config;
@@ -365,6 +380,8 @@ std::string render_convert_json(const RdbConvertReport& r, std::string_view in,
   append_change_json(j, "field_ttls", r.blocked_field_ttls);
   j += ",";
   append_change_json(j, "modules", r.blocked_modules);
+  j += ",";
+  append_change_json(j, "path_hashes", r.blocked_path_hashes);
   j += "}}\n";
   return j;
 }

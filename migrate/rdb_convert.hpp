@@ -21,7 +21,8 @@ enum class FieldTtlPolicy : uint8_t { fail, drop_ttl, drop_field };
 
 /// How to convert.
 struct RdbConvertOptions {
-  /// 10 (Redis 7.0), 11 (Valkey 7.2/8.x, Redis 7.2) or 12 (Redis 7.4).
+  /// 10 (Redis 7.0), 11 (Valkey 7.2/8.x, Redis 7.2), 12 (Redis 7.4), 80 (Valkey 9.0) or 81
+  /// (Valkey 9.2).
   int rdb_version = 11;
   FieldTtlPolicy field_ttl = FieldTtlPolicy::fail;
   /// Drop module keys instead of failing.
@@ -57,8 +58,9 @@ struct RdbConvertReport {
   std::string error;
   std::optional<uint64_t> error_offset;
   /// The keys that block the conversion: nothing is written while any is non-empty.
-  RdbChange blocked_field_ttls;  // hashes with field TTLs, target below 12, policy fail
-  RdbChange blocked_modules;     // without --skip-modules
+  RdbChange blocked_field_ttls;   // hashes with field TTLs, target below 12, policy fail
+  RdbChange blocked_modules;      // without --skip-modules
+  RdbChange blocked_path_hashes;  // Valkey 9.2 Path Hashes: no engine type to rebuild them in
   int input_version = 0;
   int output_version = 0;
   uint64_t keys_read = 0;

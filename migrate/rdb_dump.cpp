@@ -157,6 +157,24 @@ void append_key_json(std::string& out, const RdbKey& k) {
       out += "null,\"module\":";
       append_json_string(out, v.module_name);
       break;
+    case RdbKind::path_hash:
+      // [[path, [[field, value], ...]], ...] in the file's order, binary-safe like a hash.
+      out.push_back('[');
+      for (size_t i = 0; i < v.paths.size(); ++i) {
+        out += i == 0 ? "[" : ",[";
+        append_json_bytes(out, v.paths[i].path);
+        out += ",[";
+        for (size_t j = 0; j < v.paths[i].fields.size(); ++j) {
+          out += j == 0 ? "[" : ",[";
+          append_json_bytes(out, v.paths[i].fields[j].first);
+          out.push_back(',');
+          append_json_bytes(out, v.paths[i].fields[j].second);
+          out.push_back(']');
+        }
+        out += "]]";
+      }
+      out.push_back(']');
+      break;
   }
   out += "}\n";
 }
@@ -194,6 +212,9 @@ class DumpVisitor : public engine::RdbVisitor {
     if (k.value.kind == RdbKind::module) {
       ++m_stats.module_keys;
     }
+    if (k.value.kind == RdbKind::path_hash) {
+      ++m_stats.path_hash_keys;
+    }
     switch (m_options.format) {
       case RdbDumpFormat::json:
         append_key_json(m_out, k);
@@ -203,7 +224,7 @@ class DumpVisitor : public engine::RdbVisitor {
                  std::to_string(k.expire_ms) + " " + cli_quote(k.key) + "\n";
         break;
       case RdbDumpFormat::resp:
-        if (k.value.kind == RdbKind::module) {
+        if (k.value.kind == RdbKind::module || k.value.kind == RdbKind::path_hash) {
           return true;  // counted above; the CLI says so
         }
         append_key_resp(k);
@@ -270,6 +291,7 @@ class DumpVisitor : public engine::RdbVisitor {
         append_stream_resp(k.key, v.stream);
         break;
       case RdbKind::module:
+      case RdbKind::path_hash:
         return;
     }
     if (k.expire_ms >= 0) {

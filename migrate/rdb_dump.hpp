@@ -38,6 +38,9 @@ struct RdbDumpStats {
   uint64_t keys_filtered = 0;  // left out by --db or --match
   /// Module keys: listed in json/keys, left out of resp (no command recreates them).
   uint64_t module_keys = 0;
+  /// Valkey 9.2 Path Hash keys: listed in json/keys, left out of resp (keyshift writes no
+  /// PH* commands).
+  uint64_t path_hash_keys = 0;
   /// Stream pending entries whose ID is no longer in the stream: XCLAIM cannot recreate them.
   uint64_t lost_pending = 0;
 };

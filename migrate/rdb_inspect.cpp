@@ -27,14 +27,16 @@ constexpr int64_t k_day_ms = 24 * k_hour_ms;
 // hash-field-TTL types 22-25 and SLOT_INFO). Each refuses a newer version outright
 // ("Can't handle RDB format version"), as the corpus' load results confirm.
 // Valkey 9 reads REDIS files up to 11 and its own VALKEY080, and refuses Redis' 12-79 as
-// foreign (rdbIsVersionAccepted); its field-TTL hashes are its own type (HASH_2).
-constexpr std::array<RdbTargetLimits, 6> k_targets = {{
+// foreign (rdbIsVersionAccepted); its field-TTL hashes are its own type (HASH_2). Valkey 9.2
+// writes VALKEY081, which adds the Path Hash (type 23); 9.0 refuses 81 as a future version.
+constexpr std::array<RdbTargetLimits, 7> k_targets = {{
     {"redis-7.0", 10, 19, false, false, false},
     {"redis-7.2", 11, 21, false, false, false},
     {"redis-7.4", 12, 25, true, true, false},
     {"valkey-7.2", 11, 21, false, false, true},
     {"valkey-8.0", 11, 21, false, false, true},
-    {"valkey-9.0", rdb::k_valkey_max_version, 21, true, false, true},
+    {"valkey-9.0", rdb::k_valkey_first_version, 21, true, false, true},
+    {"valkey-9.2", rdb::k_valkey_path_hash_version, 21, true, false, true},
 }};
 
 /// True for Valkey 9 and later, whose RDB numbering is its own.
@@ -262,6 +264,8 @@ engine::RdbKind kind_of_type(uint8_t type) {
     case rdb::Type::module_pre_ga:
     case rdb::Type::module_2:
       return engine::RdbKind::module;
+    case rdb::Type::valkey_path_hash:
+      return engine::RdbKind::path_hash;
     default:
       return engine::RdbKind::hash;
   }
@@ -311,6 +315,18 @@ std::string utc_time(int64_t seconds) {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
+}
+
+/// The type byte as the file stores it: Valkey's own types are renumbered in memory (122,
+/// 123) so that they never mix with Redis' 22 and 23, but users see the file's byte.
+uint8_t stored_type(uint8_t type) {
+  if (type == static_cast<uint8_t>(rdb::Type::valkey_hash_2)) {
+    return rdb::k_valkey_hash_2_on_disk;
+  }
+  if (type == static_cast<uint8_t>(rdb::Type::valkey_path_hash)) {
+    return rdb::k_valkey_path_hash_on_disk;
+  }
+  return type;
 }
 
 std::string type_label(uint8_t type) {
@@ -444,6 +460,15 @@ RdbTargetReport judge_target(const RdbReport& report, RdbTarget target, bool ski
   }
   uint64_t newer_hashes = 0;
   for (const auto& [type, count] : report.types) {
+    if (type == static_cast<uint8_t>(rdb::Type::valkey_path_hash)) {
+      if (limits.max_rdb_version < rdb::k_valkey_path_hash_version) {
+        out.blockers.push_back(fmt::format(
+            "{} Path Hash keys (Valkey 9.2's type 23): {} has no such type (leave them out "
+            "with rdb convert --exclude)",
+            count.keys, limits.name));
+      }
+      continue;
+    }
     if (type == static_cast<uint8_t>(rdb::Type::valkey_hash_2)) {
       if (to_valkey_9) {
         continue;
@@ -462,8 +487,8 @@ RdbTargetReport judge_target(const RdbReport& report, RdbTarget target, bool ski
         type <= static_cast<uint8_t>(rdb::Type::hash_listpack_ex)) {
       out.changes.push_back(
           fmt::format("{} {} keys (type {}, Redis 7.4's field TTLs) rewritten as Valkey 9's HASH_2 "
-                      "(--rdb-version 80)",
-                      count.keys, type_label(type), type));
+                      "(--rdb-version {})",
+                      count.keys, type_label(type), type, limits.max_rdb_version));
       continue;
     }
     if (type <= limits.max_object_type || type == static_cast<uint8_t>(rdb::Type::module_2) ||
@@ -581,6 +606,8 @@ std::string_view kind_name(engine::RdbKind kind) {
       return "stream";
     case engine::RdbKind::module:
       return "module";
+    case engine::RdbKind::path_hash:
+      return "pathhash";
   }
   return "unknown";
 }
@@ -626,7 +653,7 @@ std::string render_rdb_text(const RdbReport& r, std::string_view file, RdbReport
   out += fmt::format("  {:<24} {:<8} {:>12} {:>14}\n", "rdb type", "type", "keys", "value bytes");
   for (const auto& [type, c] : r.types) {
     out += fmt::format("  {:<24} {:<8} {:>12} {:>14}\n",
-                       fmt::format("{} ({})", type_label(type), type),
+                       fmt::format("{} ({})", type_label(type), stored_type(type)),
                        kind_name(kind_of_type(type)), c.keys, c.value_bytes);
   }
   if (detail == RdbReportDetail::check) {
@@ -740,7 +767,7 @@ std::string render_rdb_json(const RdbReport& r, std::string_view file, RdbReport
   });
   append_array(o.field("types"), r.types, [&out](const auto& item) {
     JsonObject t(out);
-    t.number("rdb_type", item.first);
+    t.number("rdb_type", stored_type(item.first));
     t.text("name", type_label(item.first));
     t.text("logical_type", kind_name(kind_of_type(item.first)));
     t.number("keys", item.second.keys);
@@ -778,7 +805,7 @@ std::string render_rdb_json(const RdbReport& r, std::string_view file, RdbReport
       JsonObject b(out);
       b.bytes("key", k.key);
       b.number("db", k.db);
-      b.number("rdb_type", k.rdb_type);
+      b.number("rdb_type", stored_type(k.rdb_type));
       b.text("type", type_label(k.rdb_type));
       b.number("value_bytes", k.value_bytes);
       b.number("offset", k.offset);

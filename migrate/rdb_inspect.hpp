@@ -23,7 +23,8 @@ enum class RdbTarget : uint8_t {
   redis_7_4,
   valkey_7_2,
   valkey_8_0,
-  valkey_9_0
+  valkey_9_0,
+  valkey_9_2
 };
 
 /// What a target server reads, from the servers' rdb.h/rdb.c and the corpus' load results.

@@ -133,7 +133,7 @@ void cmd_restore(CmdContext& ctx) {
     ctx.reply().error(errors::k_restore_bad_payload);
     return;
   }
-  auto value = decode_rdb_value(checked->first, checked->second);
+  auto value = decode_dump_value(checked->type, checked->version, checked->body);
   if (!value) {
     ctx.reply().error(errors::k_restore_bad_format);
     return;

@@ -5,6 +5,7 @@
 #include "engine/commands/context.hpp"
 #include "engine/commands/families.hpp"
 #include "engine/keyspace/stream_value.hpp"
+#include "engine/persistence/snapshots.hpp"
 #include "engine/session.hpp"
 #include "engine/util/status.hpp"
 #include "engine/util/strconv.hpp"
@@ -250,6 +251,13 @@ void notify(CmdContext& ctx, std::string_view event, std::string_view key) {
   ctx.engine().notify_keyspace_event(k_notify_stream, event, key, ctx.db().id());
 }
 
+/// Adds `n` to the changes since the last save for a write Valkey counts in server.dirty
+/// without signalling a modified key (consumer-group state: XACK, XCLAIM, XGROUP SETID...),
+/// so WATCH does not see it either.
+void count_changes(CmdContext& ctx, uint64_t n) {
+  ctx.engine().snapshots().note_changes(n);
+}
+
 // --- XADD / XTRIM -------------------------------------------------------------------------
 
 struct AddTrimArgs {
@@ -461,6 +469,7 @@ void cmd_xadd(CmdContext& ctx) {
       notify(ctx, "xtrim", key);
     }
   }
+  // One change for the entry; entries trimmed by MAXLEN/MINID are not counted (xaddCommand).
   ctx.engine().signal_modified_key(db.id(), key);
   ctx.engine().signal_key_as_ready(db.id(), key);
 }
@@ -489,7 +498,8 @@ void cmd_xtrim(CmdContext& ctx) {
   }
   if (deleted != 0) {
     notify(ctx, "xtrim", key);
-    ctx.engine().signal_modified_key(db.id(), key);
+    // One change per trimmed entry, as Valkey's xtrimCommand counts.
+    ctx.engine().signal_modified_key(db.id(), key, static_cast<uint64_t>(deleted));
   }
   ctx.reply().integer(deleted);
 }
@@ -624,7 +634,7 @@ void cmd_xdel(CmdContext& ctx) {
     }
   }
   if (deleted != 0) {
-    ctx.engine().signal_modified_key(db.id(), key);
+    ctx.engine().signal_modified_key(db.id(), key, static_cast<uint64_t>(deleted));
     notify(ctx, "xdel", key);
   }
   ctx.reply().integer(deleted);
@@ -699,6 +709,7 @@ void cmd_xsetid(CmdContext& ctx) {
     s->set_max_deleted_id(max_xdel);
   }
   ctx.reply().ok();
+  count_changes(ctx, 1);
   notify(ctx, "xsetid", key);
   // Valkey's xsetidCommand signals no modified key.
 }
@@ -724,7 +735,7 @@ void reply_lag(ReplyBuilder& rb, const StreamValue& s, const StreamGroup& g) {
   }
 }
 
-/// streamCreateConsumer with notification ("xgroup-createconsumer").
+/// streamCreateConsumer with notification ("xgroup-createconsumer") and one change.
 StreamConsumer* create_consumer(CmdContext& ctx, StreamValue& s, StreamGroup& g,
                                 std::string_view name, std::string_view key) {
   StreamConsumer* c = nullptr;
@@ -733,6 +744,7 @@ StreamConsumer* create_consumer(CmdContext& ctx, StreamValue& s, StreamGroup& g,
     c = edit->create_consumer(g, name, ctx.now_ms());
   }
   if (c != nullptr) {
+    count_changes(ctx, 1);  // streamCreateConsumer with SCC_DEFAULT, wherever it is called
     notify(ctx, "xgroup-createconsumer", key);
   }
   return c;
@@ -822,7 +834,8 @@ void cmd_xgroup(CmdContext& ctx) {
     }
     if (s == nullptr) {
       s = create_stream(db, key);
-      ctx.engine().signal_modified_key(db.id(), key);
+      // MKSTREAM signals the new key but counts no change: the group's creation does.
+      ctx.engine().signal_modified_key(db.id(), key, 0);
     }
     StreamGroup* created = nullptr;
     {
@@ -834,6 +847,7 @@ void cmd_xgroup(CmdContext& ctx) {
       return;
     }
     ctx.reply().ok();
+    count_changes(ctx, 1);
     notify(ctx, "xgroup-create", key);
   } else if (setid && (argc == 5 || argc == 7)) {
     StreamId id;
@@ -845,6 +859,7 @@ void cmd_xgroup(CmdContext& ctx) {
     g->last_id = id;
     g->entries_read = entries_read;
     ctx.reply().ok();
+    count_changes(ctx, 1);
     notify(ctx, "xgroup-setid", key);
   } else if (iequals(opt, "DESTROY") && argc == 4) {
     if (g == nullptr) {
@@ -856,6 +871,7 @@ void cmd_xgroup(CmdContext& ctx) {
       edit->destroy_group(group_name);
     }
     ctx.reply().integer(1);
+    count_changes(ctx, 1);
     notify(ctx, "xgroup-destroy", key);
     // Consumers blocked on the group get -NOGROUP.
     ctx.engine().signal_key_as_ready(db.id(), key);
@@ -870,6 +886,7 @@ void cmd_xgroup(CmdContext& ctx) {
       pending = static_cast<int64_t>(edit->delete_consumer(*g, c));
     }
     if (c != nullptr) {
+      count_changes(ctx, 1);
       notify(ctx, "xgroup-delconsumer", key);
     }
     ctx.reply().integer(pending);
@@ -903,6 +920,7 @@ void cmd_xack(CmdContext& ctx) {
       acked += edit->remove_pending(*g, id) ? 1 : 0;
     }
   }
+  count_changes(ctx, static_cast<uint64_t>(acked));  // one per acknowledged entry
   ctx.reply().integer(acked);
 }
 
@@ -1114,8 +1132,12 @@ void cmd_xclaim(CmdContext& ctx) {
       return;
     }
   }
+  // LASTID that moves the group counts one change, unless a claimed or cleared entry
+  // (which carries it along in Valkey's propagation) is counted instead.
+  bool last_id_moved = false;
   if (last_id > g->last_id) {
     g->last_id = last_id;
+    last_id_moved = true;
   }
   if (deliverytime != -1) {
     if (deliverytime < 0 || deliverytime > now) {
@@ -1132,6 +1154,7 @@ void cmd_xclaim(CmdContext& ctx) {
   ReplyBuilder& rb = ctx.reply();
   size_t mark = rb.begin_array();
   size_t n = 0;
+  uint64_t changes = 0;  // one per claimed entry and per entry cleared from the PEL
   StreamEdit edit(ctx.engine(), s);
   for (StreamId id : ids) {
     auto it = g->pel.find(id);
@@ -1139,6 +1162,7 @@ void cmd_xclaim(CmdContext& ctx) {
     if (!edit->contains(id)) {
       if (nack != nullptr) {
         edit->remove_pending(*g, id);
+        ++changes;
       }
       continue;
     }
@@ -1167,9 +1191,11 @@ void cmd_xclaim(CmdContext& ctx) {
       reply_entry_by_id(rb, *s, id);
     }
     ++n;
+    ++changes;
     consumer->active_time_ms = now;
   }
   rb.end_array(mark, n);
+  count_changes(ctx, changes != 0 ? changes : (last_id_moved ? 1 : 0));
 }
 
 void cmd_xautoclaim(CmdContext& ctx) {
@@ -1234,7 +1260,7 @@ void cmd_xautoclaim(CmdContext& ctx) {
       edit->remove_pending(*g, id);
       deleted.push_back(id);
       --count;
-      continue;
+      continue;  // counted with the deleted IDs below
     }
     if (minidle != 0 && now - nack.delivery_time_ms < minidle) {
       ++it;
@@ -1257,6 +1283,8 @@ void cmd_xautoclaim(CmdContext& ctx) {
     consumer->active_time_ms = now;
     ++it;
   }
+  // One change per claimed entry and per entry cleared from the PEL (xautoclaimCommand).
+  count_changes(ctx, n + deleted.size());
   StreamId end_id = it == g->pel.end() ? StreamId{} : it->first;
   rb.array(3);
   reply_id(rb, end_id);
@@ -1759,6 +1787,9 @@ void cmd_xread(CmdContext& ctx) {
     }
     rb.bulk(key);
     auto limit = static_cast<size_t>(count);
+    if (group_name) {
+      count_changes(ctx, 1);  // one per stream a group read serves, whatever it delivers
+    }
     if (!group_name) {
       reply_range(rb, *s, start, StreamId::max(), limit, false);
     } else if (history) {

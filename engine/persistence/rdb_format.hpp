@@ -11,10 +11,11 @@ namespace keyshift::engine::rdb {
 inline constexpr int k_min_version = 1;
 inline constexpr int k_max_version = 12;
 /// Valkey 9's own numbering ("VALKEY080"): Valkey left 12-79 to Redis ("foreign") and
-/// writes 80 from 9.0 on (valkey-io/valkey src/rdb.h, RDB_VERSION_MAP: 80 for 9.0; 81,
-/// for 9.2, adds a type whose format is not read here).
+/// writes 80 from 9.0 on and 81 from 9.2 on (valkey-io/valkey src/rdb.h, RDB_VERSION_MAP).
+/// 81 adds one object type, the Path Hash (type 23), and nothing else a plain save writes.
 inline constexpr int k_valkey_first_version = 80;
-inline constexpr int k_valkey_max_version = 80;
+inline constexpr int k_valkey_path_hash_version = 81;
+inline constexpr int k_valkey_max_version = 81;
 /// Version keyshift writes unless asked otherwise (loads in Valkey 7.2/8.x, Redis 7.2+).
 inline constexpr int k_default_write_version = 11;
 /// The checksum trailer exists from this version on.
@@ -51,10 +52,15 @@ enum class Type : uint8_t {
   // in "VALKEY" files, where Redis' 22-25 do not exist. Renumbered here so a neutral value
   // never mixes it up with Redis 7.4's pre-GA 22.
   valkey_hash_2 = 122,
+  // Valkey 9.2's RDB_TYPE_PATH_HASH: type 23 in "VALKEY" files from version 81 on, where
+  // Redis 7.4's pre-GA 23 does not exist. Renumbered for the same reason as HASH_2.
+  valkey_path_hash = 123,
 };
 
 /// The byte Valkey 9 writes for its RDB_TYPE_HASH_2.
 inline constexpr uint8_t k_valkey_hash_2_on_disk = 22;
+/// The byte Valkey 9.2 writes for its RDB_TYPE_PATH_HASH.
+inline constexpr uint8_t k_valkey_path_hash_on_disk = 23;
 
 /// True for a byte that starts a key (an object type) rather than an opcode.
 constexpr bool is_object_type(uint8_t t) {
@@ -63,6 +69,7 @@ constexpr bool is_object_type(uint8_t t) {
 
 /// Opcodes between keys.
 enum class Opcode : uint8_t {
+  update = 242,           // Valkey 9.2 forkless save: a write command replayed inline
   slot_import = 243,      // Valkey 9 cluster: an atomic slot migration being imported
   slot_info = 244,        // Redis 7.4 cluster: slot id, size, expires size
   function2 = 245,        // a function library's code
@@ -106,6 +113,25 @@ inline constexpr uint64_t k_module_op_string = 5;
 /// Stream entry flags inside a node listpack.
 inline constexpr int64_t k_stream_item_deleted = 1;
 inline constexpr int64_t k_stream_item_samefields = 2;
+
+/// The object type (rdb::Type, renumbered for Valkey's own types) that type byte `on_disk`
+/// stands for in a file or DUMP payload of RDB `version`, or -1 when that version has no
+/// such type. From 80 on the numbering is Valkey's: 22 is HASH_2, 23 is PATH_HASH (81 on),
+/// and Redis 7.4's 22-25 do not exist.
+constexpr int object_type_for_version(uint8_t on_disk, int version) {
+  if (version >= k_valkey_first_version) {
+    if (on_disk == k_valkey_hash_2_on_disk) {
+      return static_cast<int>(Type::valkey_hash_2);
+    }
+    if (on_disk == k_valkey_path_hash_on_disk && version >= k_valkey_path_hash_version) {
+      return static_cast<int>(Type::valkey_path_hash);
+    }
+    if (on_disk >= k_valkey_hash_2_on_disk) {
+      return -1;
+    }
+  }
+  return is_object_type(on_disk) ? on_disk : -1;
+}
 
 /// The name of an object type as Redis' rdb.c spells it ("HASH_LISTPACK"), or "UNKNOWN".
 std::string_view type_name(uint8_t type);

@@ -386,6 +386,8 @@ Expected<Entry::ValueSpec, std::string> build_value(const BuildContext& ctx, Rdb
       return build_stream(ctx, value);
     case RdbKind::module:
       return Unexpected{"module type '" + value.module_name + "' is not supported"};
+    case RdbKind::path_hash:
+      return Unexpected{std::string("a Path Hash (Valkey 9.2's type 23) has no keyshift type")};
   }
   return Unexpected{std::string("unknown value kind")};
 }
@@ -596,7 +598,8 @@ class KeyBuilder : public RdbVisitor {
     out.freq = k.freq;
     if (k.expire_ms >= 0 && k.expire_ms <= m_now_ms) {
       out.action = KeyAction::expired;
-    } else if (k.value.kind == RdbKind::module && m_options.skip_unsupported) {
+    } else if ((k.value.kind == RdbKind::module || k.value.kind == RdbKind::path_hash) &&
+               m_options.skip_unsupported) {
       out.action = KeyAction::unsupported;
     } else if (m_leave_to_inserter && k.value.kind != RdbKind::string) {
       out.action = KeyAction::build;

@@ -16,7 +16,7 @@ class Engine;
 /// How to load.
 struct RdbLoadOptions {
   RdbReadOptions read;
-  /// Skip keys whose type the engine cannot hold (module values) instead of
+  /// Skip keys whose type the engine cannot hold (module values, Path Hashes) instead of
   /// failing; they are counted in RdbLoadStats::skipped_unsupported.
   bool skip_unsupported = false;
   /// A key already in the engine is replaced instead of failing the load (DEBUG RELOAD

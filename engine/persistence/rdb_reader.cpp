@@ -18,6 +18,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <unordered_set>
 #include <utility>
 
 namespace keyshift::engine {
@@ -78,6 +79,8 @@ std::string_view type_name(uint8_t type) {
       return "HASH_LISTPACK_EX";
     case Type::valkey_hash_2:
       return "HASH_2";
+    case Type::valkey_path_hash:
+      return "PATH_HASH";
   }
   return "UNKNOWN";
 }
@@ -606,6 +609,7 @@ class ValueDecoder {
                        (type >= static_cast<uint8_t>(Type::hash_metadata_pre_ga) &&
                         type <= static_cast<uint8_t>(Type::hash_listpack_ex)) ||
                        type == static_cast<uint8_t>(Type::valkey_hash_2) ||
+                       type == static_cast<uint8_t>(Type::valkey_path_hash) ||
                        type == static_cast<uint8_t>(Type::module_2);
     m_keep = m_options.materialize || always_kept;
     switch (static_cast<Type>(type)) {
@@ -696,6 +700,9 @@ class ValueDecoder {
       case Type::valkey_hash_2:
         v.kind = RdbKind::hash;
         return valkey_hash_2(v);
+      case Type::valkey_path_hash:
+        v.kind = RdbKind::path_hash;
+        return path_hash(v);
       case Type::module_2:
         v.kind = RdbKind::module;
         return module_value(v);
@@ -1297,6 +1304,50 @@ class ValueDecoder {
     return true;
   }
 
+  /// Valkey 9.2's RDB_TYPE_PATH_HASH (valkey-io/valkey PR #4506, rdbSaveObject and
+  /// rdbLoadObject for OBJ_RADIX): a path count, then per path the path string, a field count
+  /// (zero is corrupt, as Valkey refuses it) and that many field and value strings. A path
+  /// or a field that repeats is refused too: the radix tree and the hash cannot hold it.
+  bool path_hash(RdbValue& v) {
+    uint64_t n = 0;
+    if (!m_c.count(n, "path hash paths", 3)) {
+      return false;
+    }
+    v.paths.resize(n);
+    std::unordered_set<std::string_view> paths;
+    paths.reserve(n);
+    for (auto& p : v.paths) {
+      uint64_t at = m_c.offset();
+      if (!m_c.string(p.path, "path hash path")) {
+        return false;
+      }
+      if (!paths.insert(p.path).second) {
+        return m_c.fail_at(at, "path hash path repeats");
+      }
+      uint64_t fields = 0;
+      uint64_t count_at = m_c.offset();
+      if (!m_c.count(fields, "path hash fields", 2)) {
+        return false;
+      }
+      if (fields == 0) {
+        return m_c.fail_at(count_at, "path hash path without fields");
+      }
+      p.fields.resize(fields);
+      std::unordered_set<std::string_view> names;
+      names.reserve(fields);
+      for (auto& [field, value] : p.fields) {
+        uint64_t field_at = m_c.offset();
+        if (!m_c.string(field, "path hash field") || !m_c.string(value, "path hash value")) {
+          return false;
+        }
+        if (!names.insert(field).second) {
+          return m_c.fail_at(field_at, "path hash field repeats");
+        }
+      }
+    }
+    return true;
+  }
+
   bool listpack_ex_hash(bool with_min_expire, RdbValue& v) {
     uint64_t min_expire = 0;
     if (with_min_expire && !m_c.uint_le(8, min_expire, "hash min expire")) {
@@ -1688,6 +1739,18 @@ class FileReader {
     if (!m_c.bytes(9, magic, "the RDB header")) {
       return false;
     }
+    if (magic.substr(0, 4) == "VKCS") {
+      // Valkey 9.2's opt-in streaming compression wraps the whole file in an envelope
+      // ("VKCS", version, codec, flags, stream kind; src/compression_stream.h) and LZ4 or
+      // Zstd frames; the RDB inside is only reachable by decompressing.
+      auto codec = static_cast<uint8_t>(magic[5]);
+      std::string name = codec == 1   ? "LZ4"
+                         : codec == 2 ? "Zstd"
+                                      : "codec " + std::to_string(codec);
+      return m_c.fail_at(0, "a Valkey 9.2 streaming-compressed file (VKCS envelope, " + name +
+                                "), which is not supported; save it again without RDB "
+                                "streaming compression");
+    }
     if (magic.substr(0, 6) == "VALKEY") {
       // Valkey 9 writes "VALKEY" and three digits (rdbSaveRio: "VALKEY%03d"), from 80 on;
       // with that magic it refuses 79 and below (rdbIsVersionAccepted).
@@ -1701,6 +1764,7 @@ class FileReader {
       if (version < rdb::k_valkey_first_version || version > rdb::k_valkey_max_version) {
         return m_c.fail_at(6, "unsupported RDB version " + std::to_string(version) +
                                   " (Valkey 9.0 writes " +
+                                  std::to_string(rdb::k_valkey_first_version) + ", 9.2 writes " +
                                   std::to_string(rdb::k_valkey_max_version) + ")");
       }
       m_summary.version = version;
@@ -1808,17 +1872,25 @@ class FileReader {
         default:
           break;
       }
-      if (m_summary.valkey_magic && t >= rdb::k_valkey_hash_2_on_disk &&
-          t <= static_cast<uint8_t>(Type::hash_listpack_ex)) {
-        // Valkey 9's numbering: 22 is its HASH_2, and Redis' 23-25 do not exist there.
-        if (t != rdb::k_valkey_hash_2_on_disk) {
+      if (t == static_cast<uint8_t>(rdb::Opcode::update) && m_summary.valkey_magic &&
+          m_summary.version >= rdb::k_valkey_path_hash_version) {
+        // Valkey 9.2's forkless save replays writes made while it ran as commands inside
+        // the file; they rewrite keys read earlier, which a value-by-value reading cannot
+        // honour.
+        return m_c.fail_at(at,
+                           "opcode 242 (a write command inlined by a Valkey 9.2 forkless save) "
+                           "is not supported; save the file again with a forked BGSAVE");
+      }
+      int type = rdb::object_type_for_version(t, m_summary.version);
+      if (type < 0) {
+        if (m_summary.valkey_magic && t >= rdb::k_valkey_hash_2_on_disk &&
+            t <= static_cast<uint8_t>(Type::hash_listpack_ex)) {
           return m_c.fail_at(at, "value type " + std::to_string(t) + " is not a Valkey " +
                                      std::to_string(m_summary.version) + " type");
         }
-        t = static_cast<uint8_t>(Type::valkey_hash_2);
-      } else if (!rdb::is_object_type(t)) {
         return m_c.fail_at(at, "unknown RDB opcode or value type " + std::to_string(t));
       }
+      t = static_cast<uint8_t>(type);
       RdbKey key;
       key.db = db;
       key.offset = at;
@@ -1950,7 +2022,8 @@ Expected<RdbSummary, RdbError> read_rdb(std::string_view file, RdbVisitor& visit
 Expected<RdbValue, RdbError> decode_rdb_value(uint8_t type, std::string_view bytes,
                                               const RdbReadOptions& options) {
   Cursor c(bytes, 0);
-  if (!rdb::is_object_type(type)) {
+  if (!rdb::is_object_type(type) && type != static_cast<uint8_t>(Type::valkey_hash_2) &&
+      type != static_cast<uint8_t>(Type::valkey_path_hash)) {
     c.fail_at(0, "unknown value type " + std::to_string(type));
     return Unexpected{c.take_error()};
   }
@@ -1961,6 +2034,24 @@ Expected<RdbValue, RdbError> decode_rdb_value(uint8_t type, std::string_view byt
   }
   if (c.remaining() != 0) {
     c.fail(std::to_string(c.remaining()) + " bytes left after the value");
+    return Unexpected{c.take_error()};
+  }
+  return v;
+}
+
+Expected<RdbValue, RdbError> decode_dump_value(uint8_t on_disk, int version, std::string_view bytes,
+                                               const RdbReadOptions& options) {
+  int type = rdb::object_type_for_version(on_disk, version);
+  if (type < 0) {
+    return Unexpected{RdbError{0, "value type " + std::to_string(on_disk) +
+                                      " does not exist in RDB version " + std::to_string(version)}};
+  }
+  // Valkey's restoreCommand reads the object from the whole payload and ignores what follows
+  // it, the footer included: the value need not fill `bytes`.
+  Cursor c(bytes, 0);
+  RdbValue v;
+  ValueDecoder decoder(c, options);
+  if (!decoder.decode(static_cast<uint8_t>(type), v)) {
     return Unexpected{c.take_error()};
   }
   return v;

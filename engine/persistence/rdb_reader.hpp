@@ -74,7 +74,7 @@ struct RdbReadOptions {
 /// What read_rdb saw of the file as a whole.
 struct RdbSummary {
   int version = 0;
-  bool valkey_magic = false;  // "VALKEY" and Valkey 9's numbering (version >= 80)
+  bool valkey_magic = false;  // "VALKEY" and Valkey 9's numbering (version 80 or 81)
   uint64_t keys = 0;
   bool has_checksum = false;  // version >= 5
   uint64_t checksum = 0;      // as stored (0: disabled)
@@ -83,16 +83,23 @@ struct RdbSummary {
   bool stopped = false;     // the visitor asked to stop
 };
 
-/// Reads a whole RDB file held in memory (versions 1..12, and Valkey 9's 80), calling `visitor` for
-/// each element. Lengths are never trusted: anything that would run past the end, overflow or
-/// contradict the format is an RdbError naming the offset.
+/// Reads a whole RDB file held in memory (versions 1..12, and Valkey 9's 80 and 81), calling
+/// `visitor` for each element. Lengths are never trusted: anything that would run past the end,
+/// overflow or contradict the format is an RdbError naming the offset.
 Expected<RdbSummary, RdbError> read_rdb(std::string_view file, RdbVisitor& visitor,
                                         const RdbReadOptions& options = {});
 
-/// Decodes one value of object type `type` that fills `bytes` exactly (the body of a DUMP
-/// payload without its version and checksum).
+/// Decodes one value of object type `type` (rdb::Type, Valkey's own types renumbered) that
+/// fills `bytes` exactly.
 Expected<RdbValue, RdbError> decode_rdb_value(uint8_t type, std::string_view bytes,
                                               const RdbReadOptions& options = {});
+
+/// Decodes the value of a DUMP payload of RDB `version` from `bytes`, everything after the
+/// type byte (footer included, which Valkey's RESTORE also lets the value run into; what
+/// follows the value is ignored). `on_disk` means what it means in that version (22 is
+/// Valkey's HASH_2 from 80 on, Redis 7.4's pre-GA field-TTL hash below).
+Expected<RdbValue, RdbError> decode_dump_value(uint8_t on_disk, int version, std::string_view bytes,
+                                               const RdbReadOptions& options = {});
 
 /// The module type name (9 characters) of a 64-bit module id; `version` gets its low 10 bits.
 std::string module_type_name(uint64_t module_id, int* version = nullptr);

@@ -83,8 +83,15 @@ struct RdbListNode {
   bool plain = false;
 };
 
-/// What kind of value a key holds.
-enum class RdbKind : uint8_t { string, list, set, zset, hash, stream, module };
+/// One path of a Valkey 9.2 Path Hash and the field/value pairs stored under it.
+struct RdbPath {
+  std::string path;
+  std::vector<std::pair<std::string, std::string>> fields;
+};
+
+/// What kind of value a key holds. A Path Hash (Valkey 9.2) is read and reported but has
+/// no engine type, so it never loads.
+enum class RdbKind : uint8_t { string, list, set, zset, hash, stream, module, path_hash };
 
 /// One decoded value. Only the members of its kind are used.
 struct RdbValue {
@@ -96,7 +103,8 @@ struct RdbValue {
   std::vector<std::pair<std::string, double>> zset;  // members and scores
   std::vector<RdbHashField> hash;
   RdbStream stream;
-  std::string module_name;  // module: the 9-character type name
+  std::vector<RdbPath> paths;  // path_hash, in the file's order
+  std::string module_name;     // module: the 9-character type name
   int module_version = 0;
   // RdbReadOptions::keep_blocks: validated blocks taken from the file as they are, in place
   // of `items`/`hash`. A hash (type 16) or set (type 20) listpack is packed[0]; a quicklist

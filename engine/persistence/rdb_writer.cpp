@@ -380,16 +380,23 @@ Expected<std::string, std::string> dump_payload(const Entry& e, const RdbWriteOp
   return out;
 }
 
-Expected<std::pair<uint8_t, std::string_view>, std::string> check_dump_payload(
-    std::string_view payload) {
-  if (payload.size() < 10 + 1) {
+bool dump_version_readable(int version) {
+  // Valkey 8.0.1's verifyDumpPayload only refuses versions above its own (11), 0 included;
+  // keyshift reads Redis 7.4's 12 and Valkey 9's own numbering as well, and nothing between.
+  return (version >= 0 && version <= rdb::k_max_version) ||
+         (version >= rdb::k_valkey_first_version && version <= rdb::k_valkey_max_version);
+}
+
+Expected<CheckedDumpPayload, std::string> check_dump_payload(std::string_view payload) {
+  if (payload.size() < 10) {  // the version and the CRC64, as verifyDumpPayload requires
     return Unexpected{std::string("payload too short")};
   }
   size_t footer = payload.size() - 10;
   auto version = static_cast<int>(static_cast<uint8_t>(payload[footer]) |
                                   static_cast<uint8_t>(payload[footer + 1]) << 8);
-  if (version > rdb::k_max_version) {
-    return Unexpected{"payload RDB version " + std::to_string(version) + " is too new"};
+  if (!dump_version_readable(version)) {
+    return Unexpected{"payload RDB version " + std::to_string(version) +
+                      " is not one keyshift reads"};
   }
   uint64_t stored = 0;
   for (int i = 0; i < 8; ++i) {
@@ -398,16 +405,18 @@ Expected<std::pair<uint8_t, std::string_view>, std::string> check_dump_payload(
   if (crc64(0, payload.substr(0, footer + 2)) != stored) {
     return Unexpected{std::string("payload checksum mismatch")};
   }
-  return std::make_pair(static_cast<uint8_t>(payload[0]), payload.substr(1, footer - 1));
+  // Valkey reads the object from the payload's first byte on, footer included.
+  return CheckedDumpPayload{static_cast<uint8_t>(payload[0]), version, payload.substr(1)};
 }
 
 Expected<RdbWriteStats, std::string> save_rdb(
     Engine& engine, const std::string& path, const RdbWriteOptions& options,
     const std::vector<std::pair<std::string, std::string>>& aux) {
-  bool valkey_9 = options.version == rdb::k_valkey_first_version;
+  bool valkey_9 = options.version >= rdb::k_valkey_first_version &&
+                  options.version <= rdb::k_valkey_max_version;
   if (!valkey_9 && (options.version < 10 || options.version > rdb::k_max_version)) {
     return Unexpected{"cannot write RDB version " + std::to_string(options.version) +
-                      " (10, 11, 12 or 80)"};
+                      " (10, 11, 12, 80 or 81)"};
   }
   std::string tmp = path + ".tmp-" + std::to_string(::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -432,7 +441,11 @@ Expected<RdbWriteStats, std::string> save_rdb(
     enc.string(k);
     enc.string(v);
   };
-  put_aux("valkey-ver", valkey_9 ? "9.0.0" : "8.0.1");
+  // 81 differs from 80 only by the Path Hash type, which the engine never holds: the
+  // header and this field are what tells the two files apart.
+  put_aux("valkey-ver", !valkey_9                                            ? "8.0.1"
+                        : options.version >= rdb::k_valkey_path_hash_version ? "9.2.0"
+                                                                             : "9.0.0");
   put_aux("redis-bits", "64");
   put_aux("ctime", std::to_string(engine.clock().now_ms() / 1000));
   put_aux("used-mem", std::to_string(engine.used_memory()));

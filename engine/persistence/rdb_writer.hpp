@@ -16,7 +16,8 @@ class Engine;
 
 /// How to write.
 struct RdbWriteOptions {
-  /// 10 (Redis 7.0), 11 (Valkey 7.2/8.x, Redis 7.2) or 12 (Redis 7.4: hashes with field TTLs).
+  /// 10 (Redis 7.0), 11 (Valkey 7.2/8.x, Redis 7.2), 12 (Redis 7.4: hashes with field TTLs),
+  /// 80 (Valkey 9.0) or 81 (Valkey 9.2).
   int version = rdb::k_default_write_version;
   /// Try LZF on strings longer than 20 bytes (rdbcompression).
   bool compress = true;
@@ -41,9 +42,20 @@ Expected<uint8_t, std::string> encode_rdb_value(const Entry& e, const RdbWriteOp
 /// The DUMP payload of `e`: the value, the 2-byte RDB version and the CRC64 of both.
 Expected<std::string, std::string> dump_payload(const Entry& e, const RdbWriteOptions& options);
 
-/// Checks a DUMP payload's version and CRC64; returns the type byte and the value bytes.
-Expected<std::pair<uint8_t, std::string_view>, std::string> check_dump_payload(
-    std::string_view payload);
+/// A DUMP payload whose version and checksum passed.
+struct CheckedDumpPayload {
+  uint8_t type = 0;       // the type byte as stored (its meaning depends on `version`)
+  int version = 0;        // the 2-byte RDB version of the footer
+  std::string_view body;  // every byte after the type, the footer included (as Valkey reads)
+};
+
+/// Whether RESTORE takes a payload of RDB `version`: 0-12 and Valkey 9's 80-81; any other
+/// version gets Valkey's "DUMP payload version or checksum are wrong".
+bool dump_version_readable(int version);
+
+/// Checks a DUMP payload's version (before its CRC64, as Valkey's verifyDumpPayload does)
+/// and its CRC64.
+Expected<CheckedDumpPayload, std::string> check_dump_payload(std::string_view payload);
 
 /// Writes every database of `engine` to `path` as one RDB file: into a temporary file in the
 /// same directory, fsync'ed, then renamed over `path`, so `path` is never half written.

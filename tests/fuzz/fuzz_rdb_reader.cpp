@@ -34,6 +34,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Also as a DUMP payload body: the first byte picks the value type.
   if (size > 0) {
     (void)keyshift::engine::decode_rdb_value(data[0], bytes.substr(1), options);
+    // And under Valkey 9.2's numbering, where 22 and 23 are HASH_2 and the Path Hash.
+    (void)keyshift::engine::decode_dump_value(data[0], 81, bytes.substr(1), options);
   }
   return 0;
 }

@@ -30,6 +30,11 @@ if [ -d "$corpus" ]; then
     [ "$(stat -c %s "$f")" -le 65536 ] && cp "$f" "$work/seeds/"
   done
 fi
+# No real Valkey 9.2 file exists in the corpus: a small VALKEY081 seed with a Path Hash (type
+# 23: one path, one field) and a HASH_2 (type 22), checksum off.
+printf 'VALKEY081\x17\x02ph\x01\x02/a\x01\x01f\x01v\x16\x01h\x01\x01f\x01v%b\xff%b' \
+  '\xff\xff\xff\xff\xff\xff\xff\xff' '\x00\x00\x00\x00\x00\x00\x00\x00' \
+  >"$work/seeds/valkey92-path-hash.rdb"
 echo "fuzz: $(ls "$work/seeds" | wc -l) seed files, ${seconds}s"
 cd "$work"
 ./fuzz_rdb_reader -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \

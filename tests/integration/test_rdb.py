@@ -214,6 +214,58 @@ def big_file_shows_progress_on_a_terminal_only(h):
     ok(b"big:" in p.stdout, "the report")
 
 
+def valkey92_file(path):
+    """VALKEY081 (Valkey 9.2) with a string and a Path Hash (type 23: a path count, then each
+    path, its field count and fields), checksum 0 (disabled)."""
+    body = b"VALKEY081" + b"\xfa" + rdb_string(b"valkey-ver") + rdb_string(b"9.2.0")
+    body += b"\xfe\x00" + b"\x00" + rdb_string(b"s") + rdb_string(b"v")
+    body += b"\x17" + rdb_string(b"ph") + rdb_length(2)
+    body += rdb_string(b"/a") + rdb_length(1) + rdb_string(b"f") + rdb_string(b"1")
+    body += rdb_string(b"/a/b") + rdb_length(1) + rdb_string(b"g") + rdb_string(b"\xff\x00")
+    body += b"\xff" + b"\x00" * 8
+    with open(path, "wb") as f:
+        f.write(body)
+    return path
+
+
+@test
+def valkey_9_2_files_are_read_and_judged_and_their_path_hashes_named(h):
+    path = valkey92_file(h.path("v92.rdb"))
+    rc, out, err = run("rdb", "check", path, "--format", "json")
+    eq(rc, 0, err)
+    got = json.loads(out)
+    eq(got["rdb_version"], 81)
+    eq(got["total_keys"], 2)
+    ok(any(t["name"] == "PATH_HASH" and t["keys"] == 1 for t in got["types"]), got["types"])
+    rc, out, err = run("rdb", "inspect", path, "--target", "valkey-9.2")
+    eq(rc, 0, err)
+    ok("target valkey-9.2: loads as is" in out, out)
+    rc, out, err = run("rdb", "inspect", path, "--target", "valkey-9.0", "--format", "json")
+    eq(rc, 0, err)
+    t = json.loads(out)["target"]
+    eq(t["verdict"], "cannot move")
+    ok(any("Path Hash" in b for b in t["blockers"]), t)
+    ok(any("81 -> 80" in c for c in t["changes"]), t)
+    rc, out, err = run("rdb", "dump", path, "--format", "json")
+    eq(rc, 0, err)
+    keys = {k["key"]: k for k in map(json.loads, out.splitlines())}
+    eq(keys["ph"]["type"], "pathhash")
+    eq(keys["ph"]["value"], [["/a", [["f", "1"]]], ["/a/b", [["g", {"hex": "ff00"}]]]])
+    rc, out, err = run("rdb", "dump", path, "--format", "resp")
+    eq(rc, 0, err)
+    ok("1 Path Hash key(s) (Valkey 9.2) left out" in err, err)
+    ok("ph" not in out, out)
+    out_path = h.path("v92-out.rdb")
+    rc, out, err = run("rdb", "convert", path, out_path, "--rdb-version", "81")
+    eq(rc, 1, "a Path Hash blocks the conversion")
+    ok("Path Hash key(s)" in err and '"ph"' in err, err)
+    ok(not os.path.exists(out_path), "nothing written")
+    rc, out, err = run("rdb", "convert", path, out_path, "--rdb-version", "81", "--exclude", "ph")
+    eq(rc, 0, err)
+    with open(out_path, "rb") as f:
+        eq(f.read(9), b"VALKEY081")
+
+
 @test
 def help_answers(h):
     rc, out, _ = run("help", "rdb")

@@ -42,6 +42,21 @@ def reference(h):
     return h.redis_ref
 
 
+def crc64_jones(data, crc=0):
+    """CRC-64/Jones as RDB and DUMP payloads use it (reflected, init 0, no final xor)."""
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x95AC9329AC4BC9B5 if crc & 1 else 0)
+    return crc
+
+
+def restamp(payload, version):
+    """A DUMP payload with its 2-byte RDB version replaced and its CRC64 made right again."""
+    body = payload[:-10] + bytes([version & 0xFF, (version >> 8) & 0xFF])
+    return body + crc64_jones(body).to_bytes(8, "little")
+
+
 def info_field(conn, section, field):
     raw, value = conn.command("INFO", section)
     ok(isinstance(value, bytes) and not isinstance(value, Err),
@@ -746,9 +761,27 @@ def dump_payloads_from_redis_server_7_restore_into_keyshift_with_equal_digests(h
             r.command(*cmd)
         for key in ["s", "n", "big", "l", "si", "ss", "z", "h", "hh"]:
             payload = r.command("DUMP", key)[1]
+            eq(payload[-10:-8], b"\x0a\x00", "redis-server 7.0 stamps RDB 10 on %s" % key)
             eq(k.command("RESTORE", key, "0", payload)[0], b"+OK\r\n", "RESTORE %s" % key)
             eq(k.command("DEBUG", "DIGEST-VALUE", key)[1],
                r.command("DEBUG", "DIGEST-VALUE", key)[1], "digest of %s" % key)
+            # The same value bytes as Redis 7.4 (12), Valkey 9.0 (80) and 9.2 (81) would
+            # stamp them: these types mean the same there, so the value is the same.
+            for version in (12, 80, 81):
+                copy = "%s:%d" % (key, version)
+                eq(k.command("RESTORE", copy, "0", restamp(payload, version))[0], b"+OK\r\n",
+                   "RESTORE %s as RDB %d" % (key, version))
+                eq(k.command("DEBUG", "DIGEST-VALUE", copy)[1],
+                   r.command("DEBUG", "DIGEST-VALUE", key)[1], "digest of %s" % copy)
+                eq(k.command("DEL", copy)[1], 1, "DEL %s" % copy)
+            # Versions keyshift does not read: Valkey's reply, as redis-server 7.0 gives it for
+            # a version newer than its own.
+            for version in (13, 79, 82):
+                want = r.command("RESTORE", key + ":x", "0", restamp(payload, version))[0]
+                eq(want, b"-ERR DUMP payload version or checksum are wrong\r\n",
+                   "redis-server 7.0 on RDB %d" % version)
+                eq(k.command("RESTORE", key + ":x", "0", restamp(payload, version))[0], want,
+                   "RESTORE %s as RDB %d" % (key, version))
         eq(k.command("DEBUG", "DIGEST")[1], r.command("DEBUG", "DIGEST")[1], "dataset digest")
 
 
@@ -796,6 +829,37 @@ def stream_dump_payloads_from_redis_server_7_restore_with_equal_digests_and_xinf
                "RESTORE of keyshift's own %s" % key)
             eq(k.command("XINFO", "STREAM", key + ":back", "FULL")[0],
                k.command("XINFO", "STREAM", key, "FULL")[0], "XINFO FULL of %s:back" % key)
+
+
+@test
+def stream_writes_count_changes_since_last_save_as_redis_server_7_does(h):
+    # Both without save rules, so nothing resets the counter between commands.
+    ref = h.redis_server(name="redis-dirty")
+    srv = h.keyshift("--save", "", name="ks-dirty")
+    steps = [
+        ("XADD", "x", "1-1", "f", "v"), ("XADD", "x", "MAXLEN", "1", "2-1", "f", "v"),
+        ("XADD", "x", "3-1", "f", "v"), ("XADD", "x", "4-1", "f", "v"),
+        ("XDEL", "x", "3-1", "9-1"), ("XTRIM", "x", "MAXLEN", "0"), ("XADD", "x", "5-1", "f", "v"),
+        ("XGROUP", "CREATE", "x", "g", "0"), ("XGROUP", "CREATE", "y", "g", "$", "MKSTREAM"),
+        ("XGROUP", "SETID", "x", "g", "0"), ("XGROUP", "CREATECONSUMER", "x", "g", "c1"),
+        ("XREADGROUP", "GROUP", "g", "c2", "STREAMS", "x", ">"),
+        ("XREADGROUP", "GROUP", "g", "c2", "STREAMS", "x", "0"),
+        ("XADD", "x", "6-1", "f", "v"), ("XREADGROUP", "GROUP", "g", "c2", "STREAMS", "x", ">"),
+        ("XCLAIM", "x", "g", "c3", "0", "5-1"),
+        ("XCLAIM", "x", "g", "c3", "0", "9-1", "LASTID", "50-0"),
+        ("XDEL", "x", "6-1"), ("XAUTOCLAIM", "x", "g", "c3", "0", "0"), ("XACK", "x", "g", "5-1"),
+        ("XGROUP", "DELCONSUMER", "x", "g", "c2"), ("XGROUP", "DESTROY", "x", "g"),
+        ("XSETID", "x", "100-0"),
+    ]
+    with ref.conn() as r, srv.conn() as k:
+        for step in steps:
+            before = (int(info_field(r, "persistence", "rdb_changes_since_last_save")),
+                      int(info_field(k, "persistence", "rdb_changes_since_last_save")))
+            eq(k.command(*step)[0], r.command(*step)[0], "reply to %s" % " ".join(step))
+            after = (int(info_field(r, "persistence", "rdb_changes_since_last_save")),
+                     int(info_field(k, "persistence", "rdb_changes_since_last_save")))
+            eq(after[1] - before[1], after[0] - before[0],
+               "changes counted for %s" % " ".join(step))
 
 
 @test

@@ -293,6 +293,38 @@ TEST_SUITE("migrate::rdb_convert") {
     CHECK(r.keys_written == 1);
   }
 
+  TEST_CASE("Path Hash keys block the conversion, naming them; --exclude leaves them out") {
+    TempDir dir;
+    // VALKEY081 with a string and a Path Hash (type 23), checksum off.
+    std::string file = "VALKEY081";
+    file += std::string("\x00\x01s\x01v", 5);
+    file += std::string(
+        "\x17\x02ph\x01\x02/a\x01\x01"
+        "f\x01"
+        "1",
+        13);
+    file += "\xff" + std::string(8, '\0');
+    RdbConvertOptions options;
+    options.now_ms = k_now_ms;
+    options.rdb_version = 81;
+    auto r = convert_rdb(file, dir.file("out.rdb"), options);
+    CHECK_FALSE(r.ok);
+    CHECK(r.blocked_path_hashes.count == 1);
+    CHECK(r.error ==
+          "cannot convert: 1 Path Hash key(s) (Valkey 9.2's type 23), which keyshift cannot "
+          "rewrite (leave them out with --exclude): db0 \"ph\"");
+    CHECK_FALSE(std::filesystem::exists(dir.file("out.rdb")));
+    options.exclude = {"ph"};
+    r = convert_rdb(file, dir.file("out.rdb"), options);
+    REQUIRE_MESSAGE(r.ok, r.error);
+    CHECK(r.keys_written == 1);
+    CHECK(r.input_version == 81);
+    CHECK(read_file(dir.file("out.rdb")).substr(0, 9) == "VALKEY081");
+    options.rdb_version = 82;
+    r = convert_rdb(file, dir.file("out.rdb"), options);
+    CHECK(r.error == "RDB version 82 cannot be written (10, 11, 12, 80 or 81)");
+  }
+
   TEST_CASE("Expired keys are dropped and counted") {
     TempDir dir;
     auto r = convert("rdbtools--keys_with_expiry.rdb", dir.file("out.rdb"), {});

@@ -434,4 +434,48 @@ TEST_SUITE("migrate::rdb_inspect") {
     CHECK(has(to74.changes, "RDB version 80 -> 12"));
     CHECK(has(to74.changes, "HASH_2 keys"));
   }
+  TEST_CASE("Valkey 9.2's RDB 81 loads in 9.2 only; its Path Hashes move nowhere else") {
+    auto has = [](const std::vector<std::string>& lines, std::string_view what) {
+      return std::any_of(lines.begin(), lines.end(),
+                         [&](const std::string& l) { return l.find(what) != std::string::npos; });
+    };
+    // VALKEY081: a string and a Path Hash (type 23: one path, two fields); checksum off.
+    std::string file = "VALKEY081";
+    file += std::string("\x00\x01s\x01v", 5);
+    file += std::string(
+        "\x17\x02ph\x01\x02/a\x02\x01"
+        "f\x01"
+        "1\x01"
+        "g\x01"
+        "2",
+        17);
+    file += "\xff" + std::string(8, '\0');
+    RdbReport r = inspect(file);
+    CHECK(r.summary.version == 81);
+    CHECK(r.total_keys == 2);
+    CHECK(r.kinds.at(keyshift::engine::RdbKind::path_hash).keys == 1);
+    std::string text = keyshift::migrate::render_rdb_text(r, "f.rdb", RdbReportDetail::inspect);
+    CHECK(text.find("PATH_HASH") != std::string::npos);
+    CHECK(text.find("pathhash") != std::string::npos);
+    REQUIRE(parse_rdb_target("valkey-9.2") == RdbTarget::valkey_9_2);
+    CHECK(judge_target(r, RdbTarget::valkey_9_2, false).verdict == RdbVerdict::loads_as_is);
+    auto to90 = judge_target(r, RdbTarget::valkey_9_0, false);
+    CHECK(to90.verdict == RdbVerdict::cannot_move);
+    CHECK(has(to90.changes, "RDB version 81 -> 80"));
+    CHECK(has(to90.blockers, "1 Path Hash keys (Valkey 9.2's type 23): valkey-9.0 has no such"));
+    auto to80 = judge_target(r, RdbTarget::valkey_8_0, false);
+    CHECK(to80.verdict == RdbVerdict::cannot_move);
+    CHECK(has(to80.changes, "RDB version 81 -> 11"));
+    // Without the Path Hash the same file only needs its version rewritten for 9.0.
+    std::string plain =
+        "VALKEY081" + std::string("\x00\x01s\x01v", 5) + "\xff" + std::string(8, '\0');
+    RdbReport p = inspect(plain);
+    auto plain90 = judge_target(p, RdbTarget::valkey_9_0, false);
+    CHECK(plain90.verdict == RdbVerdict::needs_conversion);
+    CHECK(has(plain90.changes, "RDB version 81 -> 80"));
+    CHECK(judge_target(p, RdbTarget::valkey_9_2, false).verdict == RdbVerdict::loads_as_is);
+    // And Redis' files up to 11 load in 9.2 as in 9.0.
+    CHECK(judge_target(inspect(load("redis70-strings.rdb").bytes), RdbTarget::valkey_9_2, false)
+              .verdict == RdbVerdict::loads_as_is);
+  }
 }

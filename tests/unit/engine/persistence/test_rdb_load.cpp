@@ -555,4 +555,59 @@ TEST_SUITE("engine::rdb_load") {
     CHECK(ttl.elements[0].integer == -1);
     CHECK(ttl.elements[1].integer == when);
   }
+
+  TEST_CASE("Valkey 9.2's RDB 81 is written as VALKEY081 and loads back like RDB 80") {
+    Loaded a;
+    const int64_t when = k_now_ms + 86'400'000;
+    a.run({"HSET", "hf", "f", "1", "g", "2"});
+    a.run({"HPEXPIREAT", "hf", std::to_string(when), "FIELDS", "1", "g"});
+    a.run({"RPUSH", "l", "a", "b"});
+    a.run({"XADD", "x", "1-1", "f", "v"});
+    TempDir dir;
+    std::string path = (dir.path / "v92.rdb").string();
+    RdbWriteOptions options;
+    options.version = 81;
+    auto saved = save_rdb(a.engine, path, options);
+    REQUIRE_MESSAGE(saved.has_value(), saved.error());
+    auto file = MappedFile::open(path);
+    REQUIRE(file.has_value());
+    std::string_view bytes = file->data();
+    CHECK(bytes.substr(0, 9) == "VALKEY081");
+    CHECK(bytes.find("valkey-ver\x05"
+                     "9.2.0") != std::string_view::npos);
+    CHECK(bytes.find(std::string("\x16\x02hf\x02", 5)) != std::string_view::npos);
+    Loaded b;
+    auto loaded = load_rdb(b.engine, bytes);
+    REQUIRE_MESSAGE(loaded.has_value(), loaded.error().message);
+    CHECK(loaded->summary.version == 81);
+    CHECK(b.run({"DEBUG", "DIGEST"}).str == a.run({"DEBUG", "DIGEST"}).str);
+    options.version = 82;
+    auto refused = save_rdb(a.engine, path, options);
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error() == "cannot write RDB version 82 (10, 11, 12, 80 or 81)");
+  }
+
+  TEST_CASE("a Path Hash fails a load naming its key, or is skipped and counted when asked") {
+    // VALKEY081 with a string and a Path Hash (type 23: one path, one field), no checksum.
+    std::string file = "VALKEY081";
+    file += std::string(1, '\0') + rdb_string("s") + rdb_string("v");
+    file += "\x17" + rdb_string("ph") + "\x01" + rdb_string("/a") + "\x01" + rdb_string("f") +
+            rdb_string("v");
+    file += "\xff" + std::string(8, '\0');
+    Loaded l;
+    auto failed = load_rdb(l.engine, file);
+    REQUIRE_FALSE(failed.has_value());
+    CHECK(failed.error().message.find("ph") != std::string::npos);
+    CHECK(failed.error().message.find("a Path Hash (Valkey 9.2's type 23) has no keyshift type") !=
+          std::string::npos);
+    CHECK(failed.error().offset == 9 + 5);  // the Path Hash's type byte
+    Loaded k;
+    RdbLoadOptions skip;
+    skip.skip_unsupported = true;
+    auto stats = load_rdb(k.engine, file, skip);
+    REQUIRE_MESSAGE(stats.has_value(), stats.error().message);
+    CHECK(stats->keys_loaded == 1);
+    CHECK(stats->skipped_unsupported == 1);
+    CHECK(k.run({"EXISTS", "ph"}).integer == 0);
+  }
 }

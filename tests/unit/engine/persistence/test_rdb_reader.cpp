@@ -61,6 +61,8 @@ std::string_view kind_name(RdbKind k) {
       return "stream";
     case RdbKind::module:
       return "module";
+    case RdbKind::path_hash:
+      return "pathhash";
   }
   return "?";
 }
@@ -168,6 +170,7 @@ void check_value(const Json& truth, const RdbKey& k, int& compared) {
       return;
     }
     case RdbKind::module:
+    case RdbKind::path_hash:  // no corpus file holds one
       return;
   }
 }
@@ -255,9 +258,141 @@ std::string valkey9_file(int64_t field_expire, const std::string& records = "",
   return f + le64(static_cast<int64_t>(crc64(0, f)));
 }
 
+/// A Valkey 9.2 Path Hash (RDB_TYPE_PATH_HASH = 23, RDB 81; valkey-io/valkey src/rdb.h, and
+/// rdbSaveObject/rdbLoadObject for it in PR #4506): the path count, then per path the path
+/// string, the field count and that many field and value strings.
+std::string path_hash_record(
+    std::string_view key,
+    const std::vector<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>>&
+        paths) {
+  std::string r = "\x17" + rdb_str(key) + rdb_len(paths.size());
+  for (const auto& [path, fields] : paths) {
+    r += rdb_str(path) + rdb_len(fields.size());
+    for (const auto& [field, value] : fields) {
+      r += rdb_str(field) + rdb_str(value);
+    }
+  }
+  return r;
+}
+
 }  // namespace
 
 TEST_SUITE("engine::rdb_reader") {
+  TEST_CASE("Valkey 9.2's VALKEY081 is read: its Path Hash, HASH_2 and the other types") {
+    const int64_t when = 4'102'444'800'123;
+    std::string records =
+        "\x16" + rdb_str("h") + rdb_len(1) + rdb_str("f1") + rdb_str("v1") + le64(when) +
+        path_hash_record("ph", {{"/a", {{"f1", "v1"}, {"f2", "v2"}}}, {"/a/b", {{"f", "v"}}}}) +
+        std::string(1, '\0') + rdb_str("s") + rdb_str("plain");
+    std::string file = valkey9_file(when, records, "081");
+    for (bool materialize : {true, false}) {
+      CAPTURE(materialize);
+      Collect got;
+      RdbReadOptions options;
+      options.materialize = materialize;
+      auto r = read_rdb(file, got, options);
+      REQUIRE_MESSAGE(r.has_value(), r.error().message, " at ", r.error().offset);
+      CHECK(r->version == 81);
+      CHECK(r->valkey_magic);
+      CHECK(r->checksum_verified);
+      REQUIRE(got.keys.size() == 3);
+      CHECK(got.keys[0].value.rdb_type ==
+            static_cast<uint8_t>(keyshift::engine::rdb::Type::valkey_hash_2));
+      CHECK(got.keys[0].value.hash.at(0).expire_ms == when);
+      const RdbValue& ph = got.keys[1].value;
+      CHECK(got.keys[1].key == "ph");
+      CHECK(ph.kind == RdbKind::path_hash);
+      CHECK(keyshift::engine::rdb::type_name(ph.rdb_type) == "PATH_HASH");
+      REQUIRE(ph.paths.size() == 2);  // always decoded, like the other rare types
+      CHECK(ph.paths[0].path == "/a");
+      REQUIRE(ph.paths[0].fields.size() == 2);
+      CHECK(ph.paths[0].fields[1] == std::make_pair(std::string("f2"), std::string("v2")));
+      CHECK(ph.paths[1].path == "/a/b");
+      CHECK(ph.paths[1].fields.size() == 1);
+      CHECK(got.keys[2].value.str == (materialize ? "plain" : ""));
+    }
+  }
+
+  TEST_CASE("Valkey 9.2 files with what they cannot hold fail with an offset and a reason") {
+    Collect got;
+    auto fails = [&](const std::string& records, std::string_view version = "081") {
+      auto r = read_rdb(valkey9_file(1, records, version), got);
+      REQUIRE_FALSE(r.has_value());
+      return r.error();
+    };
+    std::string no_fields = path_hash_record("p", {{"/x", {}}});
+    auto e = fails(no_fields);
+    CHECK(e.message == "path hash path without fields");
+    std::string file = valkey9_file(1, no_fields, "081");
+    CHECK(file.substr(e.offset - 3, 4) == std::string("\x02/x\x00", 4));  // the count 0
+    CHECK(fails(path_hash_record("p", {{"/x", {{"f", "1"}}}, {"/x", {{"g", "2"}}}})).message ==
+          "path hash path repeats");
+    CHECK(fails(path_hash_record("p", {{"/x", {{"f", "1"}, {"f", "2"}}}})).message ==
+          "path hash field repeats");
+    // A count beyond what is left is refused before anything is allocated.
+    e = fails("\x17" + rdb_str("p") + rdb_len(1'000'000));
+    CHECK(e.message.rfind("implausible count 1000000 of path hash paths", 0) == 0);
+    // Type 23 is no Path Hash in 9.0's RDB 80, and 24/25 exist in neither.
+    CHECK(fails(path_hash_record("p", {{"/x", {{"f", "1"}}}}), "080").message ==
+          "value type 23 is not a Valkey 80 type");
+    CHECK(fails("\x18" + rdb_str("k") + rdb_str("x")).message ==
+          "value type 24 is not a Valkey 81 type");
+    // A forkless save's inline write command (RDB_OPCODE_UPDATE = 242) cannot be honoured
+    // value by value; before 81 the byte is no opcode at all.
+    e = fails("\xf2" + rdb_str("SET"));
+    CHECK(e.message ==
+          "opcode 242 (a write command inlined by a Valkey 9.2 forkless save) is not supported; "
+          "save the file again with a forked BGSAVE");
+    CHECK(fails("\xf2" + rdb_str("SET"), "080").message == "unknown RDB opcode or value type 242");
+    // A file inside 9.2's streaming-compression envelope ("VKCS", version 1, codec 2 = Zstd,
+    // flags, stream kind 0 = RDB, then frames).
+    std::string vkcs = std::string("VKCS\x01\x02\x00\x00", 8) + std::string(32, '\x28');
+    auto r = read_rdb(vkcs, got);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().offset == 0);
+    CHECK(r.error().message ==
+          "a Valkey 9.2 streaming-compressed file (VKCS envelope, Zstd), which is not "
+          "supported; save it again without RDB streaming compression");
+    // Cut anywhere inside the Path Hash: an error, never a crash.
+    std::string whole = valkey9_file(1, path_hash_record("p", {{"/x", {{"f", "1"}}}}), "081");
+    size_t at = whole.find("\x17\x01p");
+    REQUIRE(at != std::string::npos);
+    for (size_t cut = at + 1; cut < whole.size() - 9; ++cut) {
+      Collect partial;
+      RdbReadOptions no_crc;
+      no_crc.verify_checksum = false;
+      CHECK_FALSE(read_rdb(std::string_view(whole).substr(0, cut), partial, no_crc).has_value());
+    }
+  }
+
+  TEST_CASE("a DUMP payload's type byte means what it means in the payload's RDB version") {
+    using keyshift::engine::decode_dump_value;
+    std::string hash2 = rdb_len(1) + rdb_str("f") + rdb_str("v") + le64(-1);
+    // 22 is Valkey's HASH_2 from 80 on; below, Redis 7.4's pre-GA field-TTL hash, whose
+    // layout differs, so the same bytes do not decode.
+    for (int version : {80, 81}) {
+      CAPTURE(version);
+      auto v = decode_dump_value(22, version, hash2);
+      REQUIRE_MESSAGE(v.has_value(), v.error().message);
+      CHECK(v->kind == RdbKind::hash);
+      CHECK(v->hash.at(0).field == "f");
+      CHECK(v->hash.at(0).expire_ms == -1);
+    }
+    CHECK_FALSE(decode_dump_value(22, 12, hash2).has_value());
+    std::string path_hash = rdb_len(1) + rdb_str("/p") + rdb_len(1) + rdb_str("f") + rdb_str("v");
+    auto ph = decode_dump_value(23, 81, path_hash);
+    REQUIRE_MESSAGE(ph.has_value(), ph.error().message);
+    CHECK(ph->kind == RdbKind::path_hash);
+    auto refused = decode_dump_value(23, 80, path_hash);
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().message == "value type 23 does not exist in RDB version 80");
+    CHECK_FALSE(decode_dump_value(24, 81, hash2).has_value());
+    // Types every version shares decode the same at 11 and at 81.
+    std::string str = rdb_str("text");
+    CHECK(decode_dump_value(0, 11, str)->str == "text");
+    CHECK(decode_dump_value(0, 81, str)->str == "text");
+  }
+
   TEST_CASE("Valkey 9's format: its magic, HASH_2 with field TTLs and SLOT_IMPORT are read") {
     const int64_t when = 4'102'444'800'123;
     std::string file = valkey9_file(when);
@@ -294,14 +429,14 @@ TEST_SUITE("engine::rdb_reader") {
     REQUIRE_FALSE(r.has_value());
     CHECK(r.error().message == "invalid hash field expire time -2");
     CHECK(bad_expire.substr(r.error().offset - 3, 3) == "\x02v1");  // right after the value
-    // VALKEY with a version Valkey refuses (79 and below), or newer than 9.0's.
+    // VALKEY with a version Valkey refuses (79 and below), or newer than 9.2's.
     r = read_rdb(valkey9_file(1, "", "079"), got);
     REQUIRE_FALSE(r.has_value());
-    CHECK(r.error().message == "unsupported RDB version 79 (Valkey 9.0 writes 80)");
+    CHECK(r.error().message == "unsupported RDB version 79 (Valkey 9.0 writes 80, 9.2 writes 81)");
     CHECK(r.error().offset == 6);
-    r = read_rdb(valkey9_file(1, "", "081"), got);
+    r = read_rdb(valkey9_file(1, "", "082"), got);
     REQUIRE_FALSE(r.has_value());
-    CHECK(r.error().message == "unsupported RDB version 81 (Valkey 9.0 writes 80)");
+    CHECK(r.error().message == "unsupported RDB version 82 (Valkey 9.0 writes 80, 9.2 writes 81)");
     // REDIS with Valkey 9's version.
     std::string redis80 = valkey9_file(1);
     redis80.replace(0, 9, "REDIS0080");
@@ -524,7 +659,7 @@ TEST_SUITE("engine::rdb_reader") {
     std::string future = read_file(k_corpus / "valkey-fork--encodings-rdb987.rdb");
     r = read_rdb(future, got);
     REQUIRE_FALSE(r.has_value());
-    CHECK(r.error().message == "unsupported RDB version 987 (Valkey 9.0 writes 80)");
+    CHECK(r.error().message == "unsupported RDB version 987 (Valkey 9.0 writes 80, 9.2 writes 81)");
     r = read_rdb("NOTANRDB0", got);
     REQUIRE_FALSE(r.has_value());
     CHECK(r.error().message == "not an RDB file (no REDIS or VALKEY magic)");

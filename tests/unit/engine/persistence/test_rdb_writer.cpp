@@ -237,7 +237,8 @@ TEST_SUITE("engine::rdb_writer") {
     REQUIRE(payload.has_value());
     auto checked = check_dump_payload(*payload);
     REQUIRE(checked.has_value());
-    CHECK(checked->first == 18);
+    CHECK(checked->type == 18);
+    CHECK(checked->version == 11);
     std::string bad = *payload;
     bad[3] = static_cast<char>(bad[3] ^ 1);
     CHECK(check_dump_payload(bad).error() == "payload checksum mismatch");
