@@ -440,6 +440,10 @@ struct LoadBatch {
 constexpr size_t k_batch_keys = 512;
 /// Batches in flight between the threads: bounds the memory a fast reader can run ahead by.
 constexpr size_t k_queue_batches = 16;
+/// Below this many waiting batches the inserting thread is about to run dry, so the reader
+/// leaves the next batch's values for it to build. Waiting for an empty queue left it idle
+/// too often: measured on a 200,000-key file, 4 loads faster than 1 by about 10%.
+constexpr size_t k_low_water_batches = 4;
 /// Files from this size on are read and built on a second thread while the engine's thread
 /// inserts; smaller ones are not worth a thread.
 constexpr size_t k_pipeline_min_bytes = size_t{1} << 20;
@@ -558,7 +562,7 @@ void discard_batch(LoadBatch& batch, size_t from) {
 
 /// Reads keys and builds their values (the part of a load that needs no keyspace), handing
 /// them on in batches through `emit`, which returns false to stop the read. When `idle`
-/// says the inserting side waits for work, a batch's values are left for it to build.
+/// says the inserting side is running out of work, a batch's values are left for it to build.
 class KeyBuilder : public RdbVisitor {
  public:
   using Emit = std::function<bool(LoadBatch&)>;
@@ -769,7 +773,7 @@ Expected<RdbLoadStats, RdbError> load_rdb(Engine& engine, std::string_view file,
           }
           return pushed;
         },
-        [&] { return queue.size() == 0; });
+        [&] { return queue.size() < k_low_water_batches; });
     std::thread reader([&] {
       summary = read_rdb(file, builder, read);
       builder.flush();
