@@ -190,6 +190,10 @@ const char* kind_name(FileKind kind) {
       return "ini";
     case FileKind::env:
       return "env";
+    case FileKind::python:
+      return "python";
+    case FileKind::ruby:
+      return "ruby";
     case FileKind::text:
       return "text";
   }
@@ -214,6 +218,12 @@ FileKind kind_from_name(std::string_view name) {
   }
   if (name == "env") {
     return FileKind::env;
+  }
+  if (name == "python") {
+    return FileKind::python;
+  }
+  if (name == "ruby") {
+    return FileKind::ruby;
   }
   return FileKind::text;
 }
