@@ -603,15 +603,22 @@ void run_rollback(const RollbackOptions& o) {
   migrate::RewriteReport report;
   report.plan = &result.plan;
   report.check_mode = check;
-  report.changed = !result.restored.empty();
+  report.changed = !result.restored.empty() || !result.removed_dirs.empty();
+  report.warnings = result.warnings;
   if (!result.ok) {
     report.failed = true;
     report.msg = result.error;
-  } else if (result.restored.empty()) {
+  } else if (!report.changed) {
     report.msg = "nothing to restore: every file is as it was before the run";
   } else {
-    report.msg = fmt::format("{} file(s) {}", result.restored.size(),
-                             check ? "would be restored (dry run; --apply restores)" : "restored");
+    std::string dirs =
+        result.removed_dirs.empty()
+            ? ""
+            : fmt::format(", {} directory(ies) the run created {}", result.removed_dirs.size(),
+                          check ? "would be removed" : "removed");
+    report.msg = fmt::format("{} file(s) {}{}{}", result.restored.size(),
+                             check ? "would be restored" : "restored", dirs,
+                             check ? " (dry run; --apply restores)" : "");
     if (!check) {
       report.written = result.restored;
     }

@@ -1309,6 +1309,7 @@ UrlRewrite rewrite_server_url(std::string_view url, const AppsRewriteOptions& o,
           if (long i = u.param({"db"}); i >= 0 && u.query[static_cast<size_t>(i)].second) {
             u.db_path = *u.query[static_cast<size_t>(i)].second;
             u.query.erase(u.query.begin() + i);
+            u.has_query = !u.query.empty();
           }
         }
       }
