@@ -43,8 +43,12 @@ bool moves_tcp(const AppsRewriteOptions& o) {
   return !o.from.host.empty() && o.from.port != 0;
 }
 
+// True when a TCP setting names the old endpoint and that endpoint moves (a password- or
+// database-only change keeps host and port as written).
 bool tcp_matches(const AppsRewriteOptions& o, std::string_view host, int port) {
-  return moves_tcp(o) && same_host(host, o.from.host) && port == o.from.port;
+  const Endpoint& dest = o.tcp_to ? *o.tcp_to : o.to;
+  bool stays = dest.socket.empty() && same_host(host, dest.host) && port == dest.port;
+  return moves_tcp(o) && same_host(host, o.from.host) && port == o.from.port && !stays;
 }
 
 bool is_old_socket(const AppsRewriteOptions& o, std::string_view path) {
