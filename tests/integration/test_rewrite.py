@@ -289,6 +289,13 @@ def probe_asks_a_running_server_and_a_throw_away_binary(h):
     eq(rc, 0, report["msg"])
     ok(report["probe"]["server"].startswith("redis 7.0"), report["probe"])
     ok(os.path.exists(h.path("p72.conf")), "written after the dry start passed")
+    # Configs with a password (requirepass; a default ACL user with one) dry-start too: the
+    # server's NOAUTH answer proves it loaded them.
+    for name in ("ubuntu-7.0-wordops.conf", "redis-7.4.conf"):
+        rc, report = run_json("rewrite", "server", fixture(name), "--target", "valkey-7.2",
+                              "--out", h.path("pw-" + name), "--probe", "/usr/bin/redis-server",
+                              "--map-path", "/var/lib/redis=" + data)
+        eq(rc, 0, "%s: %s" % (name, report["msg"]))
     # A result the binary refuses (redis 7.0 does not know locale-collate): dry run fails,
     # --apply writes, the dry start fails, the new file is removed again.
     for extra in ([], ["--apply", "--backup-dir", h.path("b2")]):
@@ -730,16 +737,16 @@ def a_config_the_probed_binary_refuses_restores_the_previous_file(h):
 
 @test
 def rewritten_configs_start_a_real_valkey_server_when_one_is_given(h):
-    """KEYSHIFT_VALKEY_SERVER=/path/to/valkey-server adds Valkey itself as the probe (not in
-    CI, which has only Debian's redis-server)."""
+    """KEYSHIFT_VALKEY_SERVER=/path/to/valkey-server (8.0 unless KEYSHIFT_VALKEY_TARGET says)
+    probes and dry-starts every fixture rewritten for it (not in CI, which has only Debian's
+    redis-server)."""
     binary = os.environ.get("KEYSHIFT_VALKEY_SERVER")
     if not binary:
         raise Skip("KEYSHIFT_VALKEY_SERVER is not set")
     data = h.path("valkey-data")
     os.makedirs(data)
-    for name, target in SERVER_CASES:
-        if target != "valkey-8.0" and target != "valkey-7.2":
-            continue
+    target = os.environ.get("KEYSHIFT_VALKEY_TARGET", "valkey-8.0")
+    for name in sorted({name for name, _ in SERVER_CASES}):
         out = h.path("real-%s-%s.conf" % (name, target))
         rc, report = run_json("rewrite", "server", fixture(name), "--target", target, "--out",
                               out, "--probe", binary, "--map-path", "/var/lib/redis=" + data,
