@@ -406,8 +406,8 @@ migrate::ServerRewrite read_server_endpoints(const CommonOptions& common, const 
 }
 
 /// The mapping of the server rewrite: the Redis config's socket, port and requirepass before,
-/// and after either as `rewrite server` plans them or, once it wrote the new config
-/// (--server-out, by default the layout's path), as that file says.
+/// and after either as `rewrite server` plans them or as the config it wrote (--server-out)
+/// says, edits included.
 void map_server_endpoints(const AppsOptions& o, std::optional<migrate::Layout> layout,
                           migrate::AppsRewriteOptions& options,
                           std::vector<std::string>& warnings) {
@@ -415,18 +415,14 @@ void map_server_endpoints(const AppsOptions& o, std::optional<migrate::Layout> l
       read_server_endpoints(o.common, o.server_config, layout, options.to.socket);
   migrate::Endpoint before = planned.before;
   migrate::Endpoint after = planned.after;
-  std::string written = o.server_out;
-  if (written.empty()) {
-    migrate::PathMapper mapper(planned.layout);
-    written = mapper.map(o.server_config);
-  }
-  std::error_code ec;
-  if (!written.empty() && fs::exists(written, ec) &&
-      fs::absolute(written).lexically_normal() !=
-          fs::absolute(o.server_config).lexically_normal()) {
-    after = read_server_endpoints(o.common, written, migrate::Layout::custom, "").before;
-  } else if (!o.server_out.empty()) {
-    fail_early(o.common, fmt::format("--server-out {}: no such file", o.server_out));
+  // Only a config named with --server-out: the layout's path may hold the target package's
+  // stock file, whose socket and password are not the ones `rewrite server` would write.
+  if (!o.server_out.empty()) {
+    std::error_code ec;
+    if (!fs::exists(o.server_out, ec)) {
+      fail_early(o.common, fmt::format("--server-out {}: no such file", o.server_out));
+    }
+    after = read_server_endpoints(o.common, o.server_out, migrate::Layout::custom, "").before;
   }
   if (!before.socket.empty()) {
     options.from_sockets.push_back(before.socket);
@@ -686,8 +682,8 @@ void add_rewrite(CLI::App& app) {
   a->add_option("--server-config", apps->server_config,
                 "Take the old and new socket from this Redis config and the layout");
   a->add_option("--server-out", apps->server_out,
-                "The config rewrite server wrote from --server-config (default: the layout's "
-                "path); its socket, port and requirepass are the new server's");
+                "The config rewrite server wrote from --server-config; its socket, port and "
+                "requirepass are the new server's (default: as rewrite server plans them)");
   a->add_option("--layout", apps->layout, "debian, rhel or custom (default debian)")
       ->check(CLI::IsMember({"debian", "rhel", "custom"}));
   a->add_option("--socket", apps->socket, "The new server's unix socket (as rewrite server)");
