@@ -666,11 +666,13 @@ class AppRewriter {
            "WP_REDIS_SENTINEL: the site finds its server through Sentinel; point the Sentinels "
            "at the new server");
     }
-    if (any_redis && !socket.empty() && scheme == "unix" && is_old_socket(m_o, socket) &&
-        m_o.to.socket.empty()) {
-      // Socket to TCP: the unix scheme goes, host and port name the new server.
+    if (any_redis && !socket.empty() && is_old_socket(m_o, socket) && m_o.to.socket.empty()) {
+      // Socket to TCP: the unix scheme goes (or the socket path in WP_REDIS_HOST, phpredis'
+      // form), host and port name the new server.
       const Endpoint& dest = tcp_dest(m_o);
-      set_define(e, defines["WP_REDIS_SCHEME"], "tcp", reason());
+      if (scheme == "unix") {
+        set_define(e, defines["WP_REDIS_SCHEME"], "tcp", reason());
+      }
       if (defines.count("WP_REDIS_HOST") != 0) {
         set_define(e, defines["WP_REDIS_HOST"], dest.host, reason());
       } else {

@@ -550,6 +550,22 @@ def failed_validation_restores_the_backup(h):
     eq((rc, report["failed"]), (1, True))
     ok("nginx -t" in report["msg"] and "keepalive" in report["msg"], report["msg"])
     eq(read(conf), bad, "the original is back")
+    # Django settings go through Python's compiler, Rails files through ruby -c.
+    need("ruby", "ruby")
+    for rel, text, checker in (
+            ("dj/settings.py", "CACHES = {'default': {'LOCATION': "
+                               "'unix:///run/redis/redis-server.sock'}\n", "python3 compile"),
+            ("rb/config/initializers/redis.rb", "REDIS = Redis.new(url: "
+                                                "'unix:///run/redis/redis-server.sock'\n",
+             "ruby -c")):
+        path = os.path.join(h.path("broken-code"), rel)
+        write(path, text)
+        rc, report = run_json("rewrite", "apps", path, "--apply", "--backup-dir", h.path("b3"))
+        eq((rc, report["failed"]), (1, True), rel)
+        ok(checker in report["msg"] and "restored" in report["msg"], report["msg"])
+        eq(read(path), text, "the original is back")
+        eq([f for f in os.listdir(os.path.dirname(path)) if f != os.path.basename(path)], [],
+           "no .pyc or temp file left beside it")
 
 
 @test

@@ -221,6 +221,14 @@ TEST_SUITE("migrate::rewrite::apps") {
           "define( 'WP_REDIS_PASSWORD', 'it\\'s' );\nrequire 'x.php';\n");
     std::string other = "<?php\ndefine( 'WP_REDIS_HOST', '10.0.0.3' );\n";
     CHECK(after("/var/www/a/wp-config.php", other, o) == other);
+    // A socket path in WP_REDIS_HOST (phpredis' form) moving to TCP.
+    auto back = socket_move();
+    back.to = {"", "127.0.0.1", 6380, std::nullopt, std::nullopt};
+    CHECK(after("/var/www/a/wp-config.php",
+                "<?php\ndefine( 'WP_REDIS_HOST', '/run/redis/redis-server.sock' );\n"
+                "define( 'WP_REDIS_PORT', 0 );\n",
+                back) ==
+          "<?php\ndefine( 'WP_REDIS_HOST', '127.0.0.1' );\ndefine( 'WP_REDIS_PORT', 6380 );\n");
   }
 
   TEST_CASE("wp-config: URLs in multi-line server arrays move; cluster nodes never to a socket") {
