@@ -457,6 +457,34 @@ void map_server_endpoints(const AppsOptions& o, std::optional<migrate::Layout> l
   }
 }
 
+/// The mapping a run used, for scripts: endpoints, whether a password changes (never the
+/// password itself) and the database move.
+std::string mapping_json(const migrate::AppsRewriteOptions& options) {
+  auto endpoint = [](const migrate::Endpoint& e) {
+    std::string out;
+    if (!e.socket.empty()) {
+      migrate::append_json_bytes(out, "unix://" + e.socket);
+    } else if (!e.host.empty()) {
+      migrate::append_json_bytes(out, fmt::format("{}:{}", e.host, e.port));
+    } else {
+      out = "null";
+    }
+    return out;
+  };
+  std::string out = "\"mapping\": {\"from_sockets\": [";
+  for (size_t i = 0; i < options.from_sockets.size(); ++i) {
+    out += i == 0 ? "" : ", ";
+    migrate::append_json_bytes(out, options.from_sockets[i]);
+  }
+  out += "], \"from\": " + endpoint(options.from) + ", \"to\": " + endpoint(options.to);
+  out += ", \"tcp_to\": " + (options.tcp_to ? endpoint(*options.tcp_to) : std::string("null"));
+  out += fmt::format(", \"password_changes\": {}", options.to.password ? "true" : "false");
+  out += options.to.db ? fmt::format(", \"db\": {{\"from\": {}, \"to\": {}}}",
+                                     options.from.db.value_or(0), *options.to.db)
+                       : std::string(", \"db\": null");
+  return out + "}";
+}
+
 void run_apps(const AppsOptions& o) {
   const migrate::AppProfile* profile = migrate::find_app_profile(o.profile);
   if (profile == nullptr) {
@@ -573,7 +601,7 @@ void run_apps(const AppsOptions& o) {
   migrate::Validators validators;
   validators.keyshift = self_path();
   execute(o.common, rewritten.plan, validators, report);
-  std::string extra = "\"prefix_collisions\": [";
+  std::string extra = mapping_json(options) + ", \"prefix_collisions\": [";
   for (size_t i = 0; i < rewritten.collisions.size(); ++i) {
     const auto& c = rewritten.collisions[i];
     extra += i == 0 ? "{\"file\": " : ", {\"file\": ";

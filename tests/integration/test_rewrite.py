@@ -694,6 +694,10 @@ def server_rewrite_mapping_feeds_password_port_and_socket_to_the_apps(h):
        "REDIS_URL=unix://:new-secret@/run/valkey/valkey-server.sock?db=2\n")
     ok("new-secret" not in json.dumps(report) and "old-secret" not in json.dumps(report),
        "redacted")
+    eq(report["mapping"], {"from_sockets": ["/run/redis/redis-server.sock"],
+                           "from": "127.0.0.1:6379",
+                           "to": "unix:///run/valkey/valkey-server.sock",
+                           "tcp_to": "127.0.0.1:6390", "password_changes": True, "db": None})
     rc, report = run_json("rewrite", "apps", root, "--server-config", src, "--server-out",
                           h.path("srv/missing.conf"))
     eq((rc, report["failed"]), (1, True))
