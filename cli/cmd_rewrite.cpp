@@ -523,9 +523,6 @@ void run_apps(const AppsOptions& o) {
         "AUTH, remove it from them by hand",
         2);
   }
-  if (options.to.db && !options.from.db && !o.server_config.empty() && o.from_url.empty()) {
-    options.from.db = 0;
-  }
   if (options.from_sockets.empty() && options.from.host.empty()) {
     // Every socket path the Redis packages use; they all move to the layout's socket.
     options.from_sockets = {"/run/redis/redis-server.sock", "/var/run/redis/redis-server.sock",

@@ -89,8 +89,9 @@ AppsRewrite rewrite_apps(const std::vector<AppFile>& files, const AppProfile& pr
                          const AppsRewriteOptions& options);
 
 /// `url` pointed at the new endpoint when it names the old one (redis://, rediss://, tcp://,
-/// tls://, unix://, unix:, redis+socket://, a bare socket path); nullopt when it does not.
-/// The scheme family is kept: never valkey://.
+/// tls://, unix://, unix:, redis+socket://, a bare socket path), with the password and
+/// database change applied when it names the server; nullopt when nothing changes. The
+/// scheme family is kept: never valkey://. (rewrite_server_url for a generic client.)
 std::optional<std::string> rewrite_endpoint_url(std::string_view url,
                                                 const AppsRewriteOptions& options);
 
@@ -110,7 +111,8 @@ struct UrlRewrite {
   std::string problem;             ///< non-empty: it names the server but cannot be mapped
 };
 
-/// rewrite_endpoint_url for a given client, also applying the password and database change.
+/// rewrite_endpoint_url for a given client; a move the client cannot follow (TLS or Ruby to a
+/// socket, a socket path to TCP) is a problem instead.
 UrlRewrite rewrite_server_url(std::string_view url, const AppsRewriteOptions& options,
                               UrlClient client);
 
