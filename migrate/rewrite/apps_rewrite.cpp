@@ -1,6 +1,7 @@
 #include "migrate/rewrite/apps_rewrite.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
@@ -423,9 +424,25 @@ class AppRewriter {
                                         std::move(reason)});
   }
 
+  // Why a setting of the server changes: where it moved, and its password and database.
   std::string reason() const {
-    return m_o.to.socket.empty() ? fmt::format("the server now listens on {}", tcp_text(m_o.to))
-                                 : fmt::format("the server's socket is now {}", m_o.to.socket);
+    std::vector<std::string> parts;
+    const Endpoint& dest = tcp_dest(m_o);
+    if (!m_o.to.socket.empty()) {
+      parts.push_back(fmt::format("the server's socket is now {}", m_o.to.socket));
+    }
+    if (dest.socket.empty() && !dest.host.empty() &&
+        (!m_o.from_sockets.empty() ||
+         !(same_host(m_o.from.host, dest.host) && m_o.from.port == dest.port))) {
+      parts.push_back(fmt::format("the server now listens on {}", tcp_text(dest)));
+    }
+    if (m_o.to.password) {
+      parts.push_back("the server's password changes");
+    }
+    if (m_o.to.db) {
+      parts.push_back(fmt::format("database {} moves to {}", m_o.from.db.value_or(0), *m_o.to.db));
+    }
+    return fmt::format("{}", fmt::join(parts, "; "));
   }
 
   // --- nginx: server lines inside upstream blocks ---
@@ -502,6 +519,12 @@ class AppRewriter {
     }
     e.lines.insert(e.lines.begin() + static_cast<long>(at), text);
     e.eols.insert(e.eols.begin() + static_cast<long>(at), eol);
+    // Changes already recorded below the new line move down with their lines.
+    for (Change& c : m_out.plan.changes) {
+      if (c.file == m_file->path && c.line > static_cast<int>(at)) {
+        ++c.line;
+      }
+    }
     return at;
   }
 
@@ -912,13 +935,14 @@ class AppRewriter {
       }
       vars[m[2]] = Var{i, value, quote, m.position(4), static_cast<size_t>(m.length(4))};
     }
-    auto set = [&](const std::string& name, const std::string& value, bool quoted = false) {
+    auto set = [&](const std::string& name, const std::string& value, bool quoted = false,
+                   const std::string& why = {}, const std::string& action = "endpoint") {
       Var& v = vars[name];
       std::string before = e.lines[v.line];
       std::string written = quoted ? value : v.quote + value + v.quote;
       e.lines[v.line].replace(static_cast<size_t>(v.pos), v.length, written);
       v.length = written.size();
-      change(v.line, name, before, e.lines[v.line], reason());
+      change(v.line, name, before, e.lines[v.line], why.empty() ? reason() : why, action);
     };
     for (auto& [name, var] : vars) {
       if (var.value.empty()) {
@@ -1000,7 +1024,7 @@ class AppRewriter {
         if (pw == vars.end()) {
           add(stem + "PASSWORD", value, "the server's password changes");
         } else {
-          set(stem + "PASSWORD", value, true);
+          set(stem + "PASSWORD", value, true, "the server's password changes", "password");
         }
       }
       auto db = vars.find(stem + "DB");
@@ -1009,7 +1033,7 @@ class AppRewriter {
         if (db == vars.end()) {
           add(stem + "DB", std::to_string(*m_o.to.db), "the app's database moves");
         } else {
-          set(stem + "DB", std::to_string(*m_o.to.db));
+          set(stem + "DB", std::to_string(*m_o.to.db), false, "the app's database moves", "db");
         }
       }
     }

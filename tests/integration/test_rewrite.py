@@ -612,6 +612,11 @@ def apps_password_and_db_follow_the_url_flags_in_every_format(h):
     eq(tree(root), before, "a dry run writes nothing")
     rc, report = run_json(*(args + ["--apply"]))
     eq(rc, 2, report["msg"])
+    # Every change names the line it produced, also after lines were added above it.
+    afters = {d["after_header"]: d["after"].split("\n") for d in report["diff"]}
+    for c in report["changes"]:
+        if c["after"]:
+            eq(afters[c["file"]][c["line"] - 1], c["after"], "%s:%d" % (c["file"], c["line"]))
     for rel in APP_FILES:
         golden(golden_name(rel, "mapped"), read(os.path.join(root, rel)))
         rc, out = syntax_check(h, os.path.join(root, rel))
