@@ -886,7 +886,16 @@ class AppRewriter {
         size_t lead = item.find_first_not_of(' ');
         std::string pad = lead == std::string::npos ? item : item.substr(0, lead);
         std::string body = lead == std::string::npos ? "" : item.substr(lead);
-        UrlRewrite r = rewrite_server_url(body, m_o, UrlClient::phpredis);
+        // phpredis also takes a bare host:port: it becomes a URL when it moves.
+        std::string url_body = body;
+        if (!body.empty() && body.find("://") == std::string::npos && body[0] != '/' &&
+            !body.starts_with("unix:") && body.find(':') != std::string::npos) {
+          url_body = "tcp://" + body;
+        }
+        UrlRewrite r = rewrite_server_url(url_body, m_o, UrlClient::phpredis);
+        if (!r.url && url_body != body) {
+          r.problem.clear();
+        }
         if (!r.problem.empty()) {
           warn(i, "session.save_path: " + r.problem);
         }
@@ -1114,6 +1123,20 @@ class AppRewriter {
       change(host_line, "redis.host", before, e.lines[host_line], reason());
     };
     auto set_port = [&](int value) {
+      if (port < 0 && value != 6379 && value != 0) {
+        // No 'port' line: Nextcloud's default 6379 would be wrong.
+        std::string indent = host_prefix.substr(0, host_prefix.find_first_not_of(" \t"));
+        std::string text = fmt::format("{0}{1}port{1} => {2},", indent, host->quote, value);
+        size_t at = insert_line(e, host_line, text);
+        if (password_line && *password_line >= at) {
+          ++*password_line;
+        }
+        if (db_line && *db_line >= at) {
+          ++*db_line;
+        }
+        change(at, "redis.port", "", text, reason(), "added");
+        return;
+      }
       if (port < 0 || port == value) {
         return;
       }

@@ -116,6 +116,9 @@ TEST_SUITE("migrate::rewrite::apps") {
                 tcp_to_socket()) ==
           "php_value[session.save_path] = unix:///var/run/valkey/valkey.sock?weight=1, "
           "tcp://10.0.0.2:6379\n");
+    CHECK(after("/etc/php/8.2/mods-available/redis.ini",
+                "session.save_path = \"127.0.0.1:6379, 10.0.0.2:6379\"\n", tcp_to_socket()) ==
+          "session.save_path = \"unix:///var/run/valkey/valkey.sock, 10.0.0.2:6379\"\n");
   }
 
   TEST_CASE(".env: URLs, socket variables and host/port pairs, quoting kept") {
@@ -267,6 +270,15 @@ TEST_SUITE("migrate::rewrite::apps") {
           "<?php\n$CONFIG = array (\n  'redis' => [\n    'host' => "
           "'/run/valkey/valkey-server.sock',\n    'dbindex' => 5,\n    'port' => 0,\n"
           "    'password' => 'new pw',\n  ],\n);\n");
+    // Back to TCP on another port, with no 'port' line: one is added.
+    auto back = socket_move();
+    back.to = {"", "127.0.0.1", 6380, std::nullopt, std::nullopt};
+    CHECK(after("/var/www/nc/config/config.php",
+                "<?php\n$CONFIG = array (\n  'redis' => [\n    'host' => "
+                "'/run/redis/redis-server.sock',\n  ],\n);\n",
+                back) ==
+          "<?php\n$CONFIG = array (\n  'redis' => [\n    'host' => '127.0.0.1',\n"
+          "    'port' => 6380,\n  ],\n);\n");
   }
 
   TEST_CASE("Django settings and Rails config: URLs in literals, comments left alone") {
