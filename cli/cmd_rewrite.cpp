@@ -70,6 +70,7 @@ struct AppsOptions {
   std::vector<std::string> paths;
   std::string profile = "generic";
   std::string server_config;
+  std::string server_out;
   std::string layout = "debian";
   std::string socket;
   std::vector<std::string> from_sockets;
@@ -336,39 +337,16 @@ void run_server(const ServerOptions& o) {
 
 // --- apps ---
 
-/// Parses --from-url/--to-url: redis://host:port, host:port, unix:///path or /path.
+/// Parses --from-url/--to-url (see migrate::parse_endpoint_url).
 migrate::Endpoint parse_endpoint(const std::string& flag, const std::string& text) {
-  migrate::Endpoint e;
-  std::string rest = text;
-  for (std::string_view scheme : {"redis://", "rediss://", "tcp://"}) {
-    if (rest.starts_with(scheme)) {
-      rest = rest.substr(scheme.size());
-      rest = rest.substr(rest.rfind('@') == std::string::npos ? 0 : rest.rfind('@') + 1);
-      rest = rest.substr(0, rest.find_first_of("/?"));
-    }
-  }
-  if (rest.starts_with("unix://")) {
-    rest = rest.substr(7);
-    rest = rest.substr(0, rest.find('?'));
-  } else if (rest.starts_with("unix:")) {
-    rest = rest.substr(5);
-  }
-  if (rest.starts_with('/')) {
-    e.socket = rest;
-    return e;
-  }
-  size_t colon = rest.rfind(':');
-  std::string port = colon == std::string::npos ? "6379" : rest.substr(colon + 1);
-  e.host = colon == std::string::npos ? rest : rest.substr(0, colon);
-  if (e.host.empty() || port.empty() || port.size() > 5 ||
-      port.find_first_not_of("0123456789") != std::string::npos) {
-    throw UserError(fmt::format("keyshift: {} {}: expected redis://HOST:PORT, HOST:PORT, "
-                                "unix:///PATH or /PATH",
+  auto e = migrate::parse_endpoint_url(text);
+  if (!e) {
+    throw UserError(fmt::format("keyshift: {} {}: expected redis://[:PASSWORD@]HOST:PORT[/DB], "
+                                "HOST:PORT, unix:///PATH[?db=N&password=P] or /PATH",
                                 flag, text),
                     2);
   }
-  e.port = std::stoi(port);
-  return e;
+  return *e;
 }
 
 std::vector<std::string> default_app_paths(const std::string& profile) {
@@ -405,6 +383,108 @@ void walk(const fs::path& dir, int depth, std::vector<std::string>& out) {
   }
 }
 
+/// Reads a server config's socket, port and requirepass the way `rewrite server` sees them.
+migrate::ServerRewrite read_server_endpoints(const CommonOptions& common, const std::string& path,
+                                             std::optional<migrate::Layout> layout,
+                                             const std::string& socket) {
+  // The endpoints do not depend on the target; any table entry serves.
+  migrate::TargetCatalog catalog = load_catalog(common, "");
+  migrate::ServerRewriteOptions server;
+  server.source = path;
+  server.layout = layout;
+  server.socket = socket;
+  server.out = "/dev/null/unused";
+  engine::RealConfigFilesystem filesystem;
+  auto rewritten = migrate::rewrite_server_config(filesystem, server, *catalog.find("valkey-8.1"),
+                                                  catalog.redis);
+  if (!rewritten) {
+    const migrate::RewriteFailure& f = rewritten.error();
+    fail_early(common, f.line > 0 ? fmt::format("{}:{}: {}", f.file, f.line, f.message)
+                                  : fmt::format("{}: {}", f.file, f.message));
+  }
+  return std::move(*rewritten);
+}
+
+/// The mapping of the server rewrite: the Redis config's socket, port and requirepass before,
+/// and after either as `rewrite server` plans them or as the config it wrote (--server-out)
+/// says, edits included.
+void map_server_endpoints(const AppsOptions& o, std::optional<migrate::Layout> layout,
+                          migrate::AppsRewriteOptions& options,
+                          std::vector<std::string>& warnings) {
+  migrate::ServerRewrite planned =
+      read_server_endpoints(o.common, o.server_config, layout, options.to.socket);
+  migrate::Endpoint before = planned.before;
+  migrate::Endpoint after = planned.after;
+  // Only a config named with --server-out: the layout's path may hold the target package's
+  // stock file, whose socket and password are not the ones `rewrite server` would write.
+  if (!o.server_out.empty()) {
+    std::error_code ec;
+    if (!fs::exists(o.server_out, ec)) {
+      fail_early(o.common, fmt::format("--server-out {}: no such file", o.server_out));
+    }
+    after = read_server_endpoints(o.common, o.server_out, migrate::Layout::custom, "").before;
+  }
+  if (!before.socket.empty()) {
+    options.from_sockets.push_back(before.socket);
+  }
+  if (!after.socket.empty()) {
+    options.to.socket = after.socket;
+  } else if (!before.socket.empty()) {
+    options.to.host = "127.0.0.1";
+    options.to.port = after.port;
+  }
+  migrate::Endpoint old_tcp{"", "127.0.0.1", before.port, std::nullopt, std::nullopt};
+  migrate::Endpoint new_tcp{"", "127.0.0.1", after.port, std::nullopt, std::nullopt};
+  if (before.port != 0 && after.port != 0 && before.port != after.port) {
+    options.from.host = old_tcp.host;
+    options.from.port = old_tcp.port;
+    if (options.to.socket.empty()) {
+      options.to.host = new_tcp.host;
+      options.to.port = new_tcp.port;
+    } else {
+      options.tcp_to = new_tcp;
+    }
+  } else if (after.port != 0) {
+    options.same_server.push_back(new_tcp);
+  }
+  options.from.password = before.password.value_or("");
+  if (after.password && after.password != before.password) {
+    options.to.password = after.password;
+  } else if (before.password && !after.password) {
+    warnings.push_back(
+        "requirepass was removed on the new server; apps still send their password, which it "
+        "answers with an AUTH error: remove it from them by hand");
+  }
+}
+
+/// The mapping a run used, for scripts: endpoints, whether a password changes (never the
+/// password itself) and the database move.
+std::string mapping_json(const migrate::AppsRewriteOptions& options) {
+  auto endpoint = [](const migrate::Endpoint& e) {
+    std::string out;
+    if (!e.socket.empty()) {
+      migrate::append_json_bytes(out, "unix://" + e.socket);
+    } else if (!e.host.empty()) {
+      migrate::append_json_bytes(out, fmt::format("{}:{}", e.host, e.port));
+    } else {
+      out = "null";
+    }
+    return out;
+  };
+  std::string out = "\"mapping\": {\"from_sockets\": [";
+  for (size_t i = 0; i < options.from_sockets.size(); ++i) {
+    out += i == 0 ? "" : ", ";
+    migrate::append_json_bytes(out, options.from_sockets[i]);
+  }
+  out += "], \"from\": " + endpoint(options.from) + ", \"to\": " + endpoint(options.to);
+  out += ", \"tcp_to\": " + (options.tcp_to ? endpoint(*options.tcp_to) : std::string("null"));
+  out += fmt::format(", \"password_changes\": {}", options.to.password ? "true" : "false");
+  out += options.to.db ? fmt::format(", \"db\": {{\"from\": {}, \"to\": {}}}",
+                                     options.from.db.value_or(0), *options.to.db)
+                       : std::string(", \"db\": null");
+  return out + "}";
+}
+
 void run_apps(const AppsOptions& o) {
   const migrate::AppProfile* profile = migrate::find_app_profile(o.profile);
   if (profile == nullptr) {
@@ -413,40 +493,35 @@ void run_apps(const AppsOptions& o) {
   auto layout = migrate::parse_layout(o.layout);
   migrate::PathMapper mapper(layout.value_or(migrate::Layout::debian));
   migrate::AppsRewriteOptions options;
+  std::vector<std::string> server_warnings;
   options.fix_prefixes = o.fix_prefixes;
   options.from_sockets = o.from_sockets;
   options.to.socket = o.to_socket.empty() ? o.socket : o.to_socket;
   if (!o.server_config.empty()) {
-    // The old endpoint from the Redis config, the new one as `rewrite server` maps it (the
-    // endpoints do not depend on the target; any table entry serves).
-    migrate::TargetCatalog catalog = load_catalog(o.common, "");
-    migrate::ServerRewriteOptions server;
-    server.source = o.server_config;
-    server.layout = layout;
-    server.socket = options.to.socket;
-    server.out = "/dev/null/unused";
-    engine::RealConfigFilesystem filesystem;
-    auto rewritten = migrate::rewrite_server_config(filesystem, server, *catalog.find("valkey-8.1"),
-                                                    catalog.redis);
-    if (!rewritten) {
-      fail_early(o.common,
-                 fmt::format("{}: {}", rewritten.error().file, rewritten.error().message));
-    }
-    if (!rewritten->before.socket.empty()) {
-      options.from_sockets.push_back(rewritten->before.socket);
-      options.to.socket = rewritten->after.socket;
-    }
+    map_server_endpoints(o, layout, options, server_warnings);
   }
   if (!o.from_url.empty()) {
     migrate::Endpoint from = parse_endpoint("--from-url", o.from_url);
     if (!from.socket.empty()) {
       options.from_sockets.push_back(from.socket);
     } else {
-      options.from = from;
+      options.from.host = from.host;
+      options.from.port = from.port;
     }
+    options.from.password = from.password ? from.password : options.from.password;
+    options.from.db = from.db ? from.db : options.from.db;
   }
   if (!o.to_url.empty()) {
-    options.to = parse_endpoint("--to-url", o.to_url);
+    migrate::Endpoint to = parse_endpoint("--to-url", o.to_url);
+    to.password = to.password ? to.password : options.to.password;
+    options.to = to;
+    options.tcp_to.reset();
+  }
+  if (options.to.password && options.to.password->empty()) {
+    throw UserError(
+        "keyshift: --to-url: an empty password; apps that send one would fail "
+        "AUTH, remove it from them by hand",
+        2);
   }
   if (options.from_sockets.empty() && options.from.host.empty()) {
     // Every socket path the Redis packages use; they all move to the layout's socket.
@@ -490,6 +565,8 @@ void run_apps(const AppsOptions& o) {
     files.push_back(migrate::AppFile{fs::absolute(name).lexically_normal().string(), buffer.str()});
   }
   migrate::AppsRewrite rewritten = migrate::rewrite_apps(files, *profile, options);
+  rewritten.plan.warnings.insert(rewritten.plan.warnings.begin(), server_warnings.begin(),
+                                 server_warnings.end());
   migrate::RewriteReport report;
   if (o.check_prefixes && !rewritten.collisions.empty() && !o.fix_prefixes) {
     report.failed = true;
@@ -521,7 +598,7 @@ void run_apps(const AppsOptions& o) {
   migrate::Validators validators;
   validators.keyshift = self_path();
   execute(o.common, rewritten.plan, validators, report);
-  std::string extra = "\"prefix_collisions\": [";
+  std::string extra = mapping_json(options) + ", \"prefix_collisions\": [";
   for (size_t i = 0; i < rewritten.collisions.size(); ++i) {
     const auto& c = rewritten.collisions[i];
     extra += i == 0 ? "{\"file\": " : ", {\"file\": ";
@@ -547,15 +624,22 @@ void run_rollback(const RollbackOptions& o) {
   migrate::RewriteReport report;
   report.plan = &result.plan;
   report.check_mode = check;
-  report.changed = !result.restored.empty();
+  report.changed = !result.restored.empty() || !result.removed_dirs.empty();
+  report.warnings = result.warnings;
   if (!result.ok) {
     report.failed = true;
     report.msg = result.error;
-  } else if (result.restored.empty()) {
+  } else if (!report.changed) {
     report.msg = "nothing to restore: every file is as it was before the run";
   } else {
-    report.msg = fmt::format("{} file(s) {}", result.restored.size(),
-                             check ? "would be restored (dry run; --apply restores)" : "restored");
+    std::string dirs =
+        result.removed_dirs.empty()
+            ? ""
+            : fmt::format(", {} directory(ies) the run created {}", result.removed_dirs.size(),
+                          check ? "would be removed" : "removed");
+    report.msg = fmt::format("{} file(s) {}{}{}", result.restored.size(),
+                             check ? "would be restored" : "restored", dirs,
+                             check ? " (dry run; --apply restores)" : "");
     if (!check) {
       report.written = result.restored;
     }
@@ -587,9 +671,9 @@ void add_rewrite(CLI::App& app) {
       "  keyshift rewrite server SRC --target T [--out DST] [--layout debian|rhel|custom]\n"
       "                          [--socket PATH] [--map-path /FROM=/TO]... [--table FILE]\n"
       "                          [--probe redis://HOST:PORT|unix:///PATH|/path/to/valkey-server]\n"
-      "  keyshift rewrite apps [PATH...] [--profile P] [--server-config SRC] [--from-socket A]\n"
-      "                        [--to-socket B] [--from-url U] [--to-url U] [--check-prefixes]\n"
-      "                        [--fix-prefixes] [--rename-keys FILE]\n"
+      "  keyshift rewrite apps [PATH...] [--profile P] [--server-config SRC [--server-out DST]]\n"
+      "                        [--from-socket A] [--to-socket B] [--from-url U] [--to-url U]\n"
+      "                        [--check-prefixes] [--fix-prefixes] [--rename-keys FILE]\n"
       "  keyshift rewrite rollback RUN_DIR [--force]\n"
       "Every form is a dry run printing unified diffs unless --apply; --check never writes.\n"
       "--format json prints one object for Ansible; exit 0 ok, 1 error, 2 usage (or, with\n"
@@ -622,6 +706,9 @@ void add_rewrite(CLI::App& app) {
       ->check(CLI::IsMember(migrate::app_profile_names()));
   a->add_option("--server-config", apps->server_config,
                 "Take the old and new socket from this Redis config and the layout");
+  a->add_option("--server-out", apps->server_out,
+                "The config rewrite server wrote from --server-config; its socket, port and "
+                "requirepass are the new server's (default: as rewrite server plans them)");
   a->add_option("--layout", apps->layout, "debian, rhel or custom (default debian)")
       ->check(CLI::IsMember({"debian", "rhel", "custom"}));
   a->add_option("--socket", apps->socket, "The new server's unix socket (as rewrite server)");
@@ -629,8 +716,13 @@ void add_rewrite(CLI::App& app) {
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   a->add_option("--to-socket", apps->to_socket, "The new socket path");
-  a->add_option("--from-url", apps->from_url, "The old server: redis://HOST:PORT or unix:///PATH");
-  a->add_option("--to-url", apps->to_url, "The new server: redis://HOST:PORT or unix:///PATH");
+  a->add_option("--from-url", apps->from_url,
+                "The old server: redis://[:PASSWORD@]HOST:PORT[/DB] or "
+                "unix:///PATH[?db=N&password=P]; its password and db select the settings that "
+                "change");
+  a->add_option("--to-url", apps->to_url,
+                "The new server, same forms; a password or db in it is written to every "
+                "setting of the server");
   a->add_flag("--check-prefixes", apps->check_prefixes,
               "Fail when WordPress key prefixes collide (always reported as warnings)");
   a->add_flag("--fix-prefixes", apps->fix_prefixes, "Add a trailing ':' to colliding prefixes");

@@ -21,9 +21,10 @@ cd "$root"
 
 build_deps=(g++ cmake ninja-build pkg-config libcli11-dev libfmt-dev libtomlplusplus-dev
             doctest-dev libmimalloc-dev)
-# chromium renders the HTML report of `keyshift bench compare` in a test (headless).
+# chromium renders the HTML report of `keyshift bench compare` in a test (headless); ruby
+# checks rewritten Rails files (ruby -c).
 test_deps=(redis-server redis-tools python3 python3-redis clang-format procps clang
-           libclang-rt-14-dev nginx php-cli ansible chromium)
+           libclang-rt-14-dev nginx php-cli ansible chromium ruby)
 
 want=("${build_deps[@]}")
 [ "$mode" = test ] && want+=("${test_deps[@]}")

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -153,10 +154,16 @@ std::string unique_run_dir(const std::string& root, const std::string& name) {
   return candidate;
 }
 
-std::string write_manifest(const std::vector<Entry>& entries) {
+std::string write_manifest(const std::vector<Entry>& entries,
+                           const std::vector<std::string>& created_dirs) {
   toml::table root;
   root.insert("version", 1);
   root.insert("tool", "keyshift rewrite");
+  toml::array dirs;
+  for (const std::string& d : created_dirs) {
+    dirs.push_back(d);
+  }
+  root.insert("created_dirs", std::move(dirs));
   toml::array files;
   for (const Entry& e : entries) {
     toml::table t;
@@ -190,6 +197,10 @@ const char* kind_name(FileKind kind) {
       return "ini";
     case FileKind::env:
       return "env";
+    case FileKind::python:
+      return "python";
+    case FileKind::ruby:
+      return "ruby";
     case FileKind::text:
       return "text";
   }
@@ -215,7 +226,65 @@ FileKind kind_from_name(std::string_view name) {
   if (name == "env") {
     return FileKind::env;
   }
+  if (name == "python") {
+    return FileKind::python;
+  }
+  if (name == "ruby") {
+    return FileKind::ruby;
+  }
   return FileKind::text;
+}
+
+// The directories that do not exist yet above each path, outermost first, each once.
+std::vector<std::string> missing_dirs(const std::vector<std::string>& paths) {
+  std::vector<std::string> out;
+  for (const std::string& path : paths) {
+    std::vector<std::string> chain;
+    std::error_code ec;
+    for (fs::path dir = fs::path(path).parent_path(); !dir.empty() && dir != dir.root_path();
+         dir = dir.parent_path()) {
+      if (fs::exists(dir, ec)) {
+        break;
+      }
+      chain.push_back(dir.string());
+    }
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+      if (std::find(out.begin(), out.end(), *it) == out.end()) {
+        out.push_back(*it);
+      }
+    }
+  }
+  return out;
+}
+
+// Removes the directories a run created, innermost first, when they are empty again; a
+// directory that holds something else now is left and named.
+// With `check`, only counts; `gone` lists paths that count as removed already.
+std::vector<std::string> remove_dirs(const std::vector<std::string>& dirs, bool check,
+                                     std::vector<std::string> gone,
+                                     std::vector<std::string>& removed) {
+  std::vector<std::string> kept;
+  for (auto it = dirs.rbegin(); it != dirs.rend(); ++it) {
+    std::error_code ec;
+    if (!fs::is_directory(*it, ec)) {
+      continue;
+    }
+    bool empty = true;
+    for (fs::directory_iterator d(*it, ec), end; !ec && d != end; d.increment(ec)) {
+      std::string child = d->path().string();
+      if (std::find(gone.begin(), gone.end(), child) == gone.end()) {
+        empty = false;
+        break;
+      }
+    }
+    if (!empty || (!check && ::rmdir(it->c_str()) != 0)) {
+      kept.push_back(*it);
+      continue;
+    }
+    gone.push_back(*it);
+    removed.push_back(*it);
+  }
+  return kept;
 }
 
 // Puts every entry back as it was before the run; returns the files it could not restore.
@@ -303,8 +372,14 @@ ApplyResult apply_plan(const RewritePlan& plan, const ApplyOptions& options) {
     }
     entries.push_back(std::move(e));
   }
+  std::vector<std::string> targets;
+  for (const PlannedFile* file : todo) {
+    targets.push_back(file->path);
+  }
+  std::vector<std::string> created_dirs = missing_dirs(targets);
   if (auto error = write_atomic(result.run_dir + "/" + std::string(k_manifest_name),
-                                write_manifest(entries), Meta{::geteuid(), ::getegid(), 0600})) {
+                                write_manifest(entries, created_dirs),
+                                Meta{::geteuid(), ::getegid(), 0600})) {
     result.ok = false;
     result.error = "cannot write the manifest, nothing written: " + *error;
     return result;
@@ -313,6 +388,10 @@ ApplyResult apply_plan(const RewritePlan& plan, const ApplyOptions& options) {
   auto undo = [&](const std::string& why) {
     result.ok = false;
     std::vector<std::string> failures = restore(result.run_dir, done);
+    std::vector<std::string> removed;
+    for (const std::string& kept : remove_dirs(created_dirs, false, {}, removed)) {
+      failures.push_back(fmt::format("{}: cannot remove the directory the run created", kept));
+    }
     result.error = why + (failures.empty() ? "; every file was restored from " + result.run_dir
                                            : "; restoring failed too: " +
                                                  fmt::format("{}", fmt::join(failures, "; ")));
@@ -354,6 +433,14 @@ RollbackResult rollback_run(const std::string& run_dir, bool check, bool force) 
     result.ok = false;
     result.error = fmt::format("{}: no files list", manifest_path);
     return result;
+  }
+  std::vector<std::string> created_dirs;
+  if (const toml::array* dirs = parsed["created_dirs"].as_array()) {
+    for (const toml::node& node : *dirs) {
+      if (auto d = node.value<std::string>()) {
+        created_dirs.push_back(*d);
+      }
+    }
   }
   std::vector<Entry> entries;
   for (const toml::node& node : *files) {
@@ -417,13 +504,35 @@ RollbackResult rollback_run(const std::string& run_dir, bool check, bool force) 
     todo.push_back(e);
     result.restored.push_back(e.path);
   }
+  std::vector<std::string> failures;
   if (!check) {
     // A file the run created is removed: restore() knows this from `existed`.
-    std::vector<std::string> failures = restore(run_dir, todo);
-    if (!failures.empty()) {
-      result.ok = false;
-      result.error = fmt::format("{}", fmt::join(failures, "; "));
+    failures = restore(run_dir, todo);
+  }
+  if (failures.empty()) {
+    // In check mode the files the run created still exist; count them as gone.
+    std::vector<std::string> would_go;
+    if (check) {
+      for (const Entry& e : todo) {
+        if (!e.existed) {
+          would_go.push_back(e.path);
+        }
+      }
     }
+    std::vector<std::string> kept =
+        remove_dirs(created_dirs, check, std::move(would_go), result.removed_dirs);
+    for (const std::string& d : kept) {
+      result.warnings.push_back(
+          fmt::format("{}: the run created this directory; it holds other files now and stays", d));
+    }
+    for (const std::string& d : result.removed_dirs) {
+      result.plan.changes.push_back(
+          Change{d, 0, "", "removed", "", "", fmt::format("directory created by {}", run_dir)});
+    }
+  }
+  if (!failures.empty()) {
+    result.ok = false;
+    result.error = fmt::format("{}", fmt::join(failures, "; "));
   }
   return result;
 }

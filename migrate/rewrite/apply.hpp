@@ -38,13 +38,16 @@ ApplyResult apply_plan(const RewritePlan& plan, const ApplyOptions& options);
 struct RollbackResult {
   bool ok = true;
   std::string error;
-  std::vector<std::string> restored;   ///< files put back (or removed, when the run made them)
-  std::vector<std::string> unchanged;  ///< files already as they were before the run
-  RewritePlan plan;                    ///< the same as a plan, for diffs and the report
+  std::vector<std::string> restored;      ///< files put back (or removed, when the run made them)
+  std::vector<std::string> unchanged;     ///< files already as they were before the run
+  std::vector<std::string> removed_dirs;  ///< directories the run created, removed (or to be)
+  std::vector<std::string> warnings;
+  RewritePlan plan;  ///< the same as a plan, for diffs and the report
 };
 
-/// Restores the files of the run in `run_dir` from its manifest. A file changed since the run
-/// is left alone and reported unless `force`. With `check`, only plans.
+/// Restores the files of the run in `run_dir` from its manifest and removes the directories
+/// the run created (when they hold nothing else). A file changed since the run is left alone
+/// and reported unless `force`. With `check`, only plans.
 RollbackResult rollback_run(const std::string& run_dir, bool check, bool force);
 
 /// The SHA-1 of `bytes` in hex (the manifest's fingerprint of a file's contents).

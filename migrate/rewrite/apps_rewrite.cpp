@@ -1,8 +1,10 @@
 #include "migrate/rewrite/apps_rewrite.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <optional>
 #include <regex>
@@ -17,10 +19,10 @@ const std::vector<AppProfile>& profiles() {
       {"wordpress", {F::wp_config}},
       {"php", {F::php_ini}},
       {"laravel", {F::env}},
-      {"django", {F::env}},
-      {"rails", {F::env}},
+      {"django", {F::env, F::django}},
+      {"rails", {F::env, F::rails}},
       {"nextcloud", {F::nextcloud, F::php_ini}},
-      {"generic", {F::nginx, F::wp_config, F::php_ini, F::env, F::nextcloud}},
+      {"generic", {F::nginx, F::wp_config, F::php_ini, F::env, F::nextcloud, F::django, F::rails}},
   };
   return k_profiles;
 }
@@ -42,8 +44,12 @@ bool moves_tcp(const AppsRewriteOptions& o) {
   return !o.from.host.empty() && o.from.port != 0;
 }
 
+// True when a TCP setting names the old endpoint and that endpoint moves (a password- or
+// database-only change keeps host and port as written).
 bool tcp_matches(const AppsRewriteOptions& o, std::string_view host, int port) {
-  return moves_tcp(o) && same_host(host, o.from.host) && port == o.from.port;
+  const Endpoint& dest = o.tcp_to ? *o.tcp_to : o.to;
+  bool stays = dest.socket.empty() && same_host(host, dest.host) && port == dest.port;
+  return moves_tcp(o) && same_host(host, o.from.host) && port == o.from.port && !stays;
 }
 
 bool is_old_socket(const AppsRewriteOptions& o, std::string_view path) {
@@ -70,6 +76,208 @@ std::string tcp_text(const Endpoint& e) {
   return fmt::format("{}:{}", e.host, e.port);
 }
 
+const Endpoint& tcp_dest(const AppsRewriteOptions& o) {
+  return o.tcp_to ? *o.tcp_to : o.to;
+}
+
+bool is_unreserved(unsigned char c) {
+  return std::isalnum(c) != 0 || c == '-' || c == '.' || c == '_' || c == '~';
+}
+
+std::string pct_encode(std::string_view text) {
+  std::string out;
+  for (unsigned char c : text) {
+    out += is_unreserved(c) ? std::string(1, static_cast<char>(c)) : fmt::format("%{:02X}", c);
+  }
+  return out;
+}
+
+std::string pct_decode(std::string_view text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '%' && i + 2 < text.size() &&
+        std::isxdigit(static_cast<unsigned char>(text[i + 1])) != 0 &&
+        std::isxdigit(static_cast<unsigned char>(text[i + 2])) != 0) {
+      out += static_cast<char>(std::stoi(std::string(text.substr(i + 1, 2)), nullptr, 16));
+      i += 2;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+// A server URL split into the parts a rewrite touches; everything else is kept as written.
+struct ServerUrl {
+  std::string scheme;
+  bool slashes = false;  // "//" after "scheme:"
+  bool socket_form = false;
+  std::string socket;
+  std::string authority_host;  // host[:port] as written (TCP)
+  std::string host;
+  int port = 6379;
+  std::optional<std::string> user;      // encoded, as written
+  std::optional<std::string> password;  // encoded, as written
+  std::optional<std::string> db_path;   // "N" of "/N" (TCP)
+  std::string path_rest;                // anything after "/N" before '?'
+  std::vector<std::pair<std::string, std::optional<std::string>>> query;
+  bool has_query = false;
+
+  std::string render() const {
+    std::string out = scheme + ":" + (slashes ? "//" : "");
+    if (user || password) {
+      out += user.value_or("");
+      out += password ? ":" + *password : "";
+      out += "@";
+    }
+    if (socket_form) {
+      out += socket;
+    } else {
+      out += authority_host;
+      out += db_path ? "/" + *db_path : "";
+      out += path_rest;
+    }
+    if (has_query || !query.empty()) {
+      out += "?";
+      for (size_t i = 0; i < query.size(); ++i) {
+        out += i == 0 ? "" : "&";
+        out += query[i].first;
+        out += query[i].second ? "=" + *query[i].second : "";
+      }
+    }
+    return out;
+  }
+
+  // The index of the first query parameter named one of `names`, or -1.
+  long param(std::initializer_list<std::string_view> names, int nth = 0) const {
+    for (size_t i = 0; i < query.size(); ++i) {
+      for (std::string_view n : names) {
+        if (query[i].first == n && nth-- == 0) {
+          return static_cast<long>(i);
+        }
+      }
+    }
+    return -1;
+  }
+};
+
+std::optional<ServerUrl> parse_server_url(std::string_view url) {
+  ServerUrl u;
+  size_t colon = url.find(':');
+  if (colon == std::string_view::npos) {
+    return std::nullopt;
+  }
+  u.scheme = std::string(url.substr(0, colon));
+  std::string_view rest = url.substr(colon + 1);
+  u.socket_form = u.scheme == "unix" || u.scheme == "redis+socket";
+  if (!u.socket_form && u.scheme != "redis" && u.scheme != "rediss" && u.scheme != "tcp" &&
+      u.scheme != "tls") {
+    return std::nullopt;
+  }
+  if (rest.starts_with("//")) {
+    u.slashes = true;
+    rest.remove_prefix(2);
+  } else if (!u.socket_form) {
+    return std::nullopt;
+  }
+  std::string_view query;
+  if (size_t q = rest.find('?'); q != std::string_view::npos) {
+    query = rest.substr(q + 1);
+    u.has_query = true;
+    rest = rest.substr(0, q);
+  }
+  auto split_userinfo = [&](std::string_view info) {
+    size_t c = info.find(':');
+    u.user = std::string(info.substr(0, c));
+    if (c != std::string_view::npos) {
+      u.password = std::string(info.substr(c + 1));
+    }
+  };
+  if (u.socket_form) {
+    if (!rest.starts_with('/')) {
+      size_t at = rest.find('@');
+      if (at == std::string_view::npos) {
+        return std::nullopt;
+      }
+      split_userinfo(rest.substr(0, at));
+      rest.remove_prefix(at + 1);
+    }
+    if (!rest.starts_with('/')) {
+      return std::nullopt;
+    }
+    u.socket = std::string(rest);
+  } else {
+    size_t slash = rest.find('/');
+    std::string_view authority = rest.substr(0, slash);
+    std::string_view path = slash == std::string_view::npos ? "" : rest.substr(slash + 1);
+    if (size_t at = authority.rfind('@'); at != std::string_view::npos) {
+      split_userinfo(authority.substr(0, at));
+      authority.remove_prefix(at + 1);
+    }
+    u.authority_host = std::string(authority);
+    auto [host, port] = host_port(authority, 6379);
+    u.host = host;
+    u.port = port;
+    if (slash != std::string_view::npos) {
+      size_t digits = path.find_first_not_of("0123456789");
+      if (digits != 0 && !path.empty()) {
+        u.db_path = std::string(path.substr(0, digits));
+        u.path_rest = std::string(digits == std::string_view::npos ? "" : path.substr(digits));
+      } else {
+        u.path_rest = "/" + std::string(path);
+      }
+    }
+  }
+  while (!query.empty()) {
+    size_t amp = query.find('&');
+    std::string_view item = query.substr(0, amp);
+    size_t eq = item.find('=');
+    if (eq == std::string_view::npos) {
+      u.query.emplace_back(std::string(item), std::nullopt);
+    } else {
+      u.query.emplace_back(std::string(item.substr(0, eq)), std::string(item.substr(eq + 1)));
+    }
+    if (amp == std::string_view::npos) {
+      break;
+    }
+    query.remove_prefix(amp + 1);
+  }
+  return u;
+}
+
+bool points_at_server(const AppsRewriteOptions& o, std::string_view socket, std::string_view host,
+                      int port) {
+  if (!socket.empty()) {
+    if (is_old_socket(o, socket) || (!o.to.socket.empty() && socket == o.to.socket)) {
+      return true;
+    }
+    return std::any_of(o.same_server.begin(), o.same_server.end(),
+                       [&](const Endpoint& e) { return e.socket == socket && !e.socket.empty(); });
+  }
+  auto tcp_is = [&](const Endpoint& e) {
+    return !e.host.empty() && e.port != 0 && same_host(host, e.host) && port == e.port;
+  };
+  if (tcp_is(o.from) || tcp_is(o.to) || (o.tcp_to && tcp_is(*o.tcp_to))) {
+    return true;
+  }
+  return std::any_of(o.same_server.begin(), o.same_server.end(), tcp_is);
+}
+
+bool changes_password(const AppsRewriteOptions& o, std::optional<std::string_view> current) {
+  if (!o.to.password) {
+    return false;
+  }
+  std::string now = current ? std::string(*current) : std::string();
+  if (now == *o.to.password) {
+    return false;
+  }
+  return !o.from.password || *o.from.password == now;
+}
+
+bool changes_db(const AppsRewriteOptions& o, int current) {
+  return o.to.db && *o.to.db != current && current == o.from.db.value_or(0);
+}
+
 // One literal in PHP: 'x' or "x"; returns value and the quote, or nullopt.
 struct PhpString {
   char quote = '\'';
@@ -87,6 +295,41 @@ std::optional<PhpString> php_string(std::string_view literal) {
     return std::nullopt;  // escapes or interpolation: left alone
   }
   return PhpString{literal[0], std::string(inner)};
+}
+
+// A .env value holding `value`: kept bare when it is plain, else double-quoted with \\, "
+// and $ escaped (dotenv expands $ in double quotes). `quote` is the quoting the file used.
+std::string env_value(std::string_view value, std::string_view quote) {
+  bool plain = !value.empty() && value.find_first_not_of(
+                                     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklm"
+                                     "nopqrstuvwxyz0123456789_./:@+-") == std::string_view::npos;
+  if (quote == "'" && value.find('\'') == std::string_view::npos) {
+    return fmt::format("'{}'", value);
+  }
+  if (plain && quote.empty()) {
+    return std::string(value);
+  }
+  std::string out = "\"";
+  for (char c : value) {
+    if (c == '\\' || c == '"' || c == '$') {
+      out += '\\';
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+// A PHP string literal holding `value` exactly: single quotes escape \\ and ', double
+// quotes also " and $ (which would interpolate).
+std::string php_literal(char quote, std::string_view value) {
+  std::string out(1, quote);
+  for (char c : value) {
+    if (c == '\\' || c == quote || (quote == '"' && c == '$')) {
+      out += '\\';
+    }
+    out += c;
+  }
+  return out + quote;
 }
 
 std::string php_quote(char quote, std::string_view value) {
@@ -149,6 +392,12 @@ class AppRewriter {
       case AppFormat::nextcloud:
         nextcloud(edit);
         break;
+      case AppFormat::django:
+        url_literals(edit, '#', true, UrlClient::generic);
+        break;
+      case AppFormat::rails:
+        url_literals(edit, '#', !m_file->path.ends_with(".yml"), UrlClient::ruby);
+        break;
       case AppFormat::unknown:
         break;
     }
@@ -175,9 +424,25 @@ class AppRewriter {
                                         std::move(reason)});
   }
 
+  // Why a setting of the server changes: where it moved, and its password and database.
   std::string reason() const {
-    return m_o.to.socket.empty() ? fmt::format("the server now listens on {}", tcp_text(m_o.to))
-                                 : fmt::format("the server's socket is now {}", m_o.to.socket);
+    std::vector<std::string> parts;
+    const Endpoint& dest = tcp_dest(m_o);
+    if (!m_o.to.socket.empty()) {
+      parts.push_back(fmt::format("the server's socket is now {}", m_o.to.socket));
+    }
+    if (dest.socket.empty() && !dest.host.empty() &&
+        (!m_o.from_sockets.empty() ||
+         !(same_host(m_o.from.host, dest.host) && m_o.from.port == dest.port))) {
+      parts.push_back(fmt::format("the server now listens on {}", tcp_text(dest)));
+    }
+    if (m_o.to.password) {
+      parts.push_back("the server's password changes");
+    }
+    if (m_o.to.db) {
+      parts.push_back(fmt::format("database {} moves to {}", m_o.from.db.value_or(0), *m_o.to.db));
+    }
+    return fmt::format("{}", fmt::join(parts, "; "));
   }
 
   // --- nginx: server lines inside upstream blocks ---
@@ -197,12 +462,13 @@ class AppRewriter {
       if (in_upstream && depth == 1 && std::regex_match(line, m, k_server)) {
         std::string address = m[2];
         std::string replaced;
+        const Endpoint& dest = tcp_dest(m_o);
         if (address.starts_with("unix:") && is_old_socket(m_o, address.substr(5))) {
-          replaced = m_o.to.socket.empty() ? tcp_text(m_o.to) : "unix:" + m_o.to.socket;
+          replaced = m_o.to.socket.empty() ? tcp_text(dest) : "unix:" + m_o.to.socket;
         } else if (!address.starts_with("unix:")) {
           auto [host, port] = host_port(address, 80);
           if (tcp_matches(m_o, host, port)) {
-            replaced = m_o.to.socket.empty() ? tcp_text(m_o.to) : "unix:" + m_o.to.socket;
+            replaced = dest.socket.empty() ? tcp_text(dest) : "unix:" + dest.socket;
           }
         }
         if (!replaced.empty() && replaced != address) {
@@ -237,26 +503,143 @@ class AppRewriter {
     change(d.line, d.name, before, line, why);
   }
 
+  void warn(size_t line, const std::string& what) {
+    m_out.plan.warnings.push_back(fmt::format("{}:{}: {}", m_file->path, line + 1, what));
+  }
+
+  // Inserts `text` as a new line after line `after`; returns its index.
+  size_t insert_line(LineEdit& e, size_t after, const std::string& text) {
+    size_t at = e.lines.empty() ? 0 : after + 1;
+    std::string eol = e.lines.empty() ? "\n" : e.eols[after];
+    if (eol.empty()) {
+      eol = "\n";
+      if (!e.lines.empty()) {
+        e.eols[after] = "\n";
+      }
+    }
+    e.lines.insert(e.lines.begin() + static_cast<long>(at), text);
+    e.eols.insert(e.eols.begin() + static_cast<long>(at), eol);
+    // Changes already recorded below the new line move down with their lines.
+    for (Change& c : m_out.plan.changes) {
+      if (c.file == m_file->path && c.line > static_cast<int>(at)) {
+        ++c.line;
+      }
+    }
+    return at;
+  }
+
+  // Quoted URLs (and bare host:port strings) inside a multi-line array constant.
+  void wp_array(LineEdit& e, const std::string& name) {
+    const std::regex k_start("define\\s*\\(\\s*['\"]" + name + "['\"]\\s*,");
+    static const std::regex k_quoted(R"re((['"])([^'"\\]*)\1)re");
+    // A cluster has only database 0: its node URLs never get one.
+    AppsRewriteOptions cluster = m_o;
+    cluster.to.db.reset();
+    for (size_t i = 0; i < e.lines.size(); ++i) {
+      if (!std::regex_search(e.lines[i], k_start)) {
+        continue;
+      }
+      int depth = 0;
+      bool opened = false;
+      for (size_t j = i; j < e.lines.size(); ++j) {
+        std::string& line = e.lines[j];
+        std::string before = line;
+        std::string rebuilt;
+        size_t last = 0;
+        for (auto m = std::sregex_iterator(line.begin(), line.end(), k_quoted);
+             m != std::sregex_iterator(); ++m) {
+          rebuilt += line.substr(last, static_cast<size_t>(m->position(0)) - last);
+          last = static_cast<size_t>(m->position(0) + m->length(0));
+          std::string value = (*m)[2];
+          UrlRewrite r = rewrite_server_url(value, name == "WP_REDIS_CLUSTER" ? cluster : m_o,
+                                            UrlClient::generic);
+          if (r.url && name == "WP_REDIS_CLUSTER" && r.url->starts_with("unix:")) {
+            r.url.reset();
+            r.problem = fmt::format(
+                "{} is a cluster node; a cluster is not reached over a unix "
+                "socket, change it by hand",
+                value);
+          }
+          if (!r.problem.empty()) {
+            warn(j, fmt::format("{}: {}", name, r.problem));
+          } else if (value.find("://") == std::string::npos &&
+                     value.find(':') != std::string::npos && value.find('/') == std::string::npos) {
+            auto [host, port] = host_port(value, 6379);
+            if (tcp_matches(m_o, host, port)) {
+              const Endpoint& dest = tcp_dest(m_o);
+              if (dest.socket.empty()) {
+                r.url = tcp_text(dest);
+              } else {
+                warn(j, fmt::format("{}: {} cannot name a unix socket; change it by hand", name,
+                                    value));
+              }
+            }
+          }
+          rebuilt += r.url ? php_quote((*m)[1].str()[0], *r.url) : (*m)[0].str();
+        }
+        rebuilt += line.substr(last);
+        if (rebuilt != before) {
+          line = rebuilt;
+          change(j, name, before, line, reason());
+        }
+        for (char c : before) {
+          opened = opened || c == '(';
+          depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+        }
+        if (opened && depth <= 0) {
+          break;
+        }
+      }
+    }
+  }
+
   void wp_config(LineEdit& e) {
     static const std::regex k_define(
         R"re(^(\s*define\s*\(\s*(['"])([A-Z0-9_]+)\2\s*,\s*)(.*?)(\s*\)\s*;.*)$)re");
+    static const std::regex k_pair(
+        R"re(^(\[|array\s*\()\s*(['"])([^'"\\]*)\2\s*,\s*(['"])([^'"\\$]*)\4\s*(,\s*)?(\]|\))$)re");
     std::map<std::string, Define> defines;
-    std::vector<std::string> order;
     size_t last_redis_line = 0;
     bool any_redis = false;
-    for (size_t i = 0; i < e.lines.size(); ++i) {
-      std::smatch m;
-      if (!std::regex_match(e.lines[i], m, k_define)) {
-        continue;
+    auto scan = [&]() {
+      defines.clear();
+      for (size_t i = 0; i < e.lines.size(); ++i) {
+        std::smatch m;
+        if (!std::regex_match(e.lines[i], m, k_define)) {
+          continue;
+        }
+        Define d{i, m[3], m[4], php_string(m[4].str()), m.position(4)};
+        if (d.name.starts_with("WP_REDIS_") || d.name == "WP_CACHE_KEY_SALT" ||
+            d.name.starts_with("RT_WP_NGINX_HELPER_REDIS_")) {
+          last_redis_line = i;
+          any_redis = true;
+        }
+        defines[d.name] = d;
       }
-      Define d{i, m[3], m[4], php_string(m[4].str()), m.position(4)};
-      if (d.name.starts_with("WP_REDIS_") || d.name == "WP_CACHE_KEY_SALT" ||
-          d.name.starts_with("RT_WP_NGINX_HELPER_REDIS_")) {
-        last_redis_line = i;
+    };
+    static const std::regex k_redis_start(R"re(define\s*\(\s*['"]WP_REDIS_)re");
+    auto scan_all = [&]() {
+      scan();
+      // Multi-line defines (arrays) do not match k_define; they still mark a Redis site, and
+      // added constants go after their last line.
+      for (size_t i = 0; i < e.lines.size(); ++i) {
+        if (!std::regex_search(e.lines[i], k_redis_start)) {
+          continue;
+        }
         any_redis = true;
+        int depth = 0;
+        for (size_t j = i; j < e.lines.size(); ++j) {
+          for (char c : e.lines[j]) {
+            depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+          }
+          if (depth <= 0) {
+            last_redis_line = std::max(last_redis_line, j);
+            break;
+          }
+        }
       }
-      defines[d.name] = d;
-    }
+    };
+    scan_all();
     auto text_of = [&](const std::string& name) -> std::optional<std::string> {
       auto it = defines.find(name);
       if (it == defines.end() || !it->second.text) {
@@ -271,6 +654,21 @@ class AppRewriter {
       }
       return it->second.text ? it->second.text->value : it->second.raw;
     };
+    auto add_define = [&](const std::string& name, const std::string& value_php,
+                          const std::string& why = {}) {
+      std::string text = fmt::format("define( '{}', {} );", name, value_php);
+      size_t at = insert_line(e, last_redis_line, text);
+      change(at, name, "", text, why.empty() ? reason() : why, "added");
+      scan_all();
+    };
+    // Where the site connects now, before anything moves (Redis Object Cache's defaults).
+    std::string scheme = raw_of("WP_REDIS_SCHEME").empty() ? "tcp" : raw_of("WP_REDIS_SCHEME");
+    std::string host = text_of("WP_REDIS_HOST").value_or("127.0.0.1");
+    int port = to_int(raw_of("WP_REDIS_PORT").empty() ? "6379" : raw_of("WP_REDIS_PORT"), -1);
+    std::string socket = scheme == "unix"        ? text_of("WP_REDIS_PATH").value_or("")
+                         : host.starts_with('/') ? host
+                                                 : "";
+    bool on_server = any_redis && points_at_server(m_o, socket, host, port);
     // Socket paths in any constant that holds one.
     for (const char* name :
          {"WP_REDIS_PATH", "WP_REDIS_HOST", "RT_WP_NGINX_HELPER_REDIS_UNIX_SOCKET",
@@ -283,75 +681,117 @@ class AppRewriter {
         set_define(e, defines[name], *url, reason());
       }
     }
-    // URLs inside WP_REDIS_SERVERS / SHARDS / CLUSTER arrays.
     for (const char* name : {"WP_REDIS_SERVERS", "WP_REDIS_SHARDS", "WP_REDIS_CLUSTER"}) {
-      auto it = defines.find(name);
-      if (it == defines.end()) {
-        continue;
+      wp_array(e, name);
+    }
+    if (defines.count("WP_REDIS_SENTINEL") != 0 && moves_tcp(m_o)) {
+      warn(defines["WP_REDIS_SENTINEL"].line,
+           "WP_REDIS_SENTINEL: the site finds its server through Sentinel; point the Sentinels "
+           "at the new server");
+    }
+    if (any_redis && !socket.empty() && is_old_socket(m_o, socket) && m_o.to.socket.empty()) {
+      // Socket to TCP: the unix scheme goes (or the socket path in WP_REDIS_HOST, phpredis'
+      // form), host and port name the new server.
+      const Endpoint& dest = tcp_dest(m_o);
+      if (scheme == "unix") {
+        set_define(e, defines["WP_REDIS_SCHEME"], "tcp", reason());
       }
-      std::string& line = e.lines[it->second.line];
-      std::string before = line;
-      static const std::regex k_quoted(R"re((['"])([a-z+]+:[^'"]*)\1)re");
-      std::string rebuilt;
-      auto begin = std::sregex_iterator(line.begin(), line.end(), k_quoted);
-      size_t last = 0;
-      for (auto m = begin; m != std::sregex_iterator(); ++m) {
-        rebuilt += line.substr(last, static_cast<size_t>(m->position(0)) - last);
-        auto url = rewrite_endpoint_url((*m)[2].str(), m_o);
-        rebuilt += url ? php_quote((*m)[1].str()[0], *url) : (*m)[0].str();
-        last = static_cast<size_t>(m->position(0) + m->length(0));
+      if (defines.count("WP_REDIS_HOST") != 0) {
+        set_define(e, defines["WP_REDIS_HOST"], dest.host, reason());
+      } else {
+        add_define("WP_REDIS_HOST", php_quote('\'', dest.host));
       }
-      rebuilt += line.substr(last);
-      if (rebuilt != before) {
-        line = rebuilt;
-        change(it->second.line, name, before, line, reason());
+      if (defines.count("WP_REDIS_PORT") != 0) {
+        Define& d = defines["WP_REDIS_PORT"];
+        std::string before = e.lines[d.line];
+        e.lines[d.line].replace(static_cast<size_t>(d.value_pos), d.raw.size(),
+                                std::to_string(dest.port));
+        change(d.line, d.name, before, e.lines[d.line], reason());
+        scan_all();
+      } else {
+        add_define("WP_REDIS_PORT", std::to_string(dest.port));
       }
     }
-    std::string scheme = raw_of("WP_REDIS_SCHEME");
     bool unix_scheme = scheme == "unix";
-    if (any_redis && moves_tcp(m_o) && !unix_scheme) {
-      std::string host = text_of("WP_REDIS_HOST").value_or("127.0.0.1");
-      int port = to_int(raw_of("WP_REDIS_PORT").empty() ? "6379" : raw_of("WP_REDIS_PORT"), -1);
-      if (tcp_matches(m_o, host, port)) {
-        if (m_o.to.socket.empty()) {
-          if (defines.count("WP_REDIS_HOST") != 0 && host != m_o.to.host) {
-            set_define(e, defines["WP_REDIS_HOST"], m_o.to.host, reason());
-          }
-          if (defines.count("WP_REDIS_PORT") != 0 && port != m_o.to.port) {
-            Define& d = defines["WP_REDIS_PORT"];
-            std::string before = e.lines[d.line];
-            e.lines[d.line].replace(static_cast<size_t>(d.value_pos), d.raw.size(),
-                                    std::to_string(m_o.to.port));
-            change(d.line, d.name, before, e.lines[d.line], reason());
-          }
-        } else {
-          // Moving to a socket: Redis Object Cache reads WP_REDIS_PATH when the scheme is unix.
-          std::vector<std::string> added;
-          if (defines.count("WP_REDIS_SCHEME") != 0) {
-            set_define(e, defines["WP_REDIS_SCHEME"], "unix", reason());
-          } else {
-            added.push_back("define( 'WP_REDIS_SCHEME', 'unix' );");
-          }
-          if (defines.count("WP_REDIS_PATH") != 0) {
-            set_define(e, defines["WP_REDIS_PATH"], m_o.to.socket, reason());
-          } else {
-            added.push_back(fmt::format("define( 'WP_REDIS_PATH', '{}' );", m_o.to.socket));
-          }
-          for (size_t k = 0; k < added.size(); ++k) {
-            size_t at = last_redis_line + 1 + k;
-            e.lines.insert(e.lines.begin() + static_cast<long>(at), added[k]);
-            e.eols.insert(e.eols.begin() + static_cast<long>(at), e.eols[last_redis_line]);
-            change(at, added[k].substr(9, 15), "", added[k], reason(), "added");
-          }
-          // Later defines moved down; prefix bookkeeping below re-reads positions.
-          if (!added.empty()) {
-            for (auto& [name, d] : defines) {
-              if (d.line > last_redis_line) {
-                d.line += added.size();
-              }
-            }
-          }
+    if (any_redis && moves_tcp(m_o) && !unix_scheme && !host.starts_with('/') &&
+        tcp_matches(m_o, host, port)) {
+      const Endpoint& dest = tcp_dest(m_o);
+      if (dest.socket.empty()) {
+        if (defines.count("WP_REDIS_HOST") != 0 && host != dest.host) {
+          set_define(e, defines["WP_REDIS_HOST"], dest.host, reason());
         }
+        if (defines.count("WP_REDIS_PORT") != 0 && port != dest.port) {
+          Define& d = defines["WP_REDIS_PORT"];
+          std::string before = e.lines[d.line];
+          e.lines[d.line].replace(static_cast<size_t>(d.value_pos), d.raw.size(),
+                                  std::to_string(dest.port));
+          change(d.line, d.name, before, e.lines[d.line], reason());
+        } else if (defines.count("WP_REDIS_PORT") == 0 && port != dest.port) {
+          add_define("WP_REDIS_PORT", std::to_string(dest.port));
+        }
+      } else {
+        // Moving to a socket: Redis Object Cache reads WP_REDIS_PATH when the scheme is unix.
+        if (defines.count("WP_REDIS_SCHEME") != 0) {
+          set_define(e, defines["WP_REDIS_SCHEME"], "unix", reason());
+        } else {
+          add_define("WP_REDIS_SCHEME", "'unix'");
+        }
+        if (defines.count("WP_REDIS_PATH") != 0) {
+          set_define(e, defines["WP_REDIS_PATH"], dest.socket, reason());
+        } else {
+          add_define("WP_REDIS_PATH", php_quote('\'', dest.socket));
+        }
+      }
+    }
+    if (on_server) {
+      // The database: an integer or a quoted number.
+      auto db_it = defines.find("WP_REDIS_DATABASE");
+      std::string db_raw = raw_of("WP_REDIS_DATABASE");
+      int db = db_it == defines.end() ? 0 : to_int(db_raw, -1);
+      if (db_it != defines.end() && db < 0 && m_o.to.db) {
+        warn(db_it->second.line, "WP_REDIS_DATABASE is not a number; set it by hand");
+      } else if (changes_db(m_o, db)) {
+        std::string value = std::to_string(*m_o.to.db);
+        if (db_it == defines.end()) {
+          add_define("WP_REDIS_DATABASE", value, "the site's database moves");
+        } else {
+          Define& d = db_it->second;
+          std::string before = e.lines[d.line];
+          e.lines[d.line].replace(static_cast<size_t>(d.value_pos), d.raw.size(),
+                                  d.text ? php_quote(d.text->quote, value) : value);
+          change(d.line, d.name, before, e.lines[d.line], "the site's database moves", "db");
+          scan_all();
+        }
+      }
+      // The password: a string, or the ACL pair ['user', 'password'].
+      auto pw_it = defines.find("WP_REDIS_PASSWORD");
+      if (pw_it == defines.end()) {
+        if (changes_password(m_o, std::nullopt)) {
+          add_define("WP_REDIS_PASSWORD", php_literal('\'', *m_o.to.password),
+                     "the server's password changes");
+        }
+      } else if (pw_it->second.text) {
+        if (changes_password(m_o, pw_it->second.text->value)) {
+          Define& d = pw_it->second;
+          std::string before = e.lines[d.line];
+          e.lines[d.line].replace(static_cast<size_t>(d.value_pos), d.raw.size(),
+                                  php_literal(d.text->quote, *m_o.to.password));
+          change(d.line, d.name, before, e.lines[d.line], "the server's password changes",
+                 "password");
+        }
+      } else if (std::smatch m; std::regex_match(pw_it->second.raw, m, k_pair)) {
+        if (changes_password(m_o, m[5].str())) {
+          Define& d = pw_it->second;
+          std::string before = e.lines[d.line];
+          std::string pair = m[1].str() + " " + php_quote(m[2].str()[0], m[3].str()) + ", " +
+                             php_literal(m[4].str()[0], *m_o.to.password) + " " + m[7].str();
+          e.lines[d.line].replace(static_cast<size_t>(d.value_pos), d.raw.size(), pair);
+          change(d.line, d.name, before, e.lines[d.line], "the server's password changes",
+                 "password");
+        }
+      } else if (m_o.to.password) {
+        warn(pw_it->second.line,
+             "WP_REDIS_PASSWORD is an expression; set the new password by hand");
       }
     }
     WpSite site;
@@ -370,6 +810,53 @@ class AppRewriter {
     }
     if (any_redis) {
       m_sites.push_back(site);
+    }
+  }
+
+  // --- Django settings.py, Rails config/*.yml and *.rb: server URLs wherever they are ---
+  // URLs in string literals (and, in YAML, bare values); comment lines are left alone.
+  // Celery/kombu reach a socket only through redis+socket://, so a TCP URL of a broker or
+  // result backend that would move to a socket is reported instead of rewritten.
+  void url_literals(LineEdit& e, char comment, bool quoted_only, UrlClient client) {
+    static const std::regex k_quoted(R"re((['"])((?:rediss?|unix|redis\+socket)://[^'"\s]*)\1)re");
+    static const std::regex k_bare(R"re(((?:rediss?|unix|redis\+socket)://[^'"\s#,}\]]*))re");
+    static const std::regex k_celery(R"re(BROKER|CELERY|RESULT_BACKEND|broker|celery)re");
+    for (size_t i = 0; i < e.lines.size(); ++i) {
+      std::string& line = e.lines[i];
+      size_t first = line.find_first_not_of(" \t");
+      if (first == std::string::npos || line[first] == comment) {
+        continue;
+      }
+      std::string before = line;
+      bool celery = client == UrlClient::generic && std::regex_search(line, k_celery);
+      std::string rebuilt;
+      size_t last = 0;
+      const std::regex& pattern = quoted_only ? k_quoted : k_bare;
+      size_t group = quoted_only ? 2 : 1;
+      for (auto m = std::sregex_iterator(line.begin(), line.end(), pattern);
+           m != std::sregex_iterator(); ++m) {
+        size_t at = static_cast<size_t>(m->position(static_cast<int>(group)));
+        std::string url = (*m)[static_cast<int>(group)];
+        rebuilt += line.substr(last, at - last);
+        last = at + url.size();
+        UrlRewrite r = rewrite_server_url(url, m_o, client);
+        if (r.url && celery && r.url->starts_with("unix:") && !url.starts_with("unix:")) {
+          r.problem = fmt::format(
+              "a Celery URL reaches a unix socket only as "
+              "redis+socket://{}; change it by hand",
+              m_o.to.socket);
+          r.url.reset();
+        }
+        if (!r.problem.empty()) {
+          warn(i, r.problem);
+        }
+        rebuilt += r.url.value_or(url);
+      }
+      rebuilt += line.substr(last);
+      if (rebuilt != before) {
+        line = rebuilt;
+        change(i, "url", before, line, reason());
+      }
     }
   }
 
@@ -399,7 +886,20 @@ class AppRewriter {
         size_t lead = item.find_first_not_of(' ');
         std::string pad = lead == std::string::npos ? item : item.substr(0, lead);
         std::string body = lead == std::string::npos ? "" : item.substr(lead);
-        auto url = rewrite_endpoint_url(body, m_o);
+        // phpredis also takes a bare host:port: it becomes a URL when it moves.
+        std::string url_body = body;
+        if (!body.empty() && body.find("://") == std::string::npos && body[0] != '/' &&
+            !body.starts_with("unix:") && body.find(':') != std::string::npos) {
+          url_body = "tcp://" + body;
+        }
+        UrlRewrite r = rewrite_server_url(url_body, m_o, UrlClient::phpredis);
+        if (!r.url && url_body != body) {
+          r.problem.clear();
+        }
+        if (!r.problem.empty()) {
+          warn(i, "session.save_path: " + r.problem);
+        }
+        std::optional<std::string>& url = r.url;
         if (url && url->starts_with("redis://")) {
           *url = "tcp://" + url->substr(8);  // phpredis session URLs are tcp://
         }
@@ -444,13 +944,14 @@ class AppRewriter {
       }
       vars[m[2]] = Var{i, value, quote, m.position(4), static_cast<size_t>(m.length(4))};
     }
-    auto set = [&](const std::string& name, const std::string& value) {
+    auto set = [&](const std::string& name, const std::string& value, bool quoted = false,
+                   const std::string& why = {}, const std::string& action = "endpoint") {
       Var& v = vars[name];
       std::string before = e.lines[v.line];
-      std::string written = v.quote + value + v.quote;
+      std::string written = quoted ? value : v.quote + value + v.quote;
       e.lines[v.line].replace(static_cast<size_t>(v.pos), v.length, written);
       v.length = written.size();
-      change(v.line, name, before, e.lines[v.line], reason());
+      change(v.line, name, before, e.lines[v.line], why.empty() ? reason() : why, action);
     };
     for (auto& [name, var] : vars) {
       if (var.value.empty()) {
@@ -461,7 +962,11 @@ class AppRewriter {
           (name.find("REDIS") != std::string::npos || name.find("CACHE") != std::string::npos) &&
           (name.ends_with("SOCKET") || name.ends_with("PATH") || name.ends_with("HOST"));
       if (url_like || (socket_var && var.value.starts_with('/'))) {
-        if (auto url = rewrite_endpoint_url(var.value, m_o)) {
+        UrlRewrite r = rewrite_server_url(var.value, m_o, UrlClient::generic);
+        if (!r.problem.empty()) {
+          warn(var.line, name + ": " + r.problem);
+        }
+        if (auto url = r.url) {
           if (var.value.starts_with('/') && m_o.to.socket.empty()) {
             continue;  // a socket path variable cannot hold host:port
           }
@@ -469,29 +974,75 @@ class AppRewriter {
         }
       }
     }
-    // host/port pairs: REDIS_HOST + REDIS_PORT (and APP_REDIS_HOST + APP_REDIS_PORT, ...).
-    if (moves_tcp(m_o)) {
-      for (auto& [name, var] : vars) {
-        if (!name.ends_with("REDIS_HOST")) {
-          continue;
-        }
-        std::string port_name = name.substr(0, name.size() - 4) + "PORT";
-        auto port = vars.find(port_name);
-        int port_value = port == vars.end() ? 6379 : to_int(port->second.value, -1);
-        if (!tcp_matches(m_o, var.value, port_value)) {
-          continue;
-        }
-        if (m_o.to.socket.empty()) {
-          set(name, m_o.to.host);
+    // host/port pairs: REDIS_HOST + REDIS_PORT (and APP_REDIS_HOST + APP_REDIS_PORT, ...),
+    // with their REDIS_PASSWORD and REDIS_DB.
+    std::vector<std::string> hosts;
+    for (auto& [name, var] : vars) {
+      if (name.ends_with("REDIS_HOST")) {
+        hosts.push_back(name);
+      }
+    }
+    for (const std::string& name : hosts) {
+      std::string stem = name.substr(0, name.size() - 4);
+      std::string host = vars[name].value;
+      auto port = vars.find(stem + "PORT");
+      int port_value = port == vars.end() ? 6379 : to_int(port->second.value, -1);
+      bool on_server = host.starts_with('/') ? points_at_server(m_o, host, "", 0)
+                                             : points_at_server(m_o, "", host, port_value);
+      if (!host.starts_with('/') && tcp_matches(m_o, host, port_value)) {
+        const Endpoint& dest = tcp_dest(m_o);
+        if (dest.socket.empty()) {
+          set(name, dest.host);
           if (port != vars.end()) {
-            set(port_name, std::to_string(m_o.to.port));
+            set(stem + "PORT", std::to_string(dest.port));
           }
         } else {
           // phpredis (Laravel) takes a socket path as host with port 0.
-          set(name, m_o.to.socket);
+          set(name, dest.socket);
           if (port != vars.end()) {
-            set(port_name, "0");
+            set(stem + "PORT", "0");
           }
+        }
+      } else if (host.starts_with('/') && is_old_socket(m_o, host) && m_o.to.socket.empty()) {
+        const Endpoint& dest = tcp_dest(m_o);
+        set(name, dest.host);
+        if (port != vars.end()) {
+          set(stem + "PORT", std::to_string(dest.port));
+        }
+      }
+      if (!on_server) {
+        continue;
+      }
+      size_t anchor =
+          port != vars.end() ? std::max(port->second.line, vars[name].line) : vars[name].line;
+      auto add = [&](const std::string& var_name, const std::string& value, const char* why) {
+        std::string text = var_name + "=" + value;
+        size_t at = insert_line(e, anchor, text);
+        for (auto& [other, v] : vars) {
+          v.line += v.line >= at ? 1 : 0;
+        }
+        change(at, var_name, "", text, why, "added");
+      };
+      auto pw = vars.find(stem + "PASSWORD");
+      std::optional<std::string> current;
+      if (pw != vars.end() && pw->second.value != "null" && !pw->second.value.empty()) {
+        current = pw->second.value;
+      }
+      if (changes_password(m_o, current)) {
+        std::string value = env_value(*m_o.to.password, pw == vars.end() ? "" : pw->second.quote);
+        if (pw == vars.end()) {
+          add(stem + "PASSWORD", value, "the server's password changes");
+        } else {
+          set(stem + "PASSWORD", value, true, "the server's password changes", "password");
+        }
+      }
+      auto db = vars.find(stem + "DB");
+      int db_value = db == vars.end() ? 0 : to_int(db->second.value, -1);
+      if (changes_db(m_o, db_value)) {
+        if (db == vars.end()) {
+          add(stem + "DB", std::to_string(*m_o.to.db), "the app's database moves");
+        } else {
+          set(stem + "DB", std::to_string(*m_o.to.db), false, "the app's database moves", "db");
         }
       }
     }
@@ -513,6 +1064,17 @@ class AppRewriter {
     std::string host_suffix;
     std::string port_prefix;
     std::string port_suffix;
+    static const std::regex k_password(
+        R"re(^(\s*['"]password['"]\s*=>\s*)(['"][^'"]*['"])(.*)$)re");
+    static const std::regex k_dbindex(R"re(^(\s*['"]dbindex['"]\s*=>\s*)(['"]?-?\d+['"]?)(.*)$)re");
+    std::optional<size_t> password_line;
+    std::optional<PhpString> password;
+    std::string password_prefix;
+    std::string password_suffix;
+    std::optional<size_t> db_line;
+    std::string db;
+    std::string db_prefix;
+    std::string db_suffix;
     for (size_t i = 0; i < e.lines.size(); ++i) {
       const std::string& line = e.lines[i];
       if (!inside && std::regex_search(line, k_start)) {
@@ -533,6 +1095,16 @@ class AppRewriter {
         port_line = i;
         port_prefix = m[1];
         port_suffix = m[3];
+      } else if (depth == 1 && std::regex_match(line, m, k_password)) {
+        password_line = i;
+        password = php_string(m[2].str());
+        password_prefix = m[1];
+        password_suffix = m[3];
+      } else if (depth == 1 && std::regex_match(line, m, k_dbindex)) {
+        db_line = i;
+        db = m[2].str();
+        db_prefix = m[1];
+        db_suffix = m[3];
       }
       for (char c : line) {
         opened = opened || c == '[' || c == '(';
@@ -551,6 +1123,20 @@ class AppRewriter {
       change(host_line, "redis.host", before, e.lines[host_line], reason());
     };
     auto set_port = [&](int value) {
+      if (port < 0 && value != 6379 && value != 0) {
+        // No 'port' line: Nextcloud's default 6379 would be wrong.
+        std::string indent = host_prefix.substr(0, host_prefix.find_first_not_of(" \t"));
+        std::string text = fmt::format("{0}{1}port{1} => {2},", indent, host->quote, value);
+        size_t at = insert_line(e, host_line, text);
+        if (password_line && *password_line >= at) {
+          ++*password_line;
+        }
+        if (db_line && *db_line >= at) {
+          ++*db_line;
+        }
+        change(at, "redis.port", "", text, reason(), "added");
+        return;
+      }
       if (port < 0 || port == value) {
         return;
       }
@@ -558,15 +1144,73 @@ class AppRewriter {
       e.lines[port_line] = port_prefix + std::to_string(value) + port_suffix;
       change(port_line, "redis.port", before, e.lines[port_line], reason());
     };
-    if (is_old_socket(m_o, host->value) && !m_o.to.socket.empty()) {
-      set_host(m_o.to.socket);
-    } else if (tcp_matches(m_o, host->value, port < 0 ? 6379 : port)) {
-      if (m_o.to.socket.empty()) {
-        set_host(m_o.to.host);
-        set_port(m_o.to.port);
-      } else {
+    bool socket = host->value.starts_with('/');
+    bool on_server = socket ? points_at_server(m_o, host->value, "", 0)
+                            : points_at_server(m_o, "", host->value, port < 0 ? 6379 : port);
+    if (socket && is_old_socket(m_o, host->value)) {
+      if (!m_o.to.socket.empty()) {
         set_host(m_o.to.socket);
+      } else {
+        set_host(tcp_dest(m_o).host);
+        set_port(tcp_dest(m_o).port);
+      }
+    } else if (!socket && tcp_matches(m_o, host->value, port < 0 ? 6379 : port)) {
+      const Endpoint& dest = tcp_dest(m_o);
+      if (dest.socket.empty()) {
+        set_host(dest.host);
+        set_port(dest.port);
+      } else {
+        set_host(dest.socket);
         set_port(0);
+      }
+    }
+    if (!on_server) {
+      return;
+    }
+    std::string indent = host_prefix.substr(0, host_prefix.find_first_not_of(" \t"));
+    char quote = host->quote;
+    size_t added = 0;
+    auto add = [&](const std::string& text, const std::string& what, const char* why) {
+      size_t at = insert_line(e, host_line + added, text);
+      ++added;
+      change(at, what, "", text, why, "added");
+    };
+    std::optional<std::string> current;
+    if (password && !password->value.empty()) {
+      current = password->value;
+    }
+    if (password_line && !password) {
+      if (m_o.to.password) {
+        warn(*password_line, "redis.password is an expression; set the new password by hand");
+      }
+    } else if (changes_password(m_o, current)) {
+      std::string literal = php_literal(password ? password->quote : quote, *m_o.to.password);
+      if (password_line) {
+        size_t at = *password_line + (*password_line > host_line ? added : 0);
+        std::string before = e.lines[at];
+        e.lines[at] = password_prefix + literal + password_suffix;
+        change(at, "redis.password", before, e.lines[at], "the server's password changes",
+               "password");
+      } else {
+        add(fmt::format("{}{}password{} => {},", indent, quote, quote, literal), "redis.password",
+            "the server's password changes");
+      }
+    }
+    int db_value =
+        db_line
+            ? to_int(db.starts_with('\'') || db.starts_with('"') ? db.substr(1, db.size() - 2) : db,
+                     -1)
+            : 0;
+    if (changes_db(m_o, db_value)) {
+      std::string value = std::to_string(*m_o.to.db);
+      if (db_line) {
+        size_t at = *db_line + (*db_line > host_line ? added : 0);
+        std::string before = e.lines[at];
+        e.lines[at] = db_prefix + value + db_suffix;
+        change(at, "redis.dbindex", before, e.lines[at], "the app's database moves", "db");
+      } else {
+        add(fmt::format("{}{}dbindex{} => {},", indent, quote, quote, value), "redis.dbindex",
+            "the app's database moves");
       }
     }
   }
@@ -591,6 +1235,10 @@ std::string_view app_format_name(AppFormat format) {
       return "env";
     case AppFormat::nextcloud:
       return "nextcloud";
+    case AppFormat::django:
+      return "django";
+    case AppFormat::rails:
+      return "rails";
     case AppFormat::unknown:
       return "unknown";
   }
@@ -614,11 +1262,34 @@ std::vector<std::string> app_profile_names() {
   return out;
 }
 
+namespace {
+
+bool is_django_settings(std::string_view path) {
+  std::string_view name = basename(path);
+  return name.ends_with(".py") && (name.find("settings") != std::string_view::npos ||
+                                   path.find("/settings/") != std::string_view::npos);
+}
+
+// config/cable.yml, sidekiq.yml, redis.yml, environments/*.rb, initializers/*.rb.
+bool is_rails_config(std::string_view path) {
+  std::string_view name = basename(path);
+  if (path.find("config/") == std::string_view::npos) {
+    return false;
+  }
+  if (name == "cable.yml" || name == "sidekiq.yml" || name == "redis.yml" || name == "cache.yml") {
+    return true;
+  }
+  return name.ends_with(".rb") && (path.find("config/environments/") != std::string_view::npos ||
+                                   path.find("config/initializers/") != std::string_view::npos);
+}
+
+}  // namespace
+
 bool is_app_candidate(std::string_view path) {
   std::string_view name = basename(path);
   return name == "wp-config.php" || name == "config.php" || name == ".env" ||
          name.starts_with(".env.") || name.ends_with(".env") || name.ends_with(".ini") ||
-         name.ends_with(".conf");
+         name.ends_with(".conf") || is_django_settings(path) || is_rails_config(path);
 }
 
 AppFormat classify_app_file(std::string_view path, std::string_view contents,
@@ -635,6 +1306,10 @@ AppFormat classify_app_file(std::string_view path, std::string_view contents,
   } else if (contents.find("session.save_path") != std::string_view::npos &&
              (name.ends_with(".ini") || name.ends_with(".conf"))) {
     format = AppFormat::php_ini;
+  } else if (is_django_settings(path)) {
+    format = AppFormat::django;
+  } else if (is_rails_config(path)) {
+    format = AppFormat::rails;
   } else if (name.ends_with(".conf") &&
              std::regex_search(std::string(contents),
                                std::regex(R"re((^|\n)\s*upstream\s+\S+\s*\{)re"))) {
@@ -646,90 +1321,199 @@ AppFormat classify_app_file(std::string_view path, std::string_view contents,
   return format;
 }
 
-std::optional<std::string> rewrite_endpoint_url(std::string_view url, const AppsRewriteOptions& o) {
-  const Endpoint& to = o.to;
+UrlRewrite rewrite_server_url(std::string_view url, const AppsRewriteOptions& o, UrlClient client) {
+  UrlRewrite out;
   // A bare socket path.
   if (url.starts_with('/')) {
-    if (is_old_socket(o, url) && !to.socket.empty()) {
-      return to.socket;
+    if (is_old_socket(o, url) && !o.to.socket.empty()) {
+      out.url = o.to.socket;
+    } else if (is_old_socket(o, url)) {
+      out.problem =
+          fmt::format("{} is a socket path; the new server is at {}", url, tcp_text(tcp_dest(o)));
     }
-    return std::nullopt;
+    return out;
   }
-  size_t scheme_end = url.find(':');
-  if (scheme_end == std::string_view::npos) {
-    return std::nullopt;
+  auto parsed = parse_server_url(url);
+  if (!parsed) {
+    return out;
   }
-  std::string scheme(url.substr(0, scheme_end));
-  std::string_view rest = url.substr(scheme_end + 1);
-  // unix:/path and unix:///path, redis+socket:///path; keep user info and query.
-  if (scheme == "unix" || scheme == "redis+socket") {
-    std::string_view path = rest;
-    std::string head = scheme + ":";
-    if (path.starts_with("//")) {
-      path.remove_prefix(2);
-      head += "//";
+  ServerUrl u = std::move(*parsed);
+  bool tls = u.scheme == "rediss" || u.scheme == "tls";
+  bool php = client == UrlClient::phpredis || u.scheme == "tcp" || u.scheme == "tls";
+  if (u.socket_form) {
+    if (!points_at_server(o, u.socket, "", 0)) {
+      return out;
     }
-    std::string auth;
-    if (size_t at = path.find('@'); at != std::string_view::npos && !path.starts_with('/')) {
-      auth = std::string(path.substr(0, at + 1));
-      path.remove_prefix(at + 1);
+    if (is_old_socket(o, u.socket)) {
+      if (!o.to.socket.empty()) {
+        u.socket = o.to.socket;
+      } else {
+        // Socket to TCP: the query's db moves into the path for redis:// clients.
+        const Endpoint& dest = tcp_dest(o);
+        u.socket_form = false;
+        u.slashes = true;
+        u.authority_host = tcp_text(dest);
+        u.host = dest.host;
+        u.port = dest.port;
+        if (php && u.scheme == "unix") {
+          u.scheme = "tcp";
+        } else {
+          u.scheme = "redis";
+          if (long i = u.param({"db"}); i >= 0 && u.query[static_cast<size_t>(i)].second) {
+            u.db_path = *u.query[static_cast<size_t>(i)].second;
+            u.query.erase(u.query.begin() + i);
+            u.has_query = !u.query.empty();
+          }
+        }
+      }
     }
-    size_t query = path.find_first_of("?");
-    std::string_view socket = path.substr(0, query);
-    std::string tail = query == std::string_view::npos ? "" : std::string(path.substr(query));
-    if (!is_old_socket(o, socket)) {
+  } else {
+    if (!points_at_server(o, "", u.host, u.port)) {
+      return out;
+    }
+    if (tcp_matches(o, u.host, u.port)) {
+      const Endpoint& dest = tcp_dest(o);
+      if (dest.socket.empty()) {
+        u.authority_host = tcp_text(dest);
+        u.host = dest.host;
+        u.port = dest.port;
+      } else if (tls) {
+        out.problem =
+            fmt::format("{}://{}: TLS does not go over a unix socket; point it at {} by hand",
+                        u.scheme, u.authority_host, dest.socket);
+        return out;
+      } else if (client == UrlClient::ruby) {
+        out.problem = fmt::format(
+            "{}://{}: Ruby's redis-client takes only redis:// and rediss:// URLs; give it "
+            "path: '{}' instead",
+            u.scheme, u.authority_host, dest.socket);
+        return out;
+      } else {
+        // redis://[auth@]host:port/DB?q -> unix://[auth@]/socket?db=DB&q (redis-py's form).
+        u.socket_form = true;
+        u.socket = dest.socket;
+        u.scheme = "unix";
+        u.slashes = true;
+        if (u.db_path) {
+          u.query.insert(u.query.begin(), {php ? "database" : "db", *u.db_path});
+          u.db_path.reset();
+        }
+        u.path_rest.clear();
+      }
+    }
+  }
+  // The database.
+  std::initializer_list<std::string_view> db_names = {"db", "database"};
+  long db_param = u.param(db_names);
+  std::optional<std::string> db_text =
+      u.db_path ? u.db_path
+                : (db_param >= 0 ? u.query[static_cast<size_t>(db_param)].second : std::nullopt);
+  int db = db_text ? to_int(*db_text, -1) : 0;
+  if (changes_db(o, db)) {
+    std::string value = std::to_string(*o.to.db);
+    if (u.db_path) {
+      u.db_path = value;
+    } else if (db_param >= 0) {
+      u.query[static_cast<size_t>(db_param)].second = value;
+    } else if (!u.socket_form && (u.scheme == "redis" || u.scheme == "rediss") &&
+               u.path_rest.empty()) {
+      u.db_path = value;
+    } else if (u.scheme == "redis+socket") {
+      out.problem = fmt::format(
+          "{}: kombu's redis+socket URL takes the database as "
+          "virtual_host; set it to {} by hand",
+          u.socket, value);
+    } else {
+      u.query.emplace_back(php ? "database" : "db", value);
+    }
+  }
+  // The password: user info, or password= / auth= (auth[]=user&auth[]=pass: the second).
+  long auth_param = u.param({"password", "auth"});
+  long auth_array = u.param({"auth[]"}, 1);
+  std::optional<std::string> current;
+  if (u.password) {
+    current = pct_decode(*u.password);
+  } else if (auth_param >= 0) {
+    current = pct_decode(u.query[static_cast<size_t>(auth_param)].second.value_or(""));
+  } else if (auth_array >= 0) {
+    current = pct_decode(u.query[static_cast<size_t>(auth_array)].second.value_or(""));
+  } else if (u.param({"auth[]"}) >= 0) {
+    current = pct_decode(u.query[static_cast<size_t>(u.param({"auth[]"}))].second.value_or(""));
+    auth_param = u.param({"auth[]"});  // one auth[] is the password alone
+  }
+  if (changes_password(o, current)) {
+    std::string value = pct_encode(*o.to.password);
+    if (u.password) {
+      u.password = value;
+    } else if (auth_array >= 0) {
+      u.query[static_cast<size_t>(auth_array)].second = value;
+    } else if (auth_param >= 0) {
+      u.query[static_cast<size_t>(auth_param)].second = value;
+    } else if (client == UrlClient::phpredis) {
+      u.query.emplace_back("auth", value);
+    } else if (u.scheme == "tcp" || u.scheme == "tls") {
+      u.query.emplace_back("password", value);  // Predis
+    } else {
+      u.password = value;
+      u.user = u.user.value_or("");
+    }
+  }
+  std::string rendered = u.render();
+  if (rendered != url) {
+    out.url = rendered;
+  }
+  return out;
+}
+
+std::optional<Endpoint> parse_endpoint_url(std::string_view text) {
+  Endpoint e;
+  if (text.starts_with('/')) {
+    e.socket = std::string(text);
+    return e;
+  }
+  if (text.find("://") == std::string_view::npos && !text.starts_with("unix:")) {
+    auto [host, port] = host_port(text, 6379);
+    if (host.empty() || port <= 0 || port > 65535) {
       return std::nullopt;
     }
-    if (!to.socket.empty()) {
-      return head + auth + to.socket + tail;
+    e.host = host;
+    e.port = port;
+    return e;
+  }
+  auto u = parse_server_url(text);
+  if (!u) {
+    return std::nullopt;
+  }
+  if (u->socket_form) {
+    e.socket = u->socket;
+  } else {
+    if (u->host.empty() || u->port <= 0 || u->port > 65535 || !u->path_rest.empty()) {
+      return std::nullopt;
     }
-    std::string tcp_scheme = scheme == "redis+socket" ? "redis" : "tcp";
-    return fmt::format("{}://{}{}{}", tcp_scheme, auth, tcp_text(to), tail);
+    e.host = u->host;
+    e.port = u->port;
   }
-  if (scheme != "redis" && scheme != "rediss" && scheme != "tcp" && scheme != "tls") {
-    return std::nullopt;
+  if (u->password) {
+    e.password = pct_decode(*u->password);
+  } else if (long i = u->param({"password", "auth"}); i >= 0) {
+    e.password = pct_decode(u->query[static_cast<size_t>(i)].second.value_or(""));
   }
-  if (!rest.starts_with("//")) {
-    return std::nullopt;
+  std::optional<std::string> db = u->db_path;
+  if (long i = u->param({"db", "database"}); !db && i >= 0) {
+    db = u->query[static_cast<size_t>(i)].second.value_or("");
   }
-  rest.remove_prefix(2);
-  size_t authority_end = rest.find_first_of("/?");
-  std::string_view authority = rest.substr(0, authority_end);
-  std::string tail =
-      authority_end == std::string_view::npos ? "" : std::string(rest.substr(authority_end));
-  std::string auth;
-  if (size_t at = authority.rfind('@'); at != std::string_view::npos) {
-    auth = std::string(authority.substr(0, at + 1));
-    authority.remove_prefix(at + 1);
+  if (db) {
+    int n = to_int(*db, -1);
+    if (n < 0) {
+      return std::nullopt;
+    }
+    e.db = n;
   }
-  auto [host, port] = host_port(authority, 6379);
-  if (!tcp_matches(o, host, port)) {
-    return std::nullopt;
-  }
-  if (to.socket.empty()) {
-    return fmt::format("{}://{}{}{}", scheme, auth, tcp_text(to), tail);
-  }
-  if (scheme == "rediss" || scheme == "tls") {
-    return std::nullopt;  // TLS does not go over a unix socket; left for the user
-  }
-  // redis://[auth@]host:port/DB?q -> unix://[auth@]/socket?db=DB&q (redis-py's form).
-  std::string db;
-  std::string query;
-  if (tail.starts_with('/')) {
-    size_t q = tail.find('?');
-    db = tail.substr(1, q == std::string::npos ? std::string::npos : q - 1);
-    query = q == std::string::npos ? "" : tail.substr(q + 1);
-  } else if (tail.starts_with('?')) {
-    query = tail.substr(1);
-  }
-  std::string params;
-  if (!db.empty()) {
-    params = "db=" + db;
-  }
-  if (!query.empty()) {
-    params += (params.empty() ? "" : "&") + query;
-  }
-  return fmt::format("unix://{}{}{}", auth, to.socket, params.empty() ? "" : "?" + params);
+  return e;
+}
+
+std::optional<std::string> rewrite_endpoint_url(std::string_view url, const AppsRewriteOptions& o) {
+  return rewrite_server_url(url, o, UrlClient::generic).url;
 }
 
 AppsRewrite rewrite_apps(const std::vector<AppFile>& files, const AppProfile& profile,
@@ -851,6 +1635,12 @@ AppsRewrite rewrite_apps(const std::vector<AppFile>& files, const AppProfile& pr
         break;
       case AppFormat::env:
         planned.kind = FileKind::env;
+        break;
+      case AppFormat::django:
+        planned.kind = FileKind::python;
+        break;
+      case AppFormat::rails:
+        planned.kind = p.file->path.ends_with(".rb") ? FileKind::ruby : FileKind::text;
         break;
       case AppFormat::unknown:
         planned.kind = FileKind::text;

@@ -2,6 +2,7 @@
 
 #include "migrate/rewrite/plan.hpp"
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,7 +13,7 @@
 namespace keyshift::migrate {
 
 /// The formats `rewrite apps` edits.
-enum class AppFormat { nginx, wp_config, php_ini, env, nextcloud, unknown };
+enum class AppFormat { nginx, wp_config, php_ini, env, nextcloud, django, rails, unknown };
 
 /// Name shown in reports ("nginx", "wp-config", ...).
 std::string_view app_format_name(AppFormat format);
@@ -37,11 +38,17 @@ AppFormat classify_app_file(std::string_view path, std::string_view contents,
 /// True when a directory walk should read the file at `path` at all (by name).
 bool is_app_candidate(std::string_view path);
 
-/// The old and new server and what else to do.
+/// The old and new server and what else to do. Passwords and databases change only in
+/// settings that point at the server (old or new address, or `same_server`): a setting's
+/// password is replaced when `to.password` is set and the setting holds `from.password` (any
+/// password when that is unset); its database when `to.db` is set and it uses `from.db`
+/// (0 when unset).
 struct AppsRewriteOptions {
   std::vector<std::string> from_sockets;  ///< old socket paths (all rewritten to to.socket)
   Endpoint from;                          ///< old TCP endpoint (host, port), if it moves
   Endpoint to;                            ///< new endpoint: socket, or host and port
+  std::optional<Endpoint> tcp_to;         ///< where TCP settings go instead of `to` (port change)
+  std::vector<Endpoint> same_server;      ///< addresses of the server that do not move
   bool fix_prefixes = false;              ///< add ':' to colliding WP_REDIS_PREFIX values
 };
 
@@ -82,9 +89,31 @@ AppsRewrite rewrite_apps(const std::vector<AppFile>& files, const AppProfile& pr
                          const AppsRewriteOptions& options);
 
 /// `url` pointed at the new endpoint when it names the old one (redis://, rediss://, tcp://,
-/// tls://, unix://, unix:, redis+socket://, a bare socket path); nullopt when it does not.
-/// The scheme family is kept: never valkey://.
+/// tls://, unix://, unix:, redis+socket://, a bare socket path), with the password and
+/// database change applied when it names the server; nullopt when nothing changes. The
+/// scheme family is kept: never valkey://. (rewrite_server_url for a generic client.)
 std::optional<std::string> rewrite_endpoint_url(std::string_view url,
                                                 const AppsRewriteOptions& options);
+
+/// The server a --from-url/--to-url names: redis://[user:pass@]HOST:PORT[/DB],
+/// rediss://..., unix:///PATH?db=N&password=P (also unix://:P@/PATH), HOST:PORT or /PATH;
+/// the password and database only when the text carries them. nullopt when malformed.
+std::optional<Endpoint> parse_endpoint_url(std::string_view text);
+
+/// Which client reads a URL: it decides the query parameter names for the password and the
+/// database (phpredis/Predis: auth=, database=; redis-py and most others: user info, db=)
+/// and whether a unix socket URL is possible at all (Ruby's redis-client has none).
+enum class UrlClient { generic, phpredis, ruby };
+
+/// A URL rewritten for the new server, or why it cannot be.
+struct UrlRewrite {
+  std::optional<std::string> url;  ///< the new URL; nullopt when it stays as it is
+  std::string problem;             ///< non-empty: it names the server but cannot be mapped
+};
+
+/// rewrite_endpoint_url for a given client; a move the client cannot follow (TLS or Ruby to a
+/// socket, a socket path to TCP) is a problem instead.
+UrlRewrite rewrite_server_url(std::string_view url, const AppsRewriteOptions& options,
+                              UrlClient client);
 
 }  // namespace keyshift::migrate

@@ -173,10 +173,18 @@ std::string redact_secrets(std::string_view text) {
       std::regex::icase);
   static const std::regex k_acl(R"re((\s)([>#<])[^\s]+)re");
   static const std::regex k_single(
-      R"re(((?:PASSWORD|PASS|SECRET|AUTH)['"]?\s*(?:,|=>|=)\s*)'((?:\\.|[^'\\])+)')re",
+      R"re(((?:PASSWORD|PASS|SECRET|AUTH)['"]?\s*(?:,|=>|=|:)\s*)'((?:\\.|[^'\\])+)')re",
       std::regex::icase);
   static const std::regex k_double(
-      R"re(((?:PASSWORD|PASS|SECRET|AUTH)['"]?\s*(?:,|=>|=)\s*)"((?:\\.|[^"\\])+)")re",
+      R"re(((?:PASSWORD|PASS|SECRET|AUTH)['"]?\s*(?:,|=>|=|:)\s*)"((?:\\.|[^"\\])+)")re",
+      std::regex::icase);
+  // WP_REDIS_PASSWORD's ACL pair: define( 'WP_REDIS_PASSWORD', [ 'user', 'password' ] ).
+  static const std::regex k_pair(R"re((PASSWORD['"]\s*,\s*(?:\[|array\s*\())([^\])]*))re",
+                                 std::regex::icase);
+  static const std::regex k_literal(R"re('(?:\\.|[^'\\])*'|"(?:\\.|[^"\\])*")re");
+  // YAML and Ruby: password: secret (unquoted).
+  static const std::regex k_yaml(
+      R"re(^(\s*:?[A-Za-z0-9_]*password:?\s*(?::|=>)\s*)([^\s'"#<&*{\[][^#]*?)(\s*)$)re",
       std::regex::icase);
   static const std::regex k_empty_value(R"re(=\s*["']?(null)?["']?\s*$)re", std::regex::icase);
   static const std::regex k_env(
@@ -184,7 +192,8 @@ std::string redact_secrets(std::string_view text) {
       std::regex::icase);
   static const std::regex k_url_auth(
       R"re(((?:redis|rediss|unix|tcp|tls|valkey|valkeys)://[^:@/\s'"]*:)([^@\s'"]+)@)re");
-  static const std::regex k_auth_param(R"re(([?&]auth(?:\[\])?=)([^&\s"',]+))re");
+  static const std::regex k_auth_param(R"re(([?&](?:auth(?:\[\])?|password)=)([^&\s"',]+))re",
+                                       std::regex::icase);
   std::string out;
   size_t start = 0;
   while (start < text.size()) {
@@ -207,6 +216,11 @@ std::string redact_secrets(std::string_view text) {
     if (!comment && lowered.compare(first == std::string::npos ? 0 : first, 5, "user ") == 0) {
       body = std::regex_replace(body, k_acl, "$1$2********");
     }
+    if (std::smatch m; std::regex_search(body, m, k_pair)) {
+      body = m.prefix().str() + m[1].str() +
+             std::regex_replace(m[2].str(), k_literal, "'********'") + m.suffix().str();
+    }
+    body = std::regex_replace(body, k_yaml, "$1********$3");
     body = std::regex_replace(body, k_single, "$1'********'");
     body = std::regex_replace(body, k_double, "$1\"********\"");
     if (!std::regex_search(body, k_empty_value)) {

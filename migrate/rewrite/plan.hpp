@@ -11,7 +11,7 @@ namespace keyshift::migrate {
 
 /// How a written file is checked before the run reports success.
 /// `server_file`: a file the server reads (ACL file, TLS key), copied to its new path.
-enum class FileKind { server_config, server_file, nginx, php, ini, env, text };
+enum class FileKind { server_config, server_file, nginx, php, ini, env, python, ruby, text };
 
 /// One file the rewrite produces.
 struct PlannedFile {
@@ -53,6 +53,8 @@ struct Endpoint {
   std::string socket;  ///< non-empty for a unix socket
   std::string host;
   int port = 0;
+  std::optional<std::string> password;  ///< AUTH password (requirepass), when known
+  std::optional<int> db;                ///< SELECTed database, when given
 
   /// True when nothing is set.
   bool empty() const { return socket.empty() && host.empty() && port == 0; }

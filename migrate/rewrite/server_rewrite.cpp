@@ -224,6 +224,10 @@ class ServerRewriter {
       m_before.port = std::atoi(line.args[0].c_str());
       m_after.port = m_before.port;
     }
+    if (name == "requirepass" && line.args.size() == 1) {
+      m_before.password = line.args[0];
+      m_after.password = line.args[0];
+    }
     if (name == "unixsocket" && line.args.size() == 1) {
       m_before.socket = line.args[0];
       std::string wanted = m_options.socket.empty() ? m_mapper.map(line.args[0]) : m_options.socket;

@@ -244,6 +244,34 @@ std::optional<std::string> validate_file(const PlannedFile& file, const std::str
       }
       return std::nullopt;
     }
+    case FileKind::python: {
+      std::string python = find_program(validators.python);
+      if (python.empty()) {
+        notes.push_back(
+            fmt::format("{}: not checked: {} is not installed", file.path, validators.python));
+        return std::nullopt;
+      }
+      // What `python3 -m py_compile` checks, without writing a .pyc beside the file.
+      ProcessResult r = run_process(
+          {python, "-c", "import sys; compile(open(sys.argv[1], 'rb').read(), sys.argv[1], 'exec')",
+           path});
+      if (r.status != 0) {
+        return fmt::format("python3 compile: {}", last_lines(r.output));
+      }
+      return std::nullopt;
+    }
+    case FileKind::ruby: {
+      std::string ruby = find_program(validators.ruby);
+      if (ruby.empty()) {
+        notes.push_back(fmt::format("{}: not checked: ruby is not installed", file.path));
+        return std::nullopt;
+      }
+      ProcessResult r = run_process({ruby, "-c", path});
+      if (r.status != 0) {
+        return fmt::format("ruby -c: {}", last_lines(r.output));
+      }
+      return std::nullopt;
+    }
     case FileKind::server_file:
     case FileKind::ini:
     case FileKind::env:

@@ -33,6 +33,8 @@ struct Validators {
   std::string server_binary;  ///< a target binary (--probe BINARY) to dry-start server configs
   std::string nginx = "nginx";
   std::string php = "php";
+  std::string python = "/usr/bin/python3";
+  std::string ruby = "ruby";
 };
 
 /// Checks the file at `path` (which holds `file.after`); returns why it is bad, or nothing.

@@ -19,8 +19,8 @@ import sys
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (REPO, SetupError, _apt_install, eq, keyshift_bin, ok,  # noqa: E402
-                     run_tests, test)
+from harness import (REPO, SetupError, Skip, _apt_install, eq, keyshift_bin,  # noqa: E402
+                     ok, run_tests, test)
 
 DATA = os.path.join(REPO, "tests", "data", "rewrite")
 GOLDEN = os.path.join(DATA, "golden")
@@ -289,6 +289,13 @@ def probe_asks_a_running_server_and_a_throw_away_binary(h):
     eq(rc, 0, report["msg"])
     ok(report["probe"]["server"].startswith("redis 7.0"), report["probe"])
     ok(os.path.exists(h.path("p72.conf")), "written after the dry start passed")
+    # Configs with a password (requirepass; a default ACL user with one) dry-start too: the
+    # server's NOAUTH answer proves it loaded them.
+    for name in ("ubuntu-7.0-wordops.conf", "redis-7.4.conf"):
+        rc, report = run_json("rewrite", "server", fixture(name), "--target", "valkey-7.2",
+                              "--out", h.path("pw-" + name), "--probe", "/usr/bin/redis-server",
+                              "--map-path", "/var/lib/redis=" + data)
+        eq(rc, 0, "%s: %s" % (name, report["msg"]))
     # A result the binary refuses (redis 7.0 does not know locale-collate): dry run fails,
     # --apply writes, the dry start fails, the new file is removed again.
     for extra in ([], ["--apply", "--backup-dir", h.path("b2")]):
@@ -374,6 +381,7 @@ def apply_is_atomic_backed_up_idempotent_and_rolls_back(h):
     eq(len(server_runs), 1, "one run wrote the server config")
     rc, report = run_json("rewrite", "rollback", server_runs[0], "--apply")
     eq((rc, os.path.exists(dst)), (0, False), report["msg"])
+    eq(os.path.exists(os.path.dirname(dst)), False, "the directory the run made is gone too")
 
 
 @test
@@ -416,9 +424,18 @@ APP_FILES = [
     "wordops/var/www/site10.example.com/wp-config.php",
     "wordops/etc/php/8.2/fpm/php.ini",
     "wordops/etc/php/8.2/fpm/pool.d/www-example.conf",
+    "wordops/var/www/shop.example.com/wp-config.php",
     "laravel/.env",
     "nextcloud/config/config.php",
+    "django/shop/settings.py",
+    "django/blog/settings.py",
+    "rails/config/cable.yml",
+    "rails/config/environments/production.rb",
+    "rails/config/initializers/sidekiq.rb",
 ]
+# Every secret of the app fixtures: none may appear in any report.
+APP_SECRETS = ("wp-redis-secret", "shop-acl-secret", "laravel-redis-secret",
+               "nextcloud-redis-secret", "django-redis-secret", "rails-redis-secret")
 
 
 def app_copy(h, name):
@@ -431,6 +448,25 @@ def golden_name(rel, suffix):
     return "apps-%s.%s" % (rel.replace("/", "_"), suffix)
 
 
+def syntax_check(h, path):
+    """The program that reads the file accepts it: php -l, nginx -t, Python's compiler, ruby -c."""
+    if path.endswith(".php"):
+        return php_l(path)
+    if "nginx" in path:
+        return nginx_t(h, path)
+    if path.endswith(".py"):
+        # py_compile without leaving a __pycache__ in the test tree.
+        p = subprocess.run(["/usr/bin/python3", "-c",
+                            "import sys; compile(open(sys.argv[1]).read(), sys.argv[1], 'exec')",
+                            path], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=30)
+        return p.returncode, p.stdout.decode()
+    if path.endswith(".rb"):
+        p = subprocess.run(["ruby", "-c", path], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, timeout=30)
+        return p.returncode, p.stdout.decode()
+    return 0, ""
+
+
 @test
 def apps_socket_move_matches_the_golden_files_and_passes_nginx_and_php(h):
     need("nginx", "nginx")
@@ -440,15 +476,14 @@ def apps_socket_move_matches_the_golden_files_and_passes_nginx_and_php(h):
     eq(rc, 0, report["msg"])
     for rel in APP_FILES:
         golden(golden_name(rel, "socket"), read(os.path.join(root, rel)))
+    need("ruby", "ruby")
     for rel in APP_FILES:
-        path = os.path.join(root, rel)
-        if rel.endswith(".php"):
-            rc, out = php_l(path)
-            eq(rc, 0, out)
-        elif "nginx" in rel:
-            rc, out = nginx_t(h, path)
-            eq(rc, 0, out)
+        rc, out = syntax_check(h, os.path.join(root, rel))
+        eq(rc, 0, rel + ": " + out)
     ok("/run/redis/" not in read(os.path.join(root, "laravel/.env")), "no old socket left")
+    shop = read(os.path.join(root, "django/shop/settings.py"))
+    ok('"unix:///run/valkey/valkey-server.sock?db=1"' in shop and
+       '"redis+socket:///run/valkey/valkey-server.sock"' in shop, shop)
 
 
 @test
@@ -458,11 +493,19 @@ def apps_tcp_to_socket_move_adds_the_wordpress_constants(h):
                           "redis://127.0.0.1:6379", "--to-socket", "/var/run/valkey/valkey.sock",
                           "--apply", "--backup-dir", h.path("b"))
     eq(rc, 0, report["msg"])
+    need("ruby", "ruby")
     for rel in APP_FILES:
         golden(golden_name(rel, "tcp-to-socket"), read(os.path.join(root, rel)))
-        if rel.endswith(".php"):
-            rc, out = php_l(os.path.join(root, rel))
-            eq(rc, 0, out)
+        rc, out = syntax_check(h, os.path.join(root, rel))
+        eq(rc, 0, rel + ": " + out)
+    # Ruby's redis-client has no unix:// URL and Celery needs redis+socket://: reported.
+    warnings = "\n".join(report["warnings"])
+    ok("production.rb:9: redis://127.0.0.1:6379: Ruby's redis-client takes only" in warnings,
+       warnings)
+    ok("settings.py:28: a Celery URL reaches a unix socket only as redis+socket://" in warnings,
+       warnings)
+    eq(read(os.path.join(root, "rails/config/cable.yml")),
+       read(os.path.join(DATA, "apps/rails/config/cable.yml")), "Rails URLs left as they were")
     site10 = read(os.path.join(root, "wordops/var/www/site10.example.com/wp-config.php"))
     ok("define( 'WP_REDIS_SCHEME', 'unix' );\ndefine( 'WP_REDIS_PATH', "
        "'/var/run/valkey/valkey.sock' );" in site10, site10)
@@ -507,6 +550,22 @@ def failed_validation_restores_the_backup(h):
     eq((rc, report["failed"]), (1, True))
     ok("nginx -t" in report["msg"] and "keepalive" in report["msg"], report["msg"])
     eq(read(conf), bad, "the original is back")
+    # Django settings go through Python's compiler, Rails files through ruby -c.
+    need("ruby", "ruby")
+    for rel, text, checker in (
+            ("dj/settings.py", "CACHES = {'default': {'LOCATION': "
+                               "'unix:///run/redis/redis-server.sock'}\n", "python3 compile"),
+            ("rb/config/initializers/redis.rb", "REDIS = Redis.new(url: "
+                                                "'unix:///run/redis/redis-server.sock'\n",
+             "ruby -c")):
+        path = os.path.join(h.path("broken-code"), rel)
+        write(path, text)
+        rc, report = run_json("rewrite", "apps", path, "--apply", "--backup-dir", h.path("b3"))
+        eq((rc, report["failed"]), (1, True), rel)
+        ok(checker in report["msg"] and "restored" in report["msg"], report["msg"])
+        eq(read(path), text, "the original is back")
+        eq([f for f in os.listdir(os.path.dirname(path)) if f != os.path.basename(path)], [],
+           "no .pyc or temp file left beside it")
 
 
 @test
@@ -533,6 +592,192 @@ def prefix_collisions_are_reported_checked_and_fixed(h):
     ok(any("no longer reached" in w for w in report["warnings"]), report["warnings"])
     rc, report = run_json("rewrite", "apps", wordops, "--check-prefixes")
     eq((rc, report["prefix_collisions"]), (0, []), report["msg"])
+
+
+@test
+def apps_password_and_db_follow_the_url_flags_in_every_format(h):
+    need("php", "php-cli")
+    need("ruby", "ruby")
+    root = app_copy(h, "apps-mapped")
+    before = tree(root)
+    args = ["rewrite", "apps", root, "--from-url", "redis://127.0.0.1:6379/0",
+            "--to-url", "redis://:N3w%20p%24ss'\"@127.0.0.1:6380/4",
+            "--from-socket", "/run/redis/redis-server.sock",
+            "--backup-dir", h.path("b-mapped"), "--detailed-exitcode"]
+    for fmt in ("text", "json"):
+        rc, out, err = run(*(args + ["--format", fmt]))
+        eq(rc, 2, err)
+        for secret in APP_SECRETS + ("N3w", "p$ss", "p%24ss"):
+            ok(secret not in out + err, "%s leaks in %s output" % (secret, fmt))
+    eq(tree(root), before, "a dry run writes nothing")
+    rc, report = run_json(*(args + ["--apply"]))
+    eq(rc, 2, report["msg"])
+    # Every change names the line it produced, also after lines were added above it.
+    afters = {d["after_header"]: d["after"].split("\n") for d in report["diff"]}
+    for c in report["changes"]:
+        if c["after"]:
+            eq(afters[c["file"]][c["line"] - 1], c["after"], "%s:%d" % (c["file"], c["line"]))
+    for rel in APP_FILES:
+        golden(golden_name(rel, "mapped"), read(os.path.join(root, rel)))
+        rc, out = syntax_check(h, os.path.join(root, rel))
+        eq(rc, 0, rel + ": " + out)
+    # The new password, exactly, as PHP and .env readers see it.
+    secret = "N3w p$ss'\""
+    p = subprocess.run(["php", "-n", "-r",
+                        "define('ABSPATH', '/nonexistent/'); function require_once_() {}"
+                        "$t = file_get_contents($argv[1]);"
+                        "$t = str_replace('require_once ABSPATH', '// ', $t);"
+                        "eval('?>' . $t); echo json_encode([WP_REDIS_PASSWORD, WP_REDIS_DATABASE,"
+                        " WP_REDIS_PORT]);",
+                        os.path.join(root, "wordops/var/www/shop.example.com/wp-config.php")],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=30)
+    eq(json.loads(p.stdout.decode()), [["shop", secret], 4, 6380])
+    env = read(os.path.join(root, "laravel/.env"))
+    ok('REDIS_PASSWORD="N3w p\\$ss\'\\""' in env, env)
+    ok("REDIS_DB=4\n" in env and "REDIS_CACHE_DB=1\n" in env, "db 0 moves, db 1 stays: " + env)
+    nc = read(os.path.join(root, "nextcloud/config/config.php"))
+    ok("'dbindex' => 4," in nc, nc)
+    # A URL's password is percent-encoded; its database moves only from 0.
+    shop = read(os.path.join(root, "django/shop/settings.py"))
+    ok('"redis://:N3w%20p%24ss%27%22@127.0.0.1:6380/4"' in shop, shop)
+    # No old password given: settings without one get the new one too.
+    ok('"redis://:N3w%20p%24ss%27%22@127.0.0.1:6380/2"' in shop, shop)
+    ok('"redis://10.0.0.7:6379/0"' in shop, "another server is left alone: " + shop)
+    ok("# An example left as a comment stays as it is: redis://127.0.0.1:6379/9" in shop, shop)
+    ok("valkey://" not in json.dumps(report), "never a valkey:// scheme")
+    rc, report = run_json(*(args + ["--apply"]))
+    eq((rc, report["changed"]), (0, False), "second run: %s" % report["msg"])
+    # Rollback puts every file back.
+    runs = [os.path.join(h.path("b-mapped"), d) for d in os.listdir(h.path("b-mapped"))]
+    eq(len(runs), 1)
+    rc, report = run_json("rewrite", "rollback", runs[0], "--apply")
+    eq(rc, 0, report["msg"])
+    eq(tree(root), before)
+
+
+@test
+def only_settings_holding_the_old_password_change(h):
+    root = h.path("pw-only")
+    write(os.path.join(root, "a/.env"), "REDIS_HOST=127.0.0.1\nREDIS_PASSWORD=old\n")
+    write(os.path.join(root, "b/.env"), "REDIS_HOST=127.0.0.1\nREDIS_PASSWORD=other\n")
+    write(os.path.join(root, "c/.env"), "REDIS_HOST=10.0.0.9\nREDIS_PASSWORD=old\n")
+    rc, report = run_json("rewrite", "apps", root, "--from-url", "redis://:old@127.0.0.1:6379",
+                          "--to-url", "redis://:new@127.0.0.1:6379", "--apply",
+                          "--backup-dir", h.path("b"))
+    eq(rc, 0, report["msg"])
+    eq(read(os.path.join(root, "a/.env")), "REDIS_HOST=127.0.0.1\nREDIS_PASSWORD=new\n")
+    eq(read(os.path.join(root, "b/.env")), "REDIS_HOST=127.0.0.1\nREDIS_PASSWORD=other\n")
+    eq(read(os.path.join(root, "c/.env")), "REDIS_HOST=10.0.0.9\nREDIS_PASSWORD=old\n")
+    rc, out, err = run("rewrite", "apps", root, "--to-url", "redis://127.0.0.1:6379/x")
+    eq(rc, 2, err)
+    ok("--to-url" in err, err)
+
+
+@test
+def server_rewrite_mapping_feeds_password_port_and_socket_to_the_apps(h):
+    # The Redis config and the config `rewrite server` wrote, then edited by the admin:
+    # a new requirepass and port. `rewrite apps --server-config --server-out` follows both.
+    src = h.path("srv/redis.conf")
+    write(src, "port 6379\nunixsocket /run/redis/redis-server.sock\nrequirepass old-secret\n")
+    dst = h.path("srv/valkey.conf")
+    rc, report = run_json("rewrite", "server", src, "--target", "valkey-8.0", "--out", dst,
+                          "--apply", "--backup-dir", h.path("b"))
+    eq(rc, 0, report["msg"])
+    write(dst, read(dst).replace("requirepass old-secret", "requirepass new-secret")
+          .replace("port 6379", "port 6390"))
+    root = h.path("srv-apps")
+    write(os.path.join(root, "tcp/.env"),
+          "REDIS_HOST=127.0.0.1\nREDIS_PORT=6379\nREDIS_PASSWORD=old-secret\n")
+    write(os.path.join(root, "sock/.env"),
+          "REDIS_URL=unix://:old-secret@/run/redis/redis-server.sock?db=2\n")
+    rc, report = run_json("rewrite", "apps", root, "--server-config", src, "--server-out", dst,
+                          "--apply", "--backup-dir", h.path("b"))
+    eq(rc, 0, report["msg"])
+    eq(read(os.path.join(root, "tcp/.env")),
+       "REDIS_HOST=127.0.0.1\nREDIS_PORT=6390\nREDIS_PASSWORD=new-secret\n")
+    eq(read(os.path.join(root, "sock/.env")),
+       "REDIS_URL=unix://:new-secret@/run/valkey/valkey-server.sock?db=2\n")
+    ok("new-secret" not in json.dumps(report) and "old-secret" not in json.dumps(report),
+       "redacted")
+    eq(report["mapping"], {"from_sockets": ["/run/redis/redis-server.sock"],
+                           "from": "127.0.0.1:6379",
+                           "to": "unix:///run/valkey/valkey-server.sock",
+                           "tcp_to": "127.0.0.1:6390", "password_changes": True, "db": None})
+    rc, report = run_json("rewrite", "apps", root, "--server-config", src, "--server-out",
+                          h.path("srv/missing.conf"))
+    eq((rc, report["failed"]), (1, True))
+    ok("missing.conf" in report["msg"], report["msg"])
+
+
+@test
+def rollback_removes_the_directories_the_run_created(h):
+    root = h.path("dirs")
+    src = os.path.join(root, "etc/redis/redis.conf")
+    shutil.copytree(os.path.join(DATA, "server"), os.path.dirname(src))
+    shutil.copy(fixture("redis-7.0-debian.conf"), src)
+    before = tree(root)
+    dirs_before = sorted(d for d, _, _ in os.walk(root))
+    out = os.path.join(root, "etc/valkey/conf.d/valkey.conf")
+    rc, report = run_json("rewrite", "server", src, "--target", "valkey-8.0", "--out", out,
+                          "--apply", "--backup-dir", h.path("b"))
+    eq(rc, 0, report["msg"])
+    manifest = read(os.path.join(report["backup_dir"], "manifest.toml"))
+    ok("created_dirs = [ '%s/etc/valkey', '%s/etc/valkey/conf.d' ]" % (root, root) in manifest,
+       manifest)
+    rc, report2 = run_json("rewrite", "rollback", report["backup_dir"], "--detailed-exitcode")
+    eq(rc, 2, report2["msg"])
+    ok("2 directory(ies) the run created would be removed" in report2["msg"], report2["msg"])
+    ok(os.path.exists(out), "dry run")
+    rc, report2 = run_json("rewrite", "rollback", report["backup_dir"], "--apply")
+    eq(rc, 0, report2["msg"])
+    eq(tree(root), before)
+    eq(sorted(d for d, _, _ in os.walk(root)), dirs_before, "no directory left behind")
+    # A directory that holds a file someone else put there stays, with a warning.
+    rc, report = run_json("rewrite", "server", src, "--target", "valkey-8.0", "--out", out,
+                          "--apply", "--backup-dir", h.path("b"))
+    write(os.path.join(root, "etc/valkey/other.conf"), "x\n")
+    rc, report2 = run_json("rewrite", "rollback", report["backup_dir"], "--apply")
+    eq(rc, 0, report2["msg"])
+    eq(os.path.exists(os.path.dirname(out)), False)
+    eq(os.path.exists(os.path.join(root, "etc/valkey/other.conf")), True)
+    ok(any("holds other files now" in w for w in report2["warnings"]), report2["warnings"])
+
+
+@test
+def a_config_the_probed_binary_refuses_restores_the_previous_file(h):
+    # Debian's redis-server 7.0 as the target binary: redis 7.0 does not know
+    # locale-collate, which the Redis 8 fixture keeps for valkey-8.1.
+    data = h.path("probe-restore-data")
+    os.makedirs(data)
+    out = h.path("probe-restore/valkey.conf")
+    write(out, "# the previous config\nport 6379\n")
+    rc, report = run_json("rewrite", "server", fixture("redis-8.conf"), "--target", "valkey-8.1",
+                          "--out", out, "--probe", "/usr/bin/redis-server", "--map-path",
+                          "/var/lib/redis=" + data, "--apply", "--backup-dir", h.path("b"))
+    eq((rc, report["failed"]), (1, True), report["msg"])
+    ok("dry start" in report["msg"] and "restored" in report["msg"], report["msg"])
+    eq(read(out), "# the previous config\nport 6379\n", "the backup is back")
+    eq(os.listdir(os.path.dirname(out)), ["valkey.conf"], "no temp file left")
+
+
+@test
+def rewritten_configs_start_a_real_valkey_server_when_one_is_given(h):
+    """KEYSHIFT_VALKEY_SERVER=/path/to/valkey-server (8.0 unless KEYSHIFT_VALKEY_TARGET says)
+    probes and dry-starts every fixture rewritten for it (not in CI, which has only Debian's
+    redis-server)."""
+    binary = os.environ.get("KEYSHIFT_VALKEY_SERVER")
+    if not binary:
+        raise Skip("KEYSHIFT_VALKEY_SERVER is not set")
+    data = h.path("valkey-data")
+    os.makedirs(data)
+    target = os.environ.get("KEYSHIFT_VALKEY_TARGET", "valkey-8.0")
+    for name in sorted({name for name, _ in SERVER_CASES}):
+        out = h.path("real-%s-%s.conf" % (name, target))
+        rc, report = run_json("rewrite", "server", fixture(name), "--target", target, "--out",
+                              out, "--probe", binary, "--map-path", "/var/lib/redis=" + data,
+                              "--apply", "--backup-dir", h.path("b"))
+        eq(rc, 0, "%s %s: %s" % (name, target, report["msg"]))
+        ok(report["probe"]["server"].startswith("valkey"), report["probe"])
 
 
 if __name__ == "__main__":

@@ -116,6 +116,9 @@ TEST_SUITE("migrate::rewrite::apps") {
                 tcp_to_socket()) ==
           "php_value[session.save_path] = unix:///var/run/valkey/valkey.sock?weight=1, "
           "tcp://10.0.0.2:6379\n");
+    CHECK(after("/etc/php/8.2/mods-available/redis.ini",
+                "session.save_path = \"127.0.0.1:6379, 10.0.0.2:6379\"\n", tcp_to_socket()) ==
+          "session.save_path = \"unix:///var/run/valkey/valkey.sock, 10.0.0.2:6379\"\n");
   }
 
   TEST_CASE(".env: URLs, socket variables and host/port pairs, quoting kept") {
@@ -136,6 +139,166 @@ TEST_SUITE("migrate::rewrite::apps") {
     CHECK(after("/var/www/nc/config/config.php", text, tcp_to_socket()) ==
           "<?php\n$CONFIG = array (\n  'dbhost' => 'localhost',\n  'redis' => [\n"
           "    'host' => '/var/run/valkey/valkey.sock',\n    'port' => 0,\n  ],\n);\n");
+  }
+
+  TEST_CASE("a new password and database reach every URL form of the server") {
+    m::AppsRewriteOptions o;
+    o.from.host = "127.0.0.1";
+    o.from.port = 6379;
+    o.from.password = "old";
+    o.to = o.from;
+    o.to.password = "n w";
+    o.to.db = 3;
+    o.from_sockets = {"/run/redis/redis-server.sock"};
+    o.same_server = {{"/run/valkey/valkey-server.sock", "", 0, std::nullopt, std::nullopt}};
+    auto url = [&](const char* text, m::UrlClient client = m::UrlClient::generic) {
+      return m::rewrite_server_url(text, o, client).url.value_or("(unchanged)");
+    };
+    CHECK(url("redis://:old@127.0.0.1:6379/0") == "redis://:n%20w@127.0.0.1:6379/3");
+    CHECK(url("redis://app:old@localhost:6379") == "redis://app:n%20w@localhost:6379/3");
+    CHECK(url("redis://:other@127.0.0.1:6379/0") == "redis://:other@127.0.0.1:6379/3");
+    CHECK(url("redis://:old@127.0.0.1:6379/1") == "redis://:n%20w@127.0.0.1:6379/1");
+    CHECK(url("redis://:old@10.0.0.1:6379/0") == "(unchanged)");
+    CHECK(url("unix:///run/valkey/valkey-server.sock?db=0&password=old") ==
+          "unix:///run/valkey/valkey-server.sock?db=3&password=n%20w");
+    CHECK(url("tcp://127.0.0.1:6379?auth=old&database=0", m::UrlClient::phpredis) ==
+          "tcp://127.0.0.1:6379?auth=n%20w&database=3");
+    CHECK(url("tcp://127.0.0.1:6379?auth[]=u&auth[]=old", m::UrlClient::phpredis) ==
+          "tcp://127.0.0.1:6379?auth[]=u&auth[]=n%20w&database=3");
+    // No password in the setting and an old one given: it is another account, left alone.
+    CHECK(url("redis://127.0.0.1:6379") == "redis://127.0.0.1:6379/3");
+    o.from.password.reset();
+    CHECK(url("redis://127.0.0.1:6379") == "redis://:n%20w@127.0.0.1:6379/3");
+    CHECK(url("tcp://127.0.0.1:6379", m::UrlClient::phpredis) ==
+          "tcp://127.0.0.1:6379?database=3&auth=n%20w");
+    CHECK(url("rediss://127.0.0.1:6379/0") == "rediss://:n%20w@127.0.0.1:6379/3");
+  }
+
+  TEST_CASE("a move that a client cannot follow is a problem, not a rewrite") {
+    auto o = tcp_to_socket();
+    CHECK(m::rewrite_server_url("rediss://127.0.0.1:6379", o, m::UrlClient::generic)
+              .problem.find("TLS") != std::string::npos);
+    m::UrlRewrite ruby = m::rewrite_server_url("redis://127.0.0.1:6379/1", o, m::UrlClient::ruby);
+    CHECK_FALSE(ruby.url);
+    CHECK(ruby.problem.find("path:") != std::string::npos);
+    auto back = socket_move();
+    back.to = {"", "127.0.0.1", 6380, std::nullopt, std::nullopt};
+    CHECK(m::rewrite_endpoint_url("unix:///run/redis/redis-server.sock?db=2&x=1", back) ==
+          "redis://127.0.0.1:6380/2?x=1");
+    CHECK(m::rewrite_server_url("unix:///run/redis/redis-server.sock?database=2", back,
+                                m::UrlClient::phpredis)
+              .url == "tcp://127.0.0.1:6380?database=2");
+  }
+
+  TEST_CASE("--from-url and --to-url name a server with its password and database") {
+    auto e = m::parse_endpoint_url("redis://u:p%40ss@127.0.0.1:6380/2");
+    REQUIRE(e);
+    CHECK((e->host == "127.0.0.1" && e->port == 6380 && e->password == "p@ss" && e->db == 2));
+    e = m::parse_endpoint_url("unix:///run/valkey/valkey.sock?db=4&password=x");
+    REQUIRE(e);
+    CHECK((e->socket == "/run/valkey/valkey.sock" && e->password == "x" && e->db == 4));
+    e = m::parse_endpoint_url("127.0.0.1:6390");
+    REQUIRE(e);
+    CHECK((e->port == 6390 && !e->password && !e->db));
+    CHECK_FALSE(m::parse_endpoint_url("redis://127.0.0.1:6379/x"));
+    CHECK_FALSE(m::parse_endpoint_url("redis://127.0.0.1:99999"));
+    CHECK_FALSE(m::parse_endpoint_url("http://127.0.0.1"));
+  }
+
+  TEST_CASE("wp-config: password (string or ACL pair) and database change, or are added") {
+    m::AppsRewriteOptions o;
+    o.from.host = "127.0.0.1";
+    o.from.port = 6379;
+    o.to = o.from;
+    o.to.password = "it's";
+    o.to.db = 2;
+    std::string pair =
+        "<?php\ndefine( 'WP_REDIS_PASSWORD', [ 'shop', 'old' ] );\n"
+        "define( 'WP_REDIS_DATABASE', '0' );\n";
+    CHECK(after("/var/www/a/wp-config.php", pair, o) ==
+          "<?php\ndefine( 'WP_REDIS_PASSWORD', [ 'shop', 'it\\'s' ] );\n"
+          "define( 'WP_REDIS_DATABASE', '2' );\n");
+    std::string bare = "<?php\ndefine( 'WP_REDIS_PREFIX', 'a:' );\nrequire 'x.php';\n";
+    CHECK(after("/var/www/a/wp-config.php", bare, o) ==
+          "<?php\ndefine( 'WP_REDIS_PREFIX', 'a:' );\ndefine( 'WP_REDIS_DATABASE', 2 );\n"
+          "define( 'WP_REDIS_PASSWORD', 'it\\'s' );\nrequire 'x.php';\n");
+    std::string other = "<?php\ndefine( 'WP_REDIS_HOST', '10.0.0.3' );\n";
+    CHECK(after("/var/www/a/wp-config.php", other, o) == other);
+    // A socket path in WP_REDIS_HOST (phpredis' form) moving to TCP.
+    auto back = socket_move();
+    back.to = {"", "127.0.0.1", 6380, std::nullopt, std::nullopt};
+    CHECK(after("/var/www/a/wp-config.php",
+                "<?php\ndefine( 'WP_REDIS_HOST', '/run/redis/redis-server.sock' );\n"
+                "define( 'WP_REDIS_PORT', 0 );\n",
+                back) ==
+          "<?php\ndefine( 'WP_REDIS_HOST', '127.0.0.1' );\ndefine( 'WP_REDIS_PORT', 6380 );\n");
+  }
+
+  TEST_CASE("wp-config: URLs in multi-line server arrays move; cluster nodes never to a socket") {
+    std::string servers =
+        "<?php\ndefine( 'WP_REDIS_SERVERS', [\n    'tcp://127.0.0.1:6379?alias=a',\n"
+        "    'tcp://10.0.0.2:6379',\n] );\ndefine( 'WP_REDIS_CLUSTER', [ "
+        "'tcp://127.0.0.1:6379' ] );\nrequire 'x.php';\n";
+    m::AppsRewrite r = m::rewrite_apps({{"/var/www/a/wp-config.php", servers}},
+                                       *m::find_app_profile("wordpress"), tcp_to_socket());
+    REQUIRE(r.plan.files.size() == 1);
+    CHECK(
+        r.plan.files[0].after ==
+        "<?php\ndefine( 'WP_REDIS_SERVERS', [\n    'unix:///var/run/valkey/valkey.sock?alias=a',\n"
+        "    'tcp://10.0.0.2:6379',\n] );\ndefine( 'WP_REDIS_CLUSTER', [ "
+        "'tcp://127.0.0.1:6379' ] );\ndefine( 'WP_REDIS_SCHEME', 'unix' );\n"
+        "define( 'WP_REDIS_PATH', '/var/run/valkey/valkey.sock' );\nrequire 'x.php';\n");
+    REQUIRE(r.plan.warnings.size() == 1);
+    CHECK(r.plan.warnings[0].find("wp-config.php:6: WP_REDIS_CLUSTER") != std::string::npos);
+  }
+
+  TEST_CASE(".env and Nextcloud: password and database of the server's settings") {
+    m::AppsRewriteOptions o = socket_move();
+    o.from.password = "old";
+    o.to.password = "new pw";
+    o.to.db = 5;
+    CHECK(after("/srv/app/.env",
+                "REDIS_HOST=/run/redis/redis-server.sock\nREDIS_PASSWORD=old\nREDIS_DB=0\n"
+                "REDIS_CACHE_DB=1\n",
+                o) ==
+          "REDIS_HOST=/run/valkey/valkey-server.sock\nREDIS_PASSWORD=\"new pw\"\nREDIS_DB=5\n"
+          "REDIS_CACHE_DB=1\n");
+    std::string nc =
+        "<?php\n$CONFIG = array (\n  'redis' => [\n    'host' => '/run/redis/redis-server.sock',\n"
+        "    'port' => 0,\n    'password' => 'old',\n  ],\n);\n";
+    CHECK(after("/var/www/nc/config/config.php", nc, o) ==
+          "<?php\n$CONFIG = array (\n  'redis' => [\n    'host' => "
+          "'/run/valkey/valkey-server.sock',\n    'dbindex' => 5,\n    'port' => 0,\n"
+          "    'password' => 'new pw',\n  ],\n);\n");
+    // Back to TCP on another port, with no 'port' line: one is added.
+    auto back = socket_move();
+    back.to = {"", "127.0.0.1", 6380, std::nullopt, std::nullopt};
+    CHECK(after("/var/www/nc/config/config.php",
+                "<?php\n$CONFIG = array (\n  'redis' => [\n    'host' => "
+                "'/run/redis/redis-server.sock',\n  ],\n);\n",
+                back) ==
+          "<?php\n$CONFIG = array (\n  'redis' => [\n    'host' => '127.0.0.1',\n"
+          "    'port' => 6380,\n  ],\n);\n");
+  }
+
+  TEST_CASE("Django settings and Rails config: URLs in literals, comments left alone") {
+    std::string py =
+        "CACHES = {'default': {'LOCATION': ['unix:///run/redis/redis-server.sock?db=1']}}\n"
+        "# 'unix:///run/redis/redis-server.sock'\n";
+    CHECK(after("/srv/shop/settings.py", py, socket_move(), "django") ==
+          "CACHES = {'default': {'LOCATION': ['unix:///run/valkey/valkey-server.sock?db=1']}}\n"
+          "# 'unix:///run/redis/redis-server.sock'\n");
+    m::AppsRewriteOptions port;
+    port.from.host = "127.0.0.1";
+    port.from.port = 6379;
+    port.to = {"", "127.0.0.1", 6380, std::nullopt, std::nullopt};
+    CHECK(after("/srv/app/config/cable.yml", "production:\n  url: redis://localhost:6379/1\n", port,
+                "rails") == "production:\n  url: redis://127.0.0.1:6380/1\n");
+    CHECK(after("/srv/app/config/initializers/redis.rb",
+                "Redis.new(url: \"redis://127.0.0.1:6379/0\")\n", port,
+                "rails") == "Redis.new(url: \"redis://127.0.0.1:6380/0\")\n");
+    CHECK(m::classify_app_file("/srv/app/config/routes.rb", "", *m::find_app_profile("rails")) ==
+          m::AppFormat::unknown);
   }
 
   TEST_CASE("colliding WordPress prefixes are found per database and fixed with ':'") {
@@ -201,6 +364,43 @@ TEST_SUITE("migrate::rewrite::apply") {
     m::RollbackResult missing = m::rollback_run(dir + "/nope", false, false);
     CHECK_FALSE(missing.ok);
     CHECK(missing.error.find("manifest.toml") != std::string::npos);
+    fs::remove_all(dir);
+  }
+
+  TEST_CASE("rollback removes the directories the run created, and only empty ones") {
+    namespace fs = std::filesystem;
+    char tmpl[] = "/tmp/keyshift-unit-apply-XXXXXX";
+    REQUIRE(::mkdtemp(tmpl) != nullptr);
+    std::string dir = tmpl;
+    m::RewritePlan plan;
+    m::PlannedFile f;
+    f.path = dir + "/etc/valkey/conf.d/a.conf";
+    f.source = dir + "/a.conf";
+    f.after = "port 6379\n";
+    plan.files.push_back(f);
+    m::ApplyOptions options;
+    options.backup_root = dir + "/backups";
+    options.run_name = "run";
+    m::ApplyResult applied = m::apply_plan(plan, options);
+    REQUIRE(applied.ok);
+    CHECK(slurp(applied.run_dir + "/manifest.toml").find("created_dirs") != std::string::npos);
+    m::RollbackResult dry = m::rollback_run(applied.run_dir, true, false);
+    CHECK(dry.removed_dirs ==
+          std::vector<std::string>{dir + "/etc/valkey/conf.d", dir + "/etc/valkey", dir + "/etc"});
+    CHECK(fs::exists(f.path));
+    m::RollbackResult done = m::rollback_run(applied.run_dir, false, false);
+    CHECK(done.ok);
+    CHECK_FALSE(fs::exists(dir + "/etc"));
+    // Again, with a stranger's file in one of the directories: that one stays.
+    options.run_name = "run2";
+    applied = m::apply_plan(plan, options);
+    REQUIRE(applied.ok);
+    { std::ofstream(dir + "/etc/valkey/other") << "x"; }
+    done = m::rollback_run(applied.run_dir, false, false);
+    CHECK(done.ok);
+    CHECK_FALSE(fs::exists(dir + "/etc/valkey/conf.d"));
+    CHECK(fs::exists(dir + "/etc/valkey/other"));
+    CHECK(done.warnings.size() == 2);
     fs::remove_all(dir);
   }
 

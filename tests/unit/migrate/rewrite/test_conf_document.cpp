@@ -115,5 +115,12 @@ TEST_SUITE("migrate::rewrite::diff") {
           "REDIS_URL=redis://u:********@h:1/0");
     CHECK(m::redact_secrets("x = \"tcp://h:1?auth=pw&db=1\"") ==
           "x = \"tcp://h:1?auth=********&db=1\"");
+    CHECK(m::redact_secrets("'tcp://h:1?database=0&password=pw'") ==
+          "'tcp://h:1?database=0&password=********'");
+    CHECK(m::redact_secrets("define( 'WP_REDIS_PASSWORD', [ 'user', 'pw' ] );") ==
+          "define( 'WP_REDIS_PASSWORD', [ '********', '********' ] );");
+    CHECK(m::redact_secrets("  password: s3cret\n") == "  password: ********\n");
+    CHECK(m::redact_secrets("    password: \"pw\",\n") == "    password: \"********\",\n");
+    CHECK(m::redact_secrets("\"PASSWORD\": \"pw\"") == "\"PASSWORD\": \"********\"");
   }
 }
