@@ -5,8 +5,10 @@
 #include "engine/ds/lzf.hpp"
 #include "engine/persistence/crc64.hpp"
 #include "engine/persistence/rdb_format.hpp"
+#include "engine/util/hash.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <condition_variable>
@@ -435,40 +437,72 @@ bool text_to_score(const std::string& s, double& out) {
 /// True when two of the listpack's elements at positions 0, stride, 2*stride, ... have the
 /// same text (a set's members, a hash's fields): such a block is not adopted as it is.
 bool has_repeats(const Listpack& lp, size_t stride) {
-  std::vector<LpValue> elems;
+  size_t count = (lp.size() + stride - 1) / stride;
+  // Up to this many elements (a listpack within Valkey's default limits) the texts live on
+  // the stack and go into an open-addressing set: one pass, where sorting compared each
+  // text log n times. Bigger ones are sorted, so a crafted file cannot make the hashed
+  // check quadratic.
+  constexpr size_t k_inline = 256;
+  constexpr size_t k_digits = 21;  // an int64 in decimal
+  std::array<std::string_view, k_inline> small_texts;
+  std::array<char, k_inline * k_digits> small_digits;
+  std::vector<std::string_view> big_texts;
+  std::string big_digits;
+  bool small = count <= k_inline;
+  if (!small) {
+    big_texts.reserve(count);
+    big_digits.reserve(count * k_digits);  // never reallocates: views into it stay valid
+  }
+  size_t n = 0;
   size_t i = 0;
   for (Listpack::Pos p = lp.first(); p != Listpack::k_none; p = lp.next(p), ++i) {
-    if (i % stride == 0) {
-      elems.push_back(lp.get(p));
+    if (i % stride != 0) {
+      continue;
     }
-  }
-  if (elems.size() <= 16) {
-    for (size_t a = 0; a < elems.size(); ++a) {
-      for (size_t b = a + 1; b < elems.size(); ++b) {
-        if (elems[a] == elems[b]) {
-          return true;
-        }
-      }
-    }
-    return false;
-  }
-  std::string digits;
-  digits.reserve(elems.size() * 24);  // never reallocates: views into it stay valid
-  std::vector<std::string_view> texts;
-  texts.reserve(elems.size());
-  for (const LpValue& e : elems) {
+    LpValue e = lp.get(p);
+    std::string_view t = e.str();
     if (e.is_int()) {
       char buf[24];
-      std::string_view t = e.view(buf);
-      size_t start = digits.size();
-      digits.append(t);
-      texts.emplace_back(digits.data() + start, t.size());
-    } else {
-      texts.push_back(e.str());
+      std::string_view printed = e.view(buf);
+      if (small) {
+        char* to = small_digits.data() + n * k_digits;
+        std::memcpy(to, printed.data(), printed.size());
+        t = std::string_view(to, printed.size());
+      } else {
+        size_t at = big_digits.size();
+        big_digits.append(printed);
+        t = std::string_view(big_digits.data() + at, printed.size());
+      }
     }
+    if (small) {
+      small_texts[n] = t;
+    } else {
+      big_texts.push_back(t);
+    }
+    ++n;
   }
-  std::sort(texts.begin(), texts.end());
-  return std::adjacent_find(texts.begin(), texts.end()) != texts.end();
+  if (!small) {
+    std::sort(big_texts.begin(), big_texts.end());
+    return std::adjacent_find(big_texts.begin(), big_texts.end()) != big_texts.end();
+  }
+  constexpr uint16_t k_empty = 0xFFFF;
+  std::array<uint16_t, 2 * k_inline> table;
+  size_t slots = 16;
+  while (slots < 2 * n) {
+    slots *= 2;
+  }
+  std::fill_n(table.begin(), slots, k_empty);
+  for (size_t k = 0; k < n; ++k) {
+    size_t at = hash_bytes(small_texts[k], 0) & (slots - 1);
+    while (table[at] != k_empty) {
+      if (small_texts[table[at]] == small_texts[k]) {
+        return true;
+      }
+      at = (at + 1) & (slots - 1);
+    }
+    table[at] = static_cast<uint16_t>(k);
+  }
+  return false;
 }
 
 /// Skips self-describing module data up to its EOF opcode.

@@ -490,6 +490,32 @@ TEST_SUITE("engine::rdb_load") {
     CHECK(bad.error().offset == 9 + 1 + 4);
   }
 
+  TEST_CASE("repeated members are found in listpacks of every size, integers and text alike") {
+    // 40 and 300 members: the hashed check and the sorted one for oversized listpacks.
+    for (size_t size : {size_t{40}, size_t{300}}) {
+      CAPTURE(size);
+      std::vector<std::string> distinct;
+      for (size_t i = 0; i < size; ++i) {
+        distinct.push_back(i % 2 == 0 ? std::to_string(i * 7) : "m" + std::to_string(i));
+      }
+      std::vector<std::string> repeated = distinct;
+      repeated.push_back(std::to_string((size / 2) * 7));  // an integer seen before
+      std::vector<std::string> text_repeat = distinct;
+      text_repeat.push_back("m1");
+      std::string bytes =
+          rdb_file({"\x14" + rdb_string("distinct") + rdb_string(listpack_of(distinct)),
+                    "\x14" + rdb_string("int-twice") + rdb_string(listpack_of(repeated)),
+                    "\x14" + rdb_string("text-twice") + rdb_string(listpack_of(text_repeat))});
+      Loaded l;
+      l.run({"CONFIG", "SET", "set-max-listpack-entries", "1000"});
+      auto stats = load_rdb(l.engine, bytes);
+      REQUIRE_MESSAGE(stats.has_value(), stats.error().message);
+      CHECK(l.run({"SCARD", "distinct"}).integer == static_cast<int64_t>(size));
+      CHECK(l.run({"SCARD", "int-twice"}).integer == static_cast<int64_t>(size));
+      CHECK(l.run({"SCARD", "text-twice"}).integer == static_cast<int64_t>(size));
+    }
+  }
+
   TEST_CASE("a sorted-set listpack is taken as it is only when ordered and without repeats") {
     std::string bytes = rdb_file(
         {"\x11" + rdb_string("ordered") + rdb_string(listpack_of({"a", "1", "b", "1.5", "c", "7"})),
