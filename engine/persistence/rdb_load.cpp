@@ -413,7 +413,18 @@ namespace {
 
 /// What becomes of one key read from the file. `build`: its value is still to be built
 /// (left to the inserting thread while it would otherwise wait).
-enum class KeyAction : uint8_t { add, build, expired, expired_hash, empty, unsupported, error };
+/// `decode`: the reader stepped over its value, which is still to be read from the file
+/// and built.
+enum class KeyAction : uint8_t {
+  add,
+  build,
+  decode,
+  expired,
+  expired_hash,
+  empty,
+  unsupported,
+  error
+};
 
 /// One key read and built, waiting to be inserted.
 struct LoadedKey {
@@ -423,6 +434,10 @@ struct LoadedKey {
   std::string str;  // a string value: the spec's bytes view into it
   Entry::ValueSpec spec;
   std::unique_ptr<RdbValue> value;  // KeyAction::build
+  uint64_t value_offset = 0;        // KeyAction::decode: where and what the value is
+  uint64_t value_bytes = 0;
+  uint8_t value_type = 0;
+  bool check_only = false;  // KeyAction::expired with a deferred value: read, then dropped
   int64_t expire_ms = -1;
   int freq = -1;
   KeyAction action = KeyAction::add;
@@ -590,21 +605,34 @@ class KeyBuilder : public RdbVisitor {
     m_batch.resize_hints.emplace_back(m_db, keys);
   }
 
+  bool defer_value(uint8_t) override {
+    decide_for_batch();
+    return m_leave_to_inserter;
+  }
+
   bool on_key(RdbKey& k) override {
-    if (m_batch.keys.empty()) {
-      m_leave_to_inserter = m_idle && m_idle();
-    }
+    decide_for_batch();
     LoadedKey& out = m_batch.keys.emplace_back();
     out.db = k.db;
     out.offset = k.offset;
     out.key = std::move(k.key);
     out.expire_ms = k.expire_ms;
     out.freq = k.freq;
+    if (k.deferred) {
+      out.value_offset = k.value_offset;
+      out.value_bytes = k.value_bytes;
+      out.value_type = k.value.rdb_type;
+    }
     if (k.expire_ms >= 0 && k.expire_ms <= m_now_ms) {
       out.action = KeyAction::expired;
+      // A deferred value is still read, only to be checked: as in an immediate read, a
+      // corrupt value fails the load even when its key has expired.
+      out.check_only = k.deferred;
     } else if ((k.value.kind == RdbKind::module || k.value.kind == RdbKind::path_hash) &&
                m_options.skip_unsupported) {
       out.action = KeyAction::unsupported;
+    } else if (k.deferred) {
+      out.action = KeyAction::decode;
     } else if (m_leave_to_inserter && k.value.kind != RdbKind::string) {
       out.action = KeyAction::build;
       out.value = std::make_unique<RdbValue>(std::move(k.value));
@@ -619,6 +647,7 @@ class KeyBuilder : public RdbVisitor {
 
   /// Hands on the last, partial batch.
   bool flush() {
+    m_decided = false;
     if (m_batch.keys.empty() && m_batch.resize_hints.empty()) {
       return true;
     }
@@ -631,6 +660,15 @@ class KeyBuilder : public RdbVisitor {
   std::vector<std::string>& functions() { return m_functions; }
 
  private:
+  /// At a batch's first key: whether its values are left to the inserting thread (read and
+  /// built there) because it is about to run out of work.
+  void decide_for_batch() {
+    if (m_batch.keys.empty() && !m_decided) {
+      m_leave_to_inserter = m_idle && m_idle();
+      m_decided = true;
+    }
+  }
+
   const EngineConfig& m_config;
   std::mt19937_64 m_rng;
   int64_t m_now_ms;
@@ -638,6 +676,7 @@ class KeyBuilder : public RdbVisitor {
   Emit m_emit;
   Idle m_idle;
   bool m_leave_to_inserter = false;
+  bool m_decided = false;
   uint64_t m_db = 0;
   LoadBatch m_batch;
   std::vector<std::string> m_functions;
@@ -646,9 +685,11 @@ class KeyBuilder : public RdbVisitor {
 /// Inserts built keys into the engine's databases in file order (the engine's thread).
 class KeyInserter {
  public:
-  KeyInserter(Engine& engine, const RdbLoadOptions& options, RdbLoadStats& stats, int64_t now_ms,
-              uint64_t max_hint)
+  KeyInserter(Engine& engine, std::string_view file, const RdbReadOptions& read,
+              const RdbLoadOptions& options, RdbLoadStats& stats, int64_t now_ms, uint64_t max_hint)
       : m_engine(engine),
+        m_file(file),
+        m_read(read),
         m_options(options),
         m_stats(stats),
         m_now_ms(now_ms),
@@ -682,6 +723,21 @@ class KeyInserter {
       return fail(k, "database " + std::to_string(k.db) + " is out of range (databases " +
                          std::to_string(m_engine.db_count()) + ")");
     }
+    bool decoded_here = k.action == KeyAction::decode;
+    if (decoded_here || k.check_only) {
+      RdbKey where;
+      where.value_offset = k.value_offset;
+      where.value_bytes = k.value_bytes;
+      where.value.rdb_type = k.value_type;
+      auto value = decode_deferred_value(m_file, where, m_read);
+      if (!value) {
+        m_error = std::move(value.error());  // as the reader would have reported it
+        return false;
+      }
+      if (decoded_here) {
+        build_key(BuildContext{m_engine.config(), m_engine.rng()}, *value, k, m_now_ms);
+      }
+    }
     if (k.action == KeyAction::expired) {
       ++m_stats.expired_skipped;
       return true;
@@ -714,6 +770,7 @@ class KeyInserter {
         return fail(k, std::move(k.error));
       case KeyAction::add:
       case KeyAction::build:
+      case KeyAction::decode:
         break;
     }
     k.action = KeyAction::expired;  // the entry owns the value from here on
@@ -722,6 +779,9 @@ class KeyInserter {
       e->set_lru(lfu_field(static_cast<uint8_t>(k.freq), m_now_ms));
     }
     ++m_stats.keys_loaded;
+    if (decoded_here) {
+      std::string().swap(k.str);  // allocated on this thread: freed here, not by the reader
+    }
     return true;
   }
 
@@ -731,6 +791,8 @@ class KeyInserter {
   }
 
   Engine& m_engine;
+  std::string_view m_file;
+  const RdbReadOptions& m_read;
   const RdbLoadOptions& m_options;
   RdbLoadStats& m_stats;
   int64_t m_now_ms;
@@ -745,10 +807,10 @@ Expected<RdbLoadStats, RdbError> load_rdb(Engine& engine, std::string_view file,
   RdbLoadStats stats;
   int64_t now_ms = engine.clock().now_ms();
   // A key takes at least 3 bytes of the file (type, key length, value).
-  KeyInserter inserter(engine, options, stats, now_ms, file.size() / 3);
   RdbReadOptions read = options.read;
   read.skip_modules = read.skip_modules || options.skip_unsupported;
   read.keep_blocks = read.materialize;
+  KeyInserter inserter(engine, file, read, options, stats, now_ms, file.size() / 3);
   // The engine's settings are only read while the builder runs; its generator is not
   // shared: the builder seeds its own.
   uint64_t seed = engine.rng()();
@@ -773,7 +835,17 @@ Expected<RdbLoadStats, RdbError> load_rdb(Engine& engine, std::string_view file,
           }
           return pushed;
         },
-        [&] { return queue.size() < k_low_water_batches; });
+        [&] {
+          switch (options.share) {
+            case RdbLoadOptions::Share::always:
+              return true;
+            case RdbLoadOptions::Share::never:
+              return false;
+            case RdbLoadOptions::Share::when_idle:
+              break;
+          }
+          return queue.size() < k_low_water_batches;
+        });
     std::thread reader([&] {
       summary = read_rdb(file, builder, read);
       builder.flush();

@@ -22,6 +22,11 @@ struct RdbLoadOptions {
   /// A key already in the engine is replaced instead of failing the load (DEBUG RELOAD
   /// MERGE).
   bool replace_existing = false;
+  /// Files read on a second thread: how the reading thread shares work with the inserting
+  /// one. `when_idle` leaves a batch's values (reading and building them) to the inserter
+  /// when it is about to run out of work; `always` and `never` pin the choice (tests).
+  enum class Share : uint8_t { when_idle, always, never };
+  Share share = Share::when_idle;
 };
 
 /// What a load did.

@@ -96,6 +96,9 @@ void RdbVisitor::on_slot_info(uint64_t, uint64_t, uint64_t) {}
 void RdbVisitor::on_function(std::string_view) {}
 void RdbVisitor::on_module_aux(std::string_view) {}
 void RdbVisitor::on_slot_import(std::string_view, uint64_t) {}
+bool RdbVisitor::defer_value(uint8_t) {
+  return false;
+}
 
 std::string module_type_name(uint64_t module_id, int* version) {
   static constexpr std::string_view k_charset =
@@ -589,12 +592,29 @@ class ValueDecoder {
  public:
   /// With `offload`, a validate-only decode leaves blobs to be checked elsewhere: their
   /// strings are only skipped here and each is added to `offload`.
-  ValueDecoder(Cursor& c, const RdbReadOptions& options, std::vector<BlobTask>* offload = nullptr)
+  /// `skim` (validate-only, with `offload`) also steps over string values unchecked: a
+  /// deferred value is read in full later.
+  ValueDecoder(Cursor& c, const RdbReadOptions& options, std::vector<BlobTask>* offload = nullptr,
+               bool skim = false)
       : m_c(c),
         m_options(options),
         m_keep(options.materialize),
         m_blocks(options.materialize && options.keep_blocks),
+        m_skim(skim && !options.materialize),
         m_offload(options.materialize ? nullptr : offload) {}
+
+  /// True for the object types a validate-only read decodes anyway (streams, field-TTL
+  /// hashes, module values): never worth deferring.
+  static bool always_kept(uint8_t type) {
+    return type == static_cast<uint8_t>(Type::stream_listpacks) ||
+           type == static_cast<uint8_t>(Type::stream_listpacks_2) ||
+           type == static_cast<uint8_t>(Type::stream_listpacks_3) ||
+           (type >= static_cast<uint8_t>(Type::hash_metadata_pre_ga) &&
+            type <= static_cast<uint8_t>(Type::hash_listpack_ex)) ||
+           type == static_cast<uint8_t>(Type::valkey_hash_2) ||
+           type == static_cast<uint8_t>(Type::valkey_path_hash) ||
+           type == static_cast<uint8_t>(Type::module_2);
+  }
 
   /// Validates the blob whose string starts at the cursor, exactly as decode() would have:
   /// same checks, same errors and offsets (the other side of `offload`).
@@ -637,20 +657,13 @@ class ValueDecoder {
     v.rdb_type = type;
     // Streams, field-TTL hashes and module values are rare and what reports look into:
     // always kept.
-    bool always_kept = type == static_cast<uint8_t>(Type::stream_listpacks) ||
-                       type == static_cast<uint8_t>(Type::stream_listpacks_2) ||
-                       type == static_cast<uint8_t>(Type::stream_listpacks_3) ||
-                       (type >= static_cast<uint8_t>(Type::hash_metadata_pre_ga) &&
-                        type <= static_cast<uint8_t>(Type::hash_listpack_ex)) ||
-                       type == static_cast<uint8_t>(Type::valkey_hash_2) ||
-                       type == static_cast<uint8_t>(Type::valkey_path_hash) ||
-                       type == static_cast<uint8_t>(Type::module_2);
-    m_keep = m_options.materialize || always_kept;
+    m_keep = m_options.materialize || always_kept(type);
     switch (static_cast<Type>(type)) {
       case Type::string:
         v.kind = RdbKind::string;
         if (!m_keep) {
-          return m_c.skip_string(m_scratch, "string value");
+          return m_skim ? m_c.skip_raw_string("string value")
+                        : m_c.skip_string(m_scratch, "string value");
         }
         return m_c.string(v.str, "string value");
       case Type::list:
@@ -1658,6 +1671,7 @@ class ValueDecoder {
   bool m_keep = true;
   // RdbReadOptions::keep_blocks: listpacks and intsets are kept as blocks.
   bool m_blocks = false;
+  bool m_skim = false;
   std::vector<BlobTask>* m_offload = nullptr;
   size_t m_validated_count = 0;  // elements of the last blob validated without keeping
   std::string m_scratch;         // decoded int/LZF strings that are not kept
@@ -1938,9 +1952,23 @@ class FileReader {
         return false;
       }
       uint64_t value_at = m_c.offset();
-      ValueDecoder decoder(m_c, m_options, m_checker ? &m_tasks : nullptr);
-      if (!decoder.decode(t, key.value)) {
-        return false;
+      key.value_offset = value_at;
+      key.deferred =
+          m_options.materialize && !ValueDecoder::always_kept(t) && m_visitor.defer_value(t);
+      if (key.deferred) {
+        RdbReadOptions skim = m_options;
+        skim.materialize = false;
+        ValueDecoder skimmer(m_c, skim, &m_skimmed, true);
+        bool stepped = skimmer.decode(t, key.value);
+        m_skimmed.clear();
+        if (!stepped) {
+          return false;
+        }
+      } else {
+        ValueDecoder decoder(m_c, m_options, m_checker ? &m_tasks : nullptr);
+        if (!decoder.decode(t, key.value)) {
+          return false;
+        }
       }
       if (m_tasks.size() >= k_blob_chunk) {
         m_checker->add(m_tasks);
@@ -2039,6 +2067,7 @@ class FileReader {
   std::future<uint64_t> m_crc_guess;
   std::optional<BlobChecker> m_checker;  // validate-only reads of big files
   std::vector<BlobTask> m_tasks;
+  std::vector<BlobTask> m_skimmed;  // blobs of deferred values: checked when they are read
   Cursor m_c;
   RdbVisitor& m_visitor;
   const RdbReadOptions& m_options;
@@ -2068,6 +2097,20 @@ Expected<RdbValue, RdbError> decode_rdb_value(uint8_t type, std::string_view byt
   }
   if (c.remaining() != 0) {
     c.fail(std::to_string(c.remaining()) + " bytes left after the value");
+    return Unexpected{c.take_error()};
+  }
+  return v;
+}
+
+Expected<RdbValue, RdbError> decode_deferred_value(std::string_view file, const RdbKey& key,
+                                                   const RdbReadOptions& options) {
+  if (key.value_offset > file.size() || key.value_bytes > file.size() - key.value_offset) {
+    return Unexpected{RdbError{key.value_offset, "deferred value outside the file"}};
+  }
+  Cursor c(file.substr(key.value_offset, key.value_bytes), key.value_offset);
+  RdbValue v;
+  ValueDecoder decoder(c, options);
+  if (!decoder.decode(key.value.rdb_type, v)) {
     return Unexpected{c.take_error()};
   }
   return v;

@@ -20,11 +20,15 @@ struct RdbKey {
   uint64_t db = 0;
   std::string key;
   RdbValue value;
-  int64_t expire_ms = -1;    // absolute unix ms, -1 without a TTL
-  int64_t idle_s = -1;       // LRU idle seconds, -1 when absent
-  int freq = -1;             // LFU counter, -1 when absent
-  uint64_t offset = 0;       // where the key's type byte is
-  uint64_t value_bytes = 0;  // bytes the value took in the file
+  int64_t expire_ms = -1;     // absolute unix ms, -1 without a TTL
+  int64_t idle_s = -1;        // LRU idle seconds, -1 when absent
+  int freq = -1;              // LFU counter, -1 when absent
+  uint64_t offset = 0;        // where the key's type byte is
+  uint64_t value_bytes = 0;   // bytes the value took in the file
+  uint64_t value_offset = 0;  // where the value starts (after the key name)
+  /// The visitor asked for the value later (RdbVisitor::defer_value): `value` holds only
+  /// its kind and type, and decode_deferred_value() reads it when wanted.
+  bool deferred = false;
 };
 
 /// Receives what read_rdb finds, in file order. Defaults ignore everything but keys.
@@ -45,6 +49,11 @@ class RdbVisitor {
   virtual void on_module_aux(std::string_view name);
   /// SLOT_IMPORT (Valkey 9 cluster files): a slot migration job being imported.
   virtual void on_slot_import(std::string_view job, uint64_t slot_ranges);
+  /// Asked, when values are materialized, before a key's value of object type `type` is
+  /// read: true has the reader only step over it (its blobs and LZF data unchecked) and
+  /// hand on_key a deferred key, whose value another thread may decode later. Streams,
+  /// field-TTL hashes and module values are never deferred.
+  virtual bool defer_value(uint8_t type);
   /// A key. Its value may be moved from. Return false to stop reading (not an error).
   virtual bool on_key(RdbKey& key) = 0;
 };
@@ -93,6 +102,11 @@ Expected<RdbSummary, RdbError> read_rdb(std::string_view file, RdbVisitor& visit
 /// fills `bytes` exactly.
 Expected<RdbValue, RdbError> decode_rdb_value(uint8_t type, std::string_view bytes,
                                               const RdbReadOptions& options = {});
+
+/// Reads the value of a key read_rdb deferred (`key.deferred`) from `file`, the same bytes
+/// read_rdb read, with the same checks and byte offsets as an immediate read.
+Expected<RdbValue, RdbError> decode_deferred_value(std::string_view file, const RdbKey& key,
+                                                   const RdbReadOptions& options);
 
 /// Decodes the value of a DUMP payload of RDB `version` from `bytes`, everything after the
 /// type byte (footer included, which Valkey's RESTORE also lets the value run into; what

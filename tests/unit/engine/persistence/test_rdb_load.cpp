@@ -426,6 +426,102 @@ TEST_SUITE("engine::rdb_load") {
     CHECK(c.run({"DBSIZE"}).integer > 0);
   }
 
+  TEST_CASE("values read by the inserting thread load and fail exactly as the reader's own") {
+    Loaded a;
+    fill_big(a);
+    TempDir dir;
+    std::string path = (dir.path / "big.rdb").string();
+    auto saved = save_rdb(a.engine, path, RdbWriteOptions{});
+    REQUIRE_MESSAGE(saved.has_value(), saved.error());
+    auto file = MappedFile::open(path);
+    REQUIRE(file.has_value());
+    std::string bytes(file->data());
+
+    auto load = [&](std::string_view data, RdbLoadOptions::Share share, Loaded& into) {
+      RdbLoadOptions options;
+      options.share = share;
+      return load_rdb(into.engine, data, options);
+    };
+    // Half the TTLs have passed by the time of this load: expired keys are dropped in both.
+    Loaded reader_side;
+    Loaded inserter_side;
+    reader_side.clock.advance_ms(2'000'000);
+    inserter_side.clock.advance_ms(2'000'000);
+    auto r = load(bytes, RdbLoadOptions::Share::never, reader_side);
+    auto i = load(bytes, RdbLoadOptions::Share::always, inserter_side);
+    REQUIRE_MESSAGE(r.has_value(), r.error().message);
+    REQUIRE_MESSAGE(i.has_value(), i.error().message);
+    CHECK(i->keys_loaded == r->keys_loaded);
+    CHECK(i->expired_skipped == r->expired_skipped);
+    CHECK(r->expired_skipped > 0);
+    for (const char* db : {"0", "2"}) {
+      reader_side.run({"SELECT", db});
+      inserter_side.run({"SELECT", db});
+      CHECK(describe_keys(inserter_side) == describe_keys(reader_side));
+    }
+
+    // The file's last hash listpack broken: the same error at the same byte either way.
+    struct Finder : keyshift::engine::RdbVisitor {
+      uint64_t end = 0;
+      bool on_key(keyshift::engine::RdbKey& k) override {
+        if (k.value.rdb_type == 16) {
+          end = k.value_offset + k.value_bytes;  // a hash listpack: its last byte is 0xFF
+        }
+        return true;
+      }
+    } finder;
+    REQUIRE(keyshift::engine::read_rdb(bytes, finder).has_value());
+    REQUIRE(finder.end > bytes.size() / 2);
+    std::string broken = bytes;
+    REQUIRE(broken[finder.end - 1] == '\xff');
+    broken[finder.end - 1] = '\x00';
+    Loaded r2;
+    Loaded i2;
+    auto re = load(broken, RdbLoadOptions::Share::never, r2);
+    auto ie = load(broken, RdbLoadOptions::Share::always, i2);
+    REQUIRE_FALSE(re.has_value());
+    REQUIRE_FALSE(ie.has_value());
+    CHECK(ie.error().offset == re.error().offset);
+    CHECK(ie.error().message == re.error().message);
+    CHECK(re.error().message.find("listpack") != std::string::npos);
+
+    // An LZF string whose key has a TTL, read when that TTL has passed: the inserting side
+    // still reads the expired value, and fails on it as the reader does.
+    struct LzfFinder : keyshift::engine::RdbVisitor {
+      std::string_view file;
+      uint64_t ulen_low = 0;  // the last byte of the uncompressed-length field
+      bool on_key(keyshift::engine::RdbKey& k) override {
+        auto byte = [&](uint64_t at) { return static_cast<uint8_t>(file[at]); };
+        uint64_t at = k.value_offset;
+        if (k.expire_ms < 0 || k.value.rdb_type != 0 || byte(at) != 0xC3) {
+          return true;
+        }
+        ++at;  // past the LZF marker: the compressed, then the uncompressed length
+        at += (byte(at) >> 6) == 0 ? 1 : (byte(at) >> 6) == 1 ? 2 : 0;
+        if ((byte(at) >> 6) == 1) {
+          ulen_low = at + 1;
+        }
+        return true;
+      }
+    } lzf;
+    lzf.file = bytes;
+    REQUIRE(keyshift::engine::read_rdb(bytes, lzf).has_value());
+    REQUIRE(lzf.ulen_low > 0);
+    std::string bad_lzf = bytes;
+    bad_lzf[lzf.ulen_low] = static_cast<char>(bad_lzf[lzf.ulen_low] + 1);
+    Loaded r3;
+    Loaded i3;
+    r3.clock.advance_ms(int64_t{1} << 40);  // every TTL has passed
+    i3.clock.advance_ms(int64_t{1} << 40);
+    auto rl = load(bad_lzf, RdbLoadOptions::Share::never, r3);
+    auto il = load(bad_lzf, RdbLoadOptions::Share::always, i3);
+    REQUIRE_FALSE(rl.has_value());
+    REQUIRE_FALSE(il.has_value());
+    CHECK(il.error().offset == rl.error().offset);
+    CHECK(il.error().message == rl.error().message);
+    CHECK(rl.error().message.find("LZF") != std::string::npos);
+  }
+
   TEST_CASE("listpack and intset blocks are taken as they are, within the encoding limits") {
     // A set listpack of integers stays a listpack (Valkey's RDB_TYPE_SET_LISTPACK load does
     // not turn it into an intset); a hash listpack keeps its field order.
