@@ -140,18 +140,23 @@ Entry::ValueSpec build_zset(const BuildContext& ctx, const RdbValue& value) {
   return value_spec(z.release(), ObjType::zset);
 }
 
+/// A listpack kept as the entry's bare block (see Entry::Kind::blob).
+Entry::ValueSpec listpack_block_spec(Listpack&& lp, ObjType type) {
+  Entry::ValueSpec spec;
+  spec.kind = Entry::Kind::blob;
+  spec.type = type;
+  spec.encoding = ObjEncoding::listpack;
+  spec.blob = lp.release();
+  return spec;
+}
+
 /// A sorted-set listpack read as a block (type 17 with keep_blocks): as Valkey's
 /// RDB_TYPE_ZSET_LISTPACK, kept as it is unless it holds more than zset-max-listpack-entries
 /// members, which then go into a skiplist.
 Entry::ValueSpec build_zset_block(const BuildContext& ctx, Listpack&& lp) {
   const EngineConfig& c = ctx.config;
   if (lp.size() / 2 <= static_cast<size_t>(c.zset_max_listpack_entries)) {
-    Entry::ValueSpec spec;
-    spec.kind = Entry::Kind::blob;
-    spec.type = ObjType::zset;
-    spec.encoding = ObjEncoding::listpack;
-    spec.blob = lp.release();
-    return spec;
+    return listpack_block_spec(std::move(lp), ObjType::zset);
   }
   ZSetLimits limits{c.zset_max_listpack_entries, c.zset_max_listpack_value};
   auto z = ZSetValue::create(lp.size() / 2, 0, limits, ctx.rng());
@@ -179,12 +184,7 @@ Entry::ValueSpec build_zset_block(const BuildContext& ctx, Listpack&& lp) {
 Entry::ValueSpec build_hash_block(const BuildContext& ctx, Listpack&& lp) {
   const EngineConfig& c = ctx.config;
   if (lp.size() / 2 <= static_cast<size_t>(c.hash_max_listpack_entries)) {
-    Entry::ValueSpec spec;
-    spec.kind = Entry::Kind::blob;
-    spec.type = ObjType::hash;
-    spec.encoding = ObjEncoding::listpack;
-    spec.blob = lp.release();
-    return spec;
+    return listpack_block_spec(std::move(lp), ObjType::hash);
   }
   HashLimits limits{c.hash_max_listpack_entries, c.hash_max_listpack_value};
   auto h = std::make_unique<HashValue>(ctx.rng());
