@@ -2,6 +2,7 @@
 // can go. The analysis lives in migrate/rdb_inspect; this file only maps flags and the file.
 #include "cli/subcommands.hpp"
 #include "cli/user_error.hpp"
+#include "engine/util/memory.hpp"
 #include "migrate/progress.hpp"
 #include "migrate/rdb_convert.hpp"
 #include "migrate/rdb_dump.hpp"
@@ -259,6 +260,8 @@ std::map<uint64_t, uint64_t> parse_db_map(const std::vector<std::string>& pairs)
 }
 
 void run_convert(const ConvertOptions& opts) {
+  // convert builds the whole keyspace in memory, as serve's load does: the same heap.
+  (void)engine::set_up_heap(true, false, engine::system_thp_mode());
   migrate::RdbConvertOptions options;
   options.rdb_version = opts.rdb_version;
   options.field_ttl = *migrate::parse_field_ttl_policy(opts.field_ttl);

@@ -1,5 +1,7 @@
 #include "engine/ds/lzf.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -11,10 +13,11 @@ constexpr size_t k_max_literal = 32;
 constexpr size_t k_max_offset = 8192;  // 13 bits, stored minus one
 constexpr size_t k_max_match = 264;    // 7 + 255 + 2
 constexpr unsigned k_hash_bits = 14;
+constexpr unsigned k_min_hash_bits = 8;
 
-uint32_t hash3(const uint8_t* p) {
+uint32_t hash3(const uint8_t* p, unsigned bits) {
   uint32_t v = static_cast<uint32_t>(p[0]) << 16 | static_cast<uint32_t>(p[1]) << 8 | p[2];
-  return (v * 2654435761u) >> (32 - k_hash_bits);
+  return (v * 2654435761u) >> (32 - bits);
 }
 
 /// Appends literal bytes [from, to) as runs of at most 32; false when out of room.
@@ -41,13 +44,20 @@ size_t lzf_compress(const void* in_v, size_t in_len, void* out_v, size_t out_cap
   if (in_len == 0) {
     return 0;
   }
-  // Positions plus one, so zero means "never seen".
-  std::vector<uint32_t> table(size_t{1} << k_hash_bits, 0);
+  // Positions plus one, so zero means "never seen". The table has about as many slots as
+  // the input has bytes: most values are short, and clearing 64 KiB for each of them was
+  // most of what compressing them cost.
+  unsigned bits = k_min_hash_bits;
+  while (bits < k_hash_bits && (size_t{1} << bits) < in_len) {
+    ++bits;
+  }
+  std::array<uint32_t, size_t{1} << k_hash_bits> table;
+  std::fill_n(table.begin(), size_t{1} << bits, 0u);
   size_t op = 0;
   size_t ip = 0;
   size_t literal_start = 0;
   while (ip + 2 < in_len) {
-    uint32_t h = hash3(in + ip);
+    uint32_t h = hash3(in + ip, bits);
     size_t candidate = table[h];
     table[h] = static_cast<uint32_t>(ip + 1);
     if (candidate != 0) {
@@ -78,7 +88,7 @@ size_t lzf_compress(const void* in_v, size_t in_len, void* out_v, size_t out_cap
         // Index the positions inside the match so later data can refer to them.
         size_t end = ip + len;
         for (size_t i = ip + 1; i < end && i + 2 < in_len; ++i) {
-          table[hash3(in + i)] = static_cast<uint32_t>(i + 1);
+          table[hash3(in + i, bits)] = static_cast<uint32_t>(i + 1);
         }
         ip = end;
         literal_start = ip;
