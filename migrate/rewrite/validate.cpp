@@ -205,6 +205,29 @@ ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::mil
   return result;
 }
 
+namespace {
+
+/// Runs `program` (found on PATH) with `args` on a written copy: its error output when it
+/// refuses the file; a note naming `what` when the program is not installed.
+std::optional<std::string> check_with(const std::string& program, const std::string& what,
+                                      std::vector<std::string> args, std::string_view label,
+                                      const std::string& shown_path,
+                                      std::vector<std::string>& notes) {
+  std::string exe = find_program(program);
+  if (exe.empty()) {
+    notes.push_back(fmt::format("{}: not checked: {} is not installed", shown_path, what));
+    return std::nullopt;
+  }
+  args.insert(args.begin(), exe);
+  ProcessResult r = run_process(args);
+  if (r.status != 0) {
+    return fmt::format("{}: {}", label, last_lines(r.output));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<std::string> validate_file(const PlannedFile& file, const std::string& path,
                                          const Validators& validators,
                                          std::vector<std::string>& notes) {
@@ -232,46 +255,16 @@ std::optional<std::string> validate_file(const PlannedFile& file, const std::str
       }
       return check_nginx(nginx, path, file.path, file.after);
     }
-    case FileKind::php: {
-      std::string php = find_program(validators.php);
-      if (php.empty()) {
-        notes.push_back(fmt::format("{}: not checked: php is not installed", file.path));
-        return std::nullopt;
-      }
-      ProcessResult r = run_process({php, "-n", "-l", path});
-      if (r.status != 0) {
-        return fmt::format("php -l: {}", last_lines(r.output));
-      }
-      return std::nullopt;
-    }
-    case FileKind::python: {
-      std::string python = find_program(validators.python);
-      if (python.empty()) {
-        notes.push_back(
-            fmt::format("{}: not checked: {} is not installed", file.path, validators.python));
-        return std::nullopt;
-      }
+    case FileKind::php:
+      return check_with(validators.php, "php", {"-n", "-l", path}, "php -l", file.path, notes);
+    case FileKind::python:
       // What `python3 -m py_compile` checks, without writing a .pyc beside the file.
-      ProcessResult r = run_process(
-          {python, "-c", "import sys; compile(open(sys.argv[1], 'rb').read(), sys.argv[1], 'exec')",
-           path});
-      if (r.status != 0) {
-        return fmt::format("python3 compile: {}", last_lines(r.output));
-      }
-      return std::nullopt;
-    }
-    case FileKind::ruby: {
-      std::string ruby = find_program(validators.ruby);
-      if (ruby.empty()) {
-        notes.push_back(fmt::format("{}: not checked: ruby is not installed", file.path));
-        return std::nullopt;
-      }
-      ProcessResult r = run_process({ruby, "-c", path});
-      if (r.status != 0) {
-        return fmt::format("ruby -c: {}", last_lines(r.output));
-      }
-      return std::nullopt;
-    }
+      return check_with(
+          validators.python, validators.python,
+          {"-c", "import sys; compile(open(sys.argv[1], 'rb').read(), sys.argv[1], 'exec')", path},
+          "python3 compile", file.path, notes);
+    case FileKind::ruby:
+      return check_with(validators.ruby, "ruby", {"-c", path}, "ruby -c", file.path, notes);
     case FileKind::server_file:
     case FileKind::ini:
     case FileKind::env:
