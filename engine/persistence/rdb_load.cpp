@@ -725,11 +725,8 @@ class KeyInserter {
     }
     bool decoded_here = k.action == KeyAction::decode;
     if (decoded_here || k.check_only) {
-      RdbKey where;
-      where.value_offset = k.value_offset;
-      where.value_bytes = k.value_bytes;
-      where.value.rdb_type = k.value_type;
-      auto value = decode_deferred_value(m_file, where, m_read);
+      auto value = decode_rdb_value(k.value_type, m_file.substr(k.value_offset, k.value_bytes),
+                                    m_read, k.value_offset);
       if (!value) {
         m_error = std::move(value.error());  // as the reader would have reported it
         return false;

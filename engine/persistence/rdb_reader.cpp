@@ -2083,11 +2083,11 @@ Expected<RdbSummary, RdbError> read_rdb(std::string_view file, RdbVisitor& visit
 }
 
 Expected<RdbValue, RdbError> decode_rdb_value(uint8_t type, std::string_view bytes,
-                                              const RdbReadOptions& options) {
-  Cursor c(bytes, 0);
+                                              const RdbReadOptions& options, uint64_t base) {
+  Cursor c(bytes, base);
   if (!rdb::is_object_type(type) && type != static_cast<uint8_t>(Type::valkey_hash_2) &&
       type != static_cast<uint8_t>(Type::valkey_path_hash)) {
-    c.fail_at(0, "unknown value type " + std::to_string(type));
+    c.fail_at(base, "unknown value type " + std::to_string(type));
     return Unexpected{c.take_error()};
   }
   RdbValue v;
@@ -2097,20 +2097,6 @@ Expected<RdbValue, RdbError> decode_rdb_value(uint8_t type, std::string_view byt
   }
   if (c.remaining() != 0) {
     c.fail(std::to_string(c.remaining()) + " bytes left after the value");
-    return Unexpected{c.take_error()};
-  }
-  return v;
-}
-
-Expected<RdbValue, RdbError> decode_deferred_value(std::string_view file, const RdbKey& key,
-                                                   const RdbReadOptions& options) {
-  if (key.value_offset > file.size() || key.value_bytes > file.size() - key.value_offset) {
-    return Unexpected{RdbError{key.value_offset, "deferred value outside the file"}};
-  }
-  Cursor c(file.substr(key.value_offset, key.value_bytes), key.value_offset);
-  RdbValue v;
-  ValueDecoder decoder(c, options);
-  if (!decoder.decode(key.value.rdb_type, v)) {
     return Unexpected{c.take_error()};
   }
   return v;

@@ -27,7 +27,8 @@ struct RdbKey {
   uint64_t value_bytes = 0;   // bytes the value took in the file
   uint64_t value_offset = 0;  // where the value starts (after the key name)
   /// The visitor asked for the value later (RdbVisitor::defer_value): `value` holds only
-  /// its kind and type, and decode_deferred_value() reads it when wanted.
+  /// its kind and type; decode_rdb_value() of the file's bytes at value_offset (value_bytes
+  /// long, `base` value_offset) reads it when wanted.
   bool deferred = false;
 };
 
@@ -99,14 +100,11 @@ Expected<RdbSummary, RdbError> read_rdb(std::string_view file, RdbVisitor& visit
                                         const RdbReadOptions& options = {});
 
 /// Decodes one value of object type `type` (rdb::Type, Valkey's own types renumbered) that
-/// fills `bytes` exactly.
+/// fills `bytes` exactly; errors count offsets from `base` (where `bytes` start in a file,
+/// so a deferred value fails as an immediate read would).
 Expected<RdbValue, RdbError> decode_rdb_value(uint8_t type, std::string_view bytes,
-                                              const RdbReadOptions& options = {});
-
-/// Reads the value of a key read_rdb deferred (`key.deferred`) from `file`, the same bytes
-/// read_rdb read, with the same checks and byte offsets as an immediate read.
-Expected<RdbValue, RdbError> decode_deferred_value(std::string_view file, const RdbKey& key,
-                                                   const RdbReadOptions& options);
+                                              const RdbReadOptions& options = {},
+                                              uint64_t base = 0);
 
 /// Decodes the value of a DUMP payload of RDB `version` from `bytes`, everything after the
 /// type byte (footer included, which Valkey's RESTORE also lets the value run into; what

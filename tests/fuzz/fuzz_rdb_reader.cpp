@@ -29,7 +29,9 @@ class DeferHalf : public keyshift::engine::RdbVisitor {
   bool defer_value(uint8_t) override { return (m_seen++ % 2) == 0; }
   bool on_key(keyshift::engine::RdbKey& key) override {
     if (key.deferred) {
-      auto value = keyshift::engine::decode_deferred_value(m_file, key, m_options);
+      auto value = keyshift::engine::decode_rdb_value(
+          key.value.rdb_type, m_file.substr(key.value_offset, key.value_bytes), m_options,
+          key.value_offset);
       if (!value && value.error().offset > m_file.size()) {
         __builtin_trap();
       }
