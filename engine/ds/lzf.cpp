@@ -36,6 +36,56 @@ bool emit_literals(const uint8_t* in, size_t from, size_t to, uint8_t* out, size
   return true;
 }
 
+/// Decodes from `ip`/`op` on with every length checked, writing only when `k_write` (the
+/// size-only walk of lzf_decompressed_size takes the same checks); 0 on a corrupt stream.
+template <bool k_write>
+size_t decode_checked(const uint8_t* in, size_t in_len, uint8_t* out, size_t out_cap, size_t ip,
+                      size_t op) {
+  while (ip < in_len) {
+    size_t ctrl = in[ip++];
+    if (ctrl < 32) {
+      size_t n = ctrl + 1;
+      if (in_len - ip < n || out_cap - op < n) {
+        return 0;
+      }
+      if constexpr (k_write) {
+        std::memcpy(out + op, in + ip, n);
+      }
+      ip += n;
+      op += n;
+      continue;
+    }
+    size_t len = ctrl >> 5;
+    if (len == 7) {
+      if (ip >= in_len) {
+        return 0;
+      }
+      len += in[ip++];
+    }
+    len += 2;
+    if (ip >= in_len) {
+      return 0;
+    }
+    size_t back = ((ctrl & 0x1F) << 8 | in[ip++]) + 1;
+    if (back > op || out_cap - op < len) {
+      return 0;
+    }
+    if constexpr (k_write) {
+      size_t ref = op - back;
+      if (back >= len) {
+        std::memcpy(out + op, out + ref, len);  // the common case: source and target apart
+      } else {
+        // Overlapping (a run): byte by byte, each byte may be one just written.
+        for (size_t i = 0; i < len; ++i) {
+          out[op + i] = out[ref + i];
+        }
+      }
+    }
+    op += len;
+  }
+  return op;
+}
+
 }  // namespace
 
 size_t lzf_compress(const void* in_v, size_t in_len, void* out_v, size_t out_cap) {
@@ -147,80 +197,11 @@ size_t lzf_decompress(const void* in_v, size_t in_len, void* out_v, size_t out_c
     }
     op += len;
   }
-  while (ip < in_len) {
-    size_t ctrl = in[ip++];
-    if (ctrl < 32) {
-      size_t n = ctrl + 1;
-      if (in_len - ip < n || out_cap - op < n) {
-        return 0;
-      }
-      std::memcpy(out + op, in + ip, n);
-      ip += n;
-      op += n;
-      continue;
-    }
-    size_t len = ctrl >> 5;
-    if (len == 7) {
-      if (ip >= in_len) {
-        return 0;
-      }
-      len += in[ip++];
-    }
-    len += 2;
-    if (ip >= in_len) {
-      return 0;
-    }
-    size_t back = ((ctrl & 0x1F) << 8 | in[ip++]) + 1;
-    if (back > op || out_cap - op < len) {
-      return 0;
-    }
-    size_t ref = op - back;
-    if (back >= len) {
-      std::memcpy(out + op, out + ref, len);  // the common case: source and target apart
-    } else {
-      // Overlapping (a run): byte by byte, each byte may be one just written.
-      for (size_t i = 0; i < len; ++i) {
-        out[op + i] = out[ref + i];
-      }
-    }
-    op += len;
-  }
-  return op;
+  return decode_checked<true>(in, in_len, out, out_cap, ip, op);
 }
 
 size_t lzf_decompressed_size(const void* in_v, size_t in_len, size_t out_cap) {
-  const auto* in = static_cast<const uint8_t*>(in_v);
-  size_t ip = 0;
-  size_t op = 0;
-  while (ip < in_len) {
-    size_t ctrl = in[ip++];
-    if (ctrl < 32) {
-      size_t n = ctrl + 1;
-      if (in_len - ip < n || out_cap - op < n) {
-        return 0;
-      }
-      ip += n;
-      op += n;
-      continue;
-    }
-    size_t len = ctrl >> 5;
-    if (len == 7) {
-      if (ip >= in_len) {
-        return 0;
-      }
-      len += in[ip++];
-    }
-    len += 2;
-    if (ip >= in_len) {
-      return 0;
-    }
-    size_t back = ((ctrl & 0x1F) << 8 | in[ip++]) + 1;
-    if (back > op || out_cap - op < len) {
-      return 0;
-    }
-    op += len;
-  }
-  return op;
+  return decode_checked<false>(static_cast<const uint8_t*>(in_v), in_len, nullptr, out_cap, 0, 0);
 }
 
 std::optional<std::string> lzf_decompress(std::string_view in, size_t expected_len) {
