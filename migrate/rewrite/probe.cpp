@@ -79,29 +79,6 @@ engine::Expected<ProbeResult, std::string> ask(engine::RespConnection& conn) {
   return result;
 }
 
-// A temp directory removed with its contents.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string pattern = (fs::temp_directory_path() / "keyshift-probe-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) != nullptr) {
-      m_path = pattern;
-    }
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  ~ScratchDir() {
-    std::error_code ec;
-    if (!m_path.empty()) {
-      fs::remove_all(m_path, ec);
-    }
-  }
-  const std::string& path() const { return m_path; }
-
- private:
-  std::string m_path;
-};
-
 // A child server: started with its output in a log file, stopped and reaped on destruction.
 class Child {
  public:
@@ -225,7 +202,7 @@ engine::Expected<ProbeResult, std::string> probe_url(const std::string& url) {
 }
 
 engine::Expected<ProbeResult, std::string> probe_binary(const std::string& binary) {
-  ScratchDir dir;
+  ScratchDir dir("keyshift-probe-");
   if (dir.path().empty()) {
     return Unexpected{std::string("cannot create a temp directory")};
   }
@@ -247,7 +224,7 @@ engine::Expected<ProbeResult, std::string> probe_binary(const std::string& binar
 
 std::optional<std::string> dry_start(const std::string& binary, const std::string& config,
                                      std::chrono::milliseconds timeout) {
-  ScratchDir dir;
+  ScratchDir dir("keyshift-probe-");
   if (dir.path().empty()) {
     return std::string("cannot create a temp directory");
   }

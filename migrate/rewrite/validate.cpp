@@ -21,29 +21,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A temp directory removed with everything in it when it goes out of scope.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "keyshift-check-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) != nullptr) {
-      m_path = pattern;
-    }
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() {
-    if (!m_path.empty()) {
-      std::error_code ec;
-      fs::remove_all(m_path, ec);
-    }
-  }
-  const std::string& path() const { return m_path; }
-
- private:
-  std::string m_path;
-};
-
 bool write_text(const std::string& path, std::string_view text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;
@@ -87,7 +64,7 @@ std::string nginx_prefix(const std::string& real_path, const std::string& temp) 
 
 std::optional<std::string> check_nginx(const std::string& nginx, const std::string& path,
                                        const std::string& real_path, std::string_view text) {
-  TempDir prefix;
+  ScratchDir prefix("keyshift-check-");
   if (prefix.path().empty()) {
     return std::string("cannot create a temp directory for nginx -t");
   }
@@ -113,6 +90,20 @@ std::optional<std::string> check_nginx(const std::string& nginx, const std::stri
 }
 
 }  // namespace
+
+ScratchDir::ScratchDir(const std::string& prefix) {
+  std::string pattern = (fs::temp_directory_path() / (prefix + "XXXXXX")).string();
+  if (::mkdtemp(pattern.data()) != nullptr) {
+    m_path = pattern;
+  }
+}
+
+ScratchDir::~ScratchDir() {
+  if (!m_path.empty()) {
+    std::error_code ec;
+    fs::remove_all(m_path, ec);
+  }
+}
 
 std::string find_program(const std::string& program) {
   if (program.find('/') != std::string::npos) {
@@ -277,7 +268,7 @@ std::optional<std::string> validate_file(const PlannedFile& file, const std::str
 std::vector<std::string> validate_copies(const RewritePlan& plan, const Validators& validators,
                                          std::vector<std::string>& notes) {
   std::vector<std::string> failures;
-  TempDir dir;
+  ScratchDir dir("keyshift-check-");
   int n = 0;
   for (const PlannedFile& file : plan.files) {
     // Server configs are checked in memory by the engine (includes resolve there), and by a

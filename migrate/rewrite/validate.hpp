@@ -23,6 +23,22 @@ struct ProcessResult {
 ProcessResult run_process(const std::vector<std::string>& argv,
                           std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
+/// A fresh directory under the system temp dir, removed with everything in it when this
+/// goes out of scope; `path()` is empty when it could not be made.
+class ScratchDir {
+ public:
+  /// Makes `<tmp>/<prefix>XXXXXX`.
+  explicit ScratchDir(const std::string& prefix);
+  ~ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  /// The directory, or empty.
+  const std::string& path() const { return m_path; }
+
+ private:
+  std::string m_path;
+};
+
 /// The full path of `program` on PATH, or empty.
 std::string find_program(const std::string& program);
 
