@@ -182,9 +182,10 @@ class ZSetValue final : public HeapObject {
   /// Bytes of the longest member and of all members (for the listpack limits).
   void member_lengths(size_t& max_len, size_t& total_len) const;
 
- private:
-  /// A listpack score entry as a double.
+  /// A listpack score entry as a double (a listpack from a file: checked by the reader).
   static double lp_score(const LpValue& v);
+
+ private:
   /// Position of the member entry of `member`, or k_none.
   Listpack::Pos lp_find(std::string_view member) const;
   void lp_insert(double score, std::string_view member);

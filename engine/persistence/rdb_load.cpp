@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <condition_variable>
-#include <cstdlib>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -163,12 +162,7 @@ Entry::ValueSpec build_zset_block(const BuildContext& ctx, Listpack&& lp) {
   std::vector<std::pair<std::string, double>> members;
   members.reserve(lp.size() / 2);
   for (Listpack::Pos p = lp.first(); p != Listpack::k_none; p = lp.next(lp.next(p))) {
-    LpValue score_value = lp.get(lp.next(p));
-    // The reader checked every score.
-    double score = score_value.is_int()
-                       ? static_cast<double>(score_value.integer())
-                       : std::strtod(std::string(score_value.str()).c_str(), nullptr);
-    members.emplace_back(lp.get(p).to_string(), score);
+    members.emplace_back(lp.get(p).to_string(), ZSetValue::lp_score(lp.get(lp.next(p))));
   }
   // Highest score first, so that each member lands at the skiplist's head without a walk.
   for (auto it = members.rbegin(); it != members.rend(); ++it) {

@@ -1123,6 +1123,14 @@ class ValueDecoder {
     if (lp.size() % 2 != 0) {
       return m_c.fail_at(at, std::string(what) + ": odd number of elements");
     }
+    // A score as the listpack holds it: an integer, or text the reader must check.
+    auto score_of = [](const LpValue& entry, double& out) {
+      if (entry.is_int()) {
+        out = static_cast<double>(entry.integer());
+        return true;
+      }
+      return text_to_score(std::string(entry.str()), out);
+    };
     bool ordered = true;
     double prev_score = 0;
     char prev_buf[24];
@@ -1132,9 +1140,7 @@ class ValueDecoder {
       LpValue member = lp.get(p);
       LpValue score_value = lp.get(lp.next(p));
       double score = 0;
-      if (score_value.is_int()) {
-        score = static_cast<double>(score_value.integer());
-      } else if (!text_to_score(std::string(score_value.str()), score)) {
+      if (!score_of(score_value, score)) {
         return m_c.fail_at(
             at, std::string(what) + ": invalid score '" + std::string(score_value.str()) + "'");
       }
@@ -1152,12 +1158,7 @@ class ValueDecoder {
     }
     for (Listpack::Pos p = lp.first(); p != Listpack::k_none; p = lp.next(lp.next(p))) {
       double score = 0;
-      LpValue score_value = lp.get(lp.next(p));
-      if (score_value.is_int()) {
-        score = static_cast<double>(score_value.integer());
-      } else {
-        text_to_score(std::string(score_value.str()), score);
-      }
+      score_of(lp.get(lp.next(p)), score);  // checked above
       v.zset.emplace_back(lp_text(lp.get(p)), score);
     }
     return true;
