@@ -94,18 +94,7 @@ class Child {
       return;
     }
     if (m_pid == 0) {
-      int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-      int in = ::open("/dev/null", O_RDONLY);
-      ::dup2(in, 0);
-      ::dup2(out, 1);
-      ::dup2(out, 2);
-      std::vector<char*> args;
-      for (const std::string& a : argv) {
-        args.push_back(const_cast<char*>(a.c_str()));
-      }
-      args.push_back(nullptr);
-      ::execv(program.c_str(), args.data());
-      ::_exit(127);
+      exec_child(program, argv, ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600));
     }
   }
   Child(const Child&) = delete;

@@ -105,6 +105,20 @@ ScratchDir::~ScratchDir() {
   }
 }
 
+void exec_child(const std::string& program, const std::vector<std::string>& argv, int output_fd) {
+  int devnull = ::open("/dev/null", O_RDONLY);
+  ::dup2(devnull, 0);
+  ::dup2(output_fd, 1);
+  ::dup2(output_fd, 2);
+  std::vector<char*> args;
+  for (const std::string& a : argv) {
+    args.push_back(const_cast<char*>(a.c_str()));
+  }
+  args.push_back(nullptr);
+  ::execv(program.c_str(), args.data());
+  ::_exit(127);
+}
+
 std::string find_program(const std::string& program) {
   if (program.find('/') != std::string::npos) {
     return ::access(program.c_str(), X_OK) == 0 ? program : std::string();
@@ -147,17 +161,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::mil
     return result;
   }
   if (pid == 0) {
-    int devnull = ::open("/dev/null", O_RDONLY);
-    ::dup2(devnull, 0);
-    ::dup2(pipe_fds[1], 1);
-    ::dup2(pipe_fds[1], 2);
-    std::vector<char*> args;
-    for (const std::string& a : argv) {
-      args.push_back(const_cast<char*>(a.c_str()));
-    }
-    args.push_back(nullptr);
-    ::execv(program.c_str(), args.data());
-    ::_exit(127);
+    exec_child(program, argv, pipe_fds[1]);
   }
   ::close(pipe_fds[1]);
   auto deadline = std::chrono::steady_clock::now() + timeout;

@@ -39,6 +39,11 @@ class ScratchDir {
   std::string m_path;
 };
 
+/// In a forked child: stdin from /dev/null, stdout and stderr to `output_fd`, then
+/// `program` with `argv` (argv[0] included); exits 127 when it cannot be run.
+[[noreturn]] void exec_child(const std::string& program, const std::vector<std::string>& argv,
+                             int output_fd);
+
 /// The full path of `program` on PATH, or empty.
 std::string find_program(const std::string& program);
 
