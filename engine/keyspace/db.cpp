@@ -183,7 +183,11 @@ void Db::free_entry(Entry* e) {
 void Db::replace_entry(Entry** link, Entry* old_e, Entry* new_e) {
   m_table.replace(link, new_e);
   if (old_e->has_expire() && new_e->has_expire()) {
-    m_expires[old_e->expire_slot()] = new_e;
+    // The new entry takes the old one's slot, and must know it: a later unindex_expire
+    // moves the last entry into the slot the entry names.
+    uint32_t slot = old_e->expire_slot();
+    m_expires[slot] = new_e;
+    new_e->set_expire_slot(slot);
   } else if (old_e->has_expire()) {
     unindex_expire(old_e);
   } else if (new_e->has_expire()) {
