@@ -396,6 +396,29 @@ bool Db::pop_due_field_expiry(int64_t now_ms, std::string& key) {
   return true;
 }
 
+std::string Db::check_ttl_index() const {
+  std::string problem;
+  size_t volatile_entries = 0;
+  m_table.for_each([&](const Entry* e) {
+    if (!e->has_expire() || !problem.empty()) {
+      return;
+    }
+    ++volatile_entries;
+    uint32_t slot = e->expire_slot();
+    if (slot >= m_expires.size() || m_expires[slot] != e) {
+      problem = "key '" + std::string(e->key()) + "' has a TTL but index slot " +
+                std::to_string(slot) + " does not point at it";
+    }
+  });
+  if (problem.empty() && volatile_entries != m_expires.size()) {
+    // Every volatile entry owns the distinct slot it names, so a larger index holds
+    // pointers to entries that are no longer in the table.
+    problem = "the TTL index holds " + std::to_string(m_expires.size()) + " entries for " +
+              std::to_string(volatile_entries) + " keys with a TTL";
+  }
+  return problem;
+}
+
 size_t Db::active_expire(int64_t deadline_us, size_t* sampled_out) {
   size_t removed = 0;
   size_t sampled_total = 0;

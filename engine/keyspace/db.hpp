@@ -153,6 +153,11 @@ class Db {
   /// Number of registrations (stale ones included).
   size_t field_expiry_registrations() const { return m_field_expiry.size(); }
 
+  /// Checks that the TTL index and the table agree: every entry with a TTL sits in the
+  /// index exactly once, at the slot it records, and the index holds nothing else. Returns
+  /// what is wrong, or an empty string. Linear in the database: for tests and DEBUG.
+  std::string check_ttl_index() const;
+
  private:
   Entry** find_link(std::string_view key) { return m_table.find_link(key, m_table.hash(key)); }
   void announce_new_key(std::string_view key);

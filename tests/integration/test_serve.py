@@ -8,6 +8,7 @@ Run: KEYSHIFT_BIN=build/keyshift /usr/bin/python3 tests/integration/test_serve.p
 
 import json
 import os
+import random
 import re
 import shutil
 import signal
@@ -20,13 +21,14 @@ import time
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (HOST, ConnectionClosed, Err, Map, Skip, encode_command,  # noqa: E402
+from harness import (HOST, REPO, ConnectionClosed, Err, Map, Skip, encode_command,  # noqa: E402
                      ensure_tools, eq, free_port, keyshift_bin, ok, redis_module, render,
                      run_tests, test)
 
 OOM = b"-OOM command not allowed when used memory > 'maxmemory'.\r\n"
 CLOSE_WAIT = 10.0  # upper bound for "the server closes this connection", never a timing check
 POLL_BOUND = 10.0  # upper bound for polls waiting on expiry; a bound, never an assertion
+SHARED = os.path.join(REPO, "..", "shared")
 
 
 def default_server(h):
@@ -640,6 +642,70 @@ def active_expiry_removes_keys_nobody_reads(h):
                 except subprocess.TimeoutExpired:
                     pass
         eq(size, 1, "DBSIZE once the volatile keys expired")
+
+
+def key_move_stream(rng, n):
+    """n random string, key and expiry commands (valid and invalid) that move volatile keys
+    between names and databases and replace their values, as the MONITOR log in
+    ../shared/repro did when it crashed the active expire cycle."""
+    def key():
+        return "k:%d" % rng.randrange(40)
+
+    def value():
+        return "v" * rng.choice((1, 8, 40, 120, 400))
+
+    makers = [
+        lambda: ["SET", key(), value(), "PX", str(rng.randrange(1, 300))],
+        lambda: ["SET", key(), value(), "KEEPTTL"],
+        lambda: ["SET", key(), value(), rng.choice(["EX", "PXAT"]), str(rng.randrange(-5, 3))],
+        lambda: ["GETEX", key(), rng.choice(["PX", "PERSIST", "EX"]), str(rng.randrange(1, 9))],
+        lambda: ["PEXPIRE", key(), str(rng.randrange(1, 300)), rng.choice(["NX", "XX", "GT"])],
+        lambda: ["PERSIST", key()],
+        lambda: ["MOVE", key(), str(rng.randrange(3))],
+        lambda: ["SWAPDB", str(rng.randrange(3)), str(rng.randrange(3))],
+        lambda: ["RENAME", key(), key()],
+        lambda: ["COPY", key(), key(), "DB", str(rng.randrange(3)), "REPLACE"],
+        lambda: ["SELECT", str(rng.randrange(3))],
+        lambda: ["SORT", key(), "ALPHA"],
+        lambda: ["OBJECT", "ENCODING", key()],
+        lambda: ["APPEND", key(), value()],
+        lambda: ["FLUSHDB"] if rng.randrange(30) == 0 else ["DEL", key()],
+    ]
+    return [rng.choice(makers)() for _ in range(n)]
+
+
+@test
+def random_key_moves_against_active_expiry_leave_the_server_alive(h):
+    # Regression: a value replaced by one that did not fit in place lost its TTL-index slot,
+    # and the active expire cycle followed a dangling pointer (SIGSEGV). hz 100 runs the
+    # cycle often; RESTORE REPLACE and DEBUG-free commands only, as a client would send.
+    srv = h.keyshift("--hz", "100", "--save", "", name="ks-expire-moves")
+    rng = random.Random(11)
+    sent = 0
+    with srv.conn() as c:
+        for _ in range(20):
+            batch = key_move_stream(rng, 400)
+            dump_key = "k:%d" % rng.randrange(40)
+            c.send(encode_command(["DUMP", dump_key]))
+            payload = c.read_reply()[1]
+            if isinstance(payload, bytes) and not isinstance(payload, Err):
+                batch.append(["RESTORE", dump_key, "50", payload, "REPLACE"])
+            c.send(b"".join(encode_command(a) for a in batch))
+            replies(c, len(batch))
+            sent += len(batch)
+            # Let some of the short TTLs pass so the cycle finds expired keys to reclaim.
+            try:
+                srv.proc.wait(timeout=0.05)
+            except subprocess.TimeoutExpired:
+                pass
+        eq(c.call("PING"), b"PONG", "PING after %d commands" % sent)
+    repro = os.path.join(SHARED, "repro", "serve-crash-active-expire.monitor.log")
+    if os.path.exists(repro):
+        replay = os.path.join(SHARED, "repro", "replay_monitor.py")
+        out = subprocess.run(["/usr/bin/python3", replay, repro, str(srv.port)],
+                             capture_output=True, text=True, timeout=300)
+        eq(out.returncode, 0, "the shared repro log: " + out.stdout + out.stderr)
+    ok(srv.proc.poll() is None, "keyshift is still running")
 
 
 def fill(c, prefix, n, value, batch=1000):
