@@ -1,14 +1,14 @@
 // keyshift bench: redis-benchmark's tests and options, memtier-style SET/GET workloads, a
 // saved JSON per run, and `bench compare` for before/after tables. The load generator,
-// reports and comparison live in migrate/bench; this file maps flags, starts the embedded
+// reports and comparison live in compat/bench; this file maps flags, starts the embedded
 // engine when no target is given, and prints.
 #include "cli/subcommands.hpp"
 #include "cli/user_error.hpp"
+#include "compat/bench/compare.hpp"
+#include "compat/bench/load.hpp"
+#include "compat/bench/report.hpp"
+#include "compat/bench/setup.hpp"
 #include "engine/resp/connection.hpp"
-#include "migrate/bench/compare.hpp"
-#include "migrate/bench/load.hpp"
-#include "migrate/bench/report.hpp"
-#include "migrate/bench/setup.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>

@@ -2,8 +2,8 @@
 // can go. The analysis lives in migrate/rdb_inspect; this file only maps flags and the file.
 #include "cli/subcommands.hpp"
 #include "cli/user_error.hpp"
+#include "compat/report/progress.hpp"
 #include "engine/util/memory.hpp"
-#include "migrate/progress.hpp"
 #include "migrate/rdb_convert.hpp"
 #include "migrate/rdb_dump.hpp"
 #include "migrate/rdb_inspect.hpp"

@@ -3,8 +3,8 @@
 // migrate/rewrite; this file maps flags, walks directories and picks the exit code.
 #include "cli/subcommands.hpp"
 #include "cli/user_error.hpp"
+#include "compat/report/json_text.hpp"
 #include "engine/server/config_file.hpp"
-#include "migrate/json_text.hpp"
 #include "migrate/rewrite/apply.hpp"
 #include "migrate/rewrite/apps_rewrite.hpp"
 #include "migrate/rewrite/layout.hpp"

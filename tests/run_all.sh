@@ -37,9 +37,11 @@ format_check() {
 sanitized_unit_tests() {
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DKEYSHIFT_SANITIZE=ON \
     -DKEYSHIFT_WARNINGS_AS_ERRORS=ON >/dev/null &&
-    cmake --build build-asan -j"$jobs" --target unit_engine unit_migrate &&
+    cmake --build build-asan -j"$jobs" --target unit_engine unit_compat unit_migrate &&
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
       build-asan/tests/unit_engine &&
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+      build-asan/tests/unit_compat &&
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
       build-asan/tests/unit_migrate
 }
