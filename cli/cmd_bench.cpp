@@ -9,6 +9,7 @@
 #include "compat/bench/report.hpp"
 #include "compat/bench/setup.hpp"
 #include "engine/resp/connection.hpp"
+#include "engine/util/atomic_file.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
@@ -82,26 +83,10 @@ std::string errno_text() {
   return std::strerror(errno);
 }
 
-/// Writes `text` to `path` through a temp file and a rename, so no partial file is left.
+/// Writes `text` to `path` atomically, so no partial file is left.
 void write_file_atomically(const std::string& path, const std::string& text) {
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) {
-      throw UserError(fmt::format("keyshift: cannot write {}: {}", path, errno_text()), 1);
-    }
-    f << text;
-    f.flush();
-    if (!f) {
-      std::filesystem::remove(tmp);
-      throw UserError(fmt::format("keyshift: cannot write {}: {}", path, errno_text()), 1);
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp);
-    throw UserError(fmt::format("keyshift: cannot write {}: {}", path, ec.message()), 1);
+  if (auto error = engine::write_file_atomically(path, text)) {
+    throw UserError(fmt::format("keyshift: cannot write {}: {}", path, error->message()), 1);
   }
 }
 

@@ -11,6 +11,7 @@
 #include "engine/keyspace/string_value.hpp"
 #include "engine/keyspace/zset_value.hpp"
 #include "engine/persistence/crc64.hpp"
+#include "engine/util/atomic_file.hpp"
 #include "engine/util/double_format.hpp"
 
 #include <fcntl.h>
@@ -418,18 +419,14 @@ Expected<RdbWriteStats, std::string> save_rdb(
     return Unexpected{"cannot write RDB version " + std::to_string(options.version) +
                       " (10, 11, 12, 80 or 81)"};
   }
-  std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    return Unexpected{"Failed opening the temp RDB file " + tmp + " (in server root dir " +
-                      "): " + std::strerror(errno)};
+  auto file = AtomicFile::create(path);
+  if (!file) {
+    return Unexpected{"Failed opening the temp RDB file: " + file.error().message()};
   }
-  auto fail = [&](std::string why) -> Expected<RdbWriteStats, std::string> {
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    return Unexpected{std::move(why)};
+  auto fail = [](std::string why) -> Expected<RdbWriteStats, std::string> {
+    return Unexpected{std::move(why)};  // the AtomicFile removes its temp file
   };
-  FileSink sink(fd);
+  FileSink sink(file->fd());
   std::string& b = sink.buffer();
   Encoder enc(b, options.compress);
   char magic[16];
@@ -508,18 +505,8 @@ Expected<RdbWriteStats, std::string> save_rdb(
   if (!sink.flush()) {
     return fail(std::string("write error: ") + std::strerror(errno));
   }
-  if (::fsync(fd) != 0) {
-    return fail(std::string("fsync error: ") + std::strerror(errno));
-  }
-  if (::close(fd) != 0) {
-    ::unlink(tmp.c_str());
-    return Unexpected{std::string("close error: ") + std::strerror(errno)};
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::string why = std::strerror(errno);
-    ::unlink(tmp.c_str());
-    return Unexpected{"Error moving temp DB file " + tmp + " on the final destination " + path +
-                      ": " + why};
+  if (auto error = file->commit()) {
+    return Unexpected{"Error saving the DB file: " + error->message()};
   }
   stats.bytes = sink.total();
   return stats;

@@ -1,18 +1,22 @@
 #include "tests/unit/engine/corpus_json.hpp"
 
 #include "engine/engine.hpp"
-#include "engine/persistence/mapped_file.hpp"
 #include "engine/persistence/rdb_load.hpp"
 #include "engine/persistence/rdb_reader.hpp"
 #include "engine/persistence/rdb_writer.hpp"
+#include "engine/util/atomic_file.hpp"
 #include "engine/util/clock.hpp"
+#include "engine/util/mapped_file.hpp"
 
 #include <doctest/doctest.h>
+
+#include <unistd.h>
 
 #include <filesystem>
 #include <string>
 #include <vector>
 
+using keyshift::engine::atomic_temp_path;
 using keyshift::engine::check_dump_payload;
 using keyshift::engine::dump_payload;
 using keyshift::engine::EnableMode;
@@ -148,7 +152,7 @@ TEST_SUITE("engine::rdb_writer") {
       CHECK(b.digest() == a.digest());
       CHECK(encodings(b, keys) == encodings(a, keys));
       CHECK(b.run({"PEXPIRETIME", "s:ttl"}).integer == k_now_ms + 3'600'000);
-      CHECK_FALSE(std::filesystem::exists(path + ".tmp-" + std::to_string(::getpid())));
+      CHECK_FALSE(std::filesystem::exists(atomic_temp_path(path, ::getpid())));
     }
   }
 
