@@ -48,12 +48,14 @@ class Encoder {
       byte(static_cast<uint8_t>(len & 0xFF));
     } else if (len <= UINT32_MAX) {
       byte(rdb::k_len_32bit);
-      for (int i = 3; i >= 0; --i)
+      for (int i = 3; i >= 0; --i) {
         byte(static_cast<uint8_t>(len >> (8 * i)));
+      }
     } else {
       byte(rdb::k_len_64bit);
-      for (int i = 7; i >= 0; --i)
+      for (int i = 7; i >= 0; --i) {
         byte(static_cast<uint8_t>(len >> (8 * i)));
+      }
     }
   }
   /// Valkey's rdbSaveRawString: int-encoded when the text is a canonical int32, LZF when
@@ -170,8 +172,9 @@ Expected<uint8_t, std::string> encode_hash(const HashValue& h, const RdbWriteOpt
       if (ttls) {
         bool has = f.expire_ms != k_hash_no_expire;
         lp.append(has ? f.expire_ms : int64_t{0});
-        if (has)
+        if (has) {
           min_expire = std::min(min_expire, f.expire_ms);
+        }
       }
     });
     if (ttls) {
@@ -185,8 +188,9 @@ Expected<uint8_t, std::string> encode_hash(const HashValue& h, const RdbWriteOpt
   if (ttls) {
     int64_t min_expire = INT64_MAX;
     h.for_each([&](const HashField& f) {
-      if (f.expire_ms != k_hash_no_expire)
+      if (f.expire_ms != k_hash_no_expire) {
         min_expire = std::min(min_expire, f.expire_ms);
+      }
     });
     enc.le(static_cast<uint64_t>(min_expire), 8);
     enc.length(h.size());
@@ -270,8 +274,9 @@ class FileSink {
     while (done < m_buf.size()) {
       ssize_t n = ::write(m_fd, m_buf.data() + done, m_buf.size() - done);
       if (n < 0) {
-        if (errno == EINTR)
+        if (errno == EINTR) {
           continue;
+        }
         return false;
       }
       done += static_cast<size_t>(n);

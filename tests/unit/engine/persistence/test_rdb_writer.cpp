@@ -81,8 +81,9 @@ void fill_every_encoding(Node& n) {
   n.run({"SET", "s:ttl", "v", "PXAT", std::to_string(k_now_ms + 3'600'000)});
   n.run({"RPUSH", "l:small", "a", "1", "-7", "b"});
   std::vector<std::string> big{"RPUSH", "l:big"};
-  for (int i = 0; i < 3000; ++i)
+  for (int i = 0; i < 3000; ++i) {
     big.push_back("element-" + std::to_string(i));
+  }
   n.run(big);
   n.run({"RPUSH", "l:plain", std::string(20000, 'p'), "small"});
   n.run({"CONFIG", "SET", "list-compress-depth", "1"});
@@ -92,8 +93,9 @@ void fill_every_encoding(Node& n) {
   n.run({"SADD", "set:int", "1", "2", "3", "-100000", "70000000000"});
   n.run({"SADD", "set:lp", "a", "b", "c"});
   std::vector<std::string> many{"SADD", "set:ht"};
-  for (int i = 0; i < 300; ++i)
+  for (int i = 0; i < 300; ++i) {
     many.push_back("m" + std::to_string(i));
+  }
   n.run(many);
   n.run({"ZADD", "z:lp", "1", "a", "2.5", "b", "-inf", "c", "inf", "d", "0.1", "e"});
   std::vector<std::string> zs{"ZADD", "z:sl"};
