@@ -1,23 +1,20 @@
 // keyshift bench: redis-benchmark's tests and options, memtier-style SET/GET workloads, a
 // saved JSON per run, and `bench compare` for before/after tables. The load generator,
-// reports and comparison live in migrate/bench; this file maps flags, starts the embedded
+// reports and comparison live in compat/bench; this file maps flags, starts the embedded
 // engine when no target is given, and prints.
 #include "cli/subcommands.hpp"
 #include "cli/user_error.hpp"
+#include "compat/bench/compare.hpp"
+#include "compat/bench/load.hpp"
+#include "compat/bench/report.hpp"
+#include "compat/bench/setup.hpp"
+#include "compat/process/server_process.hpp"
 #include "engine/resp/connection.hpp"
-#include "migrate/bench/compare.hpp"
-#include "migrate/bench/load.hpp"
-#include "migrate/bench/report.hpp"
-#include "migrate/bench/setup.hpp"
+#include "engine/util/atomic_file.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -26,19 +23,15 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
-#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace keyshift::cli {
 namespace {
-
-constexpr int k_engine_ready_ms = 10'000;
 
 struct BenchOptions {
   std::string host;
@@ -82,112 +75,12 @@ std::string errno_text() {
   return std::strerror(errno);
 }
 
-/// Writes `text` to `path` through a temp file and a rename, so no partial file is left.
+/// Writes `text` to `path` atomically, so no partial file is left.
 void write_file_atomically(const std::string& path, const std::string& text) {
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) {
-      throw UserError(fmt::format("keyshift: cannot write {}: {}", path, errno_text()), 1);
-    }
-    f << text;
-    f.flush();
-    if (!f) {
-      std::filesystem::remove(tmp);
-      throw UserError(fmt::format("keyshift: cannot write {}: {}", path, errno_text()), 1);
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp);
-    throw UserError(fmt::format("keyshift: cannot write {}: {}", path, ec.message()), 1);
+  if (auto error = engine::write_file_atomically(path, text)) {
+    throw UserError(fmt::format("keyshift: cannot write {}: {}", path, error->message()), 1);
   }
 }
-
-/// `keyshift serve` started from this binary on a unix socket in a private directory; stopped
-/// and cleaned up when this goes away.
-class EmbeddedEngine {
- public:
-  explicit EmbeddedEngine(const std::string& maxmemory) {
-    char pattern[] = "/tmp/keyshift-bench-XXXXXX";
-    if (::mkdtemp(pattern) == nullptr) {
-      throw UserError(fmt::format("keyshift: cannot create a temp dir: {}", errno_text()), 1);
-    }
-    m_dir = pattern;
-    m_socket = m_dir + "/engine.sock";
-    std::string log = m_dir + "/engine.log";
-    std::vector<std::string> args = {
-        "keyshift", "serve",        "--port", "0",     "--unixsocket", m_socket,    "--save",
-        "",         "--appendonly", "no",     "--dir", m_dir,          "--logfile", log};
-    if (!maxmemory.empty()) {
-      args.push_back("--maxmemory");
-      args.push_back(maxmemory);
-    }
-    std::vector<char*> argv;
-    for (auto& a : args) {
-      argv.push_back(a.data());
-    }
-    argv.push_back(nullptr);
-    m_pid = ::fork();
-    if (m_pid < 0) {
-      throw UserError(fmt::format("keyshift: fork: {}", errno_text()), 1);
-    }
-    if (m_pid == 0) {
-      int null = ::open("/dev/null", O_RDWR);
-      ::dup2(null, 0);
-      ::dup2(null, 1);
-      ::dup2(null, 2);
-      ::execv("/proc/self/exe", argv.data());
-      ::_exit(127);
-    }
-    wait_ready(log);
-  }
-  ~EmbeddedEngine() {
-    if (m_pid > 0) {
-      ::kill(m_pid, SIGTERM);
-      int status = 0;
-      ::waitpid(m_pid, &status, 0);
-    }
-    std::error_code ec;
-    std::filesystem::remove_all(m_dir, ec);
-  }
-  EmbeddedEngine(const EmbeddedEngine&) = delete;
-  EmbeddedEngine& operator=(const EmbeddedEngine&) = delete;
-
-  /// The socket the engine listens on.
-  const std::string& socket() const { return m_socket; }
-
- private:
-  void wait_ready(const std::string& log) {
-    for (int waited = 0; waited < k_engine_ready_ms; waited += 10) {
-      int status = 0;
-      if (::waitpid(m_pid, &status, WNOHANG) == m_pid) {
-        m_pid = -1;
-        std::ifstream f(log);
-        std::stringstream text;
-        text << f.rdbuf();
-        throw UserError(fmt::format("keyshift: the embedded engine did not start:\n{}", text.str()),
-                        1);
-      }
-      int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-      sockaddr_un addr{};
-      addr.sun_family = AF_UNIX;
-      std::memcpy(addr.sun_path, m_socket.c_str(), m_socket.size() + 1);
-      bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-      ::close(fd);
-      if (ok) {
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    throw UserError("keyshift: the embedded engine did not open its socket within 10 s", 1);
-  }
-
-  pid_t m_pid = -1;
-  std::string m_dir;
-  std::string m_socket;
-};
 
 std::string utc_now() {
   std::time_t t = std::time(nullptr);
@@ -291,7 +184,7 @@ void run_bench(BenchOptions o) {
   bool explicit_target = !o.host.empty() || o.port != 0 || !o.socket.empty() || !o.url.empty();
   migrate::BenchSettings s;
   migrate::LoadOptions load;
-  std::unique_ptr<EmbeddedEngine> engine;
+  std::unique_ptr<compat::ServerProcess> engine;
   if (!o.url.empty()) {
     auto parsed = engine::parse_redis_url(o.url);
     if (!parsed) {
@@ -383,7 +276,18 @@ void run_bench(BenchOptions o) {
   }
 
   if (!explicit_target) {
-    engine = std::make_unique<EmbeddedEngine>(o.engine_maxmemory);
+    // `keyshift serve` from this very binary, on a socket in a private directory.
+    compat::ServerLaunch launch{"/proc/self/exe", {"serve"}, {}};
+    launch.scratch_prefix = "keyshift-bench-";
+    if (!o.engine_maxmemory.empty()) {
+      launch.trailing = {"--maxmemory", o.engine_maxmemory};
+    }
+    auto started = compat::ServerProcess::start(launch);
+    if (!started) {
+      throw UserError(
+          fmt::format("keyshift: the embedded engine did not start: {}", started.error()), 1);
+    }
+    engine = std::move(*started);
     load.target.unix_path = engine->socket();
     s.embedded = true;
   }

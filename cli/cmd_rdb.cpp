@@ -2,8 +2,9 @@
 // can go. The analysis lives in migrate/rdb_inspect; this file only maps flags and the file.
 #include "cli/subcommands.hpp"
 #include "cli/user_error.hpp"
+#include "compat/report/progress.hpp"
+#include "engine/util/mapped_file.hpp"
 #include "engine/util/memory.hpp"
-#include "migrate/progress.hpp"
 #include "migrate/rdb_convert.hpp"
 #include "migrate/rdb_dump.hpp"
 #include "migrate/rdb_inspect.hpp"
@@ -11,9 +12,6 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -41,57 +39,6 @@ struct RdbOptions {
   std::string delimiter = ":";
   size_t top = 10;
   bool skip_modules = false;
-};
-
-/// A whole file mapped read-only; the RDB reader wants it as one string_view.
-class MappedFile {
- public:
-  /// Maps `path`, or sets `error` to why it cannot.
-  MappedFile(const std::string& path, std::string& error) {
-    m_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (m_fd < 0) {
-      error = std::strerror(errno);
-      return;
-    }
-    struct stat st {};
-    if (::fstat(m_fd, &st) != 0) {
-      error = std::strerror(errno);
-      return;
-    }
-    if (!S_ISREG(st.st_mode)) {
-      error = S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file";
-      return;
-    }
-    m_size = static_cast<size_t>(st.st_size);
-    if (m_size == 0) {
-      return;  // mmap refuses empty mappings; the reader reports the missing header
-    }
-    void* p = ::mmap(nullptr, m_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, m_fd, 0);
-    if (p == MAP_FAILED) {
-      error = std::strerror(errno);
-      m_size = 0;
-      return;
-    }
-    m_data = static_cast<const char*>(p);
-    ::madvise(p, m_size, MADV_SEQUENTIAL);
-  }
-  MappedFile(const MappedFile&) = delete;
-  MappedFile& operator=(const MappedFile&) = delete;
-  ~MappedFile() {
-    if (m_data != nullptr) {
-      ::munmap(const_cast<char*>(m_data), m_size);
-    }
-    if (m_fd >= 0) {
-      ::close(m_fd);
-    }
-  }
-  /// The bytes.
-  std::string_view bytes() const { return {m_data, m_data == nullptr ? 0 : m_size}; }
-
- private:
-  int m_fd = -1;
-  const char* m_data = nullptr;
-  size_t m_size = 0;
 };
 
 /// A progress meter on stderr for reading `file` of `size` bytes: when asked (--progress), or
@@ -133,13 +80,18 @@ int64_t now_ms() {
   throw UserError(fmt::format("keyshift: {}: {}", opts.file, message), 1);
 }
 
-void run_rdb(const RdbOptions& opts, migrate::RdbReportDetail detail) {
-  std::string error;
-  MappedFile mapped(opts.file, error);
-  if (!error.empty()) {
-    fail(opts, std::nullopt, "cannot read the file: " + error);
+/// `path` mapped; a file that cannot be read leaves through fail().
+engine::MappedFile map_or_fail(const RdbOptions& opts, const std::string& path) {
+  auto mapped = engine::MappedFile::open(path);
+  if (!mapped) {
+    fail(opts, std::nullopt, "cannot read the file: " + mapped.error().reason());
   }
-  std::string_view bytes = mapped.bytes();
+  return std::move(*mapped);
+}
+
+void run_rdb(const RdbOptions& opts, migrate::RdbReportDetail detail) {
+  engine::MappedFile mapped = map_or_fail(opts, opts.file);
+  std::string_view bytes = mapped.data();
   migrate::RdbInspectOptions options;
   options.now_ms = now_ms();
   options.delimiter = opts.delimiter;
@@ -175,22 +127,18 @@ struct DumpOptions {
 void run_dump(const DumpOptions& opts) {
   RdbOptions as_rdb;
   as_rdb.file = opts.file;
-  std::string error;
-  MappedFile mapped(opts.file, error);
-  if (!error.empty()) {
-    fail(as_rdb, std::nullopt, "cannot read the file: " + error);
-  }
+  engine::MappedFile mapped = map_or_fail(as_rdb, opts.file);
   migrate::RdbDumpOptions options;
   options.format = opts.format == "resp"   ? migrate::RdbDumpFormat::resp
                    : opts.format == "keys" ? migrate::RdbDumpFormat::keys
                                            : migrate::RdbDumpFormat::json;
   options.db = opts.db;
   options.match = opts.match;
-  auto meter = progress_meter(opts.file, mapped.bytes().size(), opts.progress);
+  auto meter = progress_meter(opts.file, mapped.data().size(), opts.progress);
   if (meter) {
     options.progress = [&meter](uint64_t offset, uint64_t) { meter->update(offset); };
   }
-  auto stats = migrate::dump_rdb(mapped.bytes(), options, [](std::string_view chunk) {
+  auto stats = migrate::dump_rdb(mapped.data(), options, [](std::string_view chunk) {
     std::fwrite(chunk.data(), 1, chunk.size(), stdout);
   });
   std::fflush(stdout);
@@ -273,17 +221,13 @@ void run_convert(const ConvertOptions& opts) {
   RdbOptions as_rdb;
   as_rdb.file = opts.in;
   as_rdb.format = opts.format;
-  std::string error;
   // OUT may be IN: the mapping keeps the old file's bytes after the rename replaces it.
-  MappedFile mapped(opts.in, error);
-  if (!error.empty()) {
-    fail(as_rdb, std::nullopt, "cannot read the file: " + error);
-  }
-  auto meter = progress_meter(opts.in, mapped.bytes().size(), opts.progress);
+  engine::MappedFile mapped = map_or_fail(as_rdb, opts.in);
+  auto meter = progress_meter(opts.in, mapped.data().size(), opts.progress);
   if (meter) {
     options.progress = [&meter](uint64_t offset, uint64_t) { meter->update(offset); };
   }
-  migrate::RdbConvertReport report = migrate::convert_rdb(mapped.bytes(), opts.out, options);
+  migrate::RdbConvertReport report = migrate::convert_rdb(mapped.data(), opts.out, options);
   if (meter) {
     meter->finish();
   }

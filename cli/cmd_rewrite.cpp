@@ -1,11 +1,12 @@
 // keyshift rewrite server|apps|rollback: move redis.conf and application settings to the
-// target server, as a dry run by default. Planning, writing and reporting live in
-// migrate/rewrite; this file maps flags, walks directories and picks the exit code.
+// target server, as a dry run by default. Planning, finding the files, writing and reporting
+// live in migrate/rewrite; this file maps flags and picks the exit code.
 #include "cli/subcommands.hpp"
 #include "cli/user_error.hpp"
+#include "compat/report/json_text.hpp"
 #include "engine/server/config_file.hpp"
-#include "migrate/json_text.hpp"
 #include "migrate/rewrite/apply.hpp"
+#include "migrate/rewrite/apps_inputs.hpp"
 #include "migrate/rewrite/apps_rewrite.hpp"
 #include "migrate/rewrite/layout.hpp"
 #include "migrate/rewrite/probe.hpp"
@@ -38,12 +39,6 @@ namespace fs = std::filesystem;
 
 /// Where run directories go unless --backup-dir says otherwise.
 constexpr std::string_view k_default_backup_root = "/var/backups/keyshift";
-/// Files bigger than this are not application settings; a walk skips them.
-constexpr uintmax_t k_max_app_file = 2U << 20;
-/// Directories a walk never enters (version control, dependencies, caches, uploads).
-constexpr std::string_view k_skipped_dirs[] = {".git",  "node_modules", "vendor", "wp-content",
-                                               "cache", "storage",      "tmp"};
-
 struct CommonOptions {
   bool apply = false;
   bool check = false;
@@ -258,9 +253,7 @@ void run_server(const ServerOptions& o) {
   engine::RealConfigFilesystem filesystem;
   auto rewritten = migrate::rewrite_server_config(filesystem, options, *target, catalog.redis);
   if (!rewritten) {
-    const migrate::RewriteFailure& f = rewritten.error();
-    fail_early(o.common, f.line > 0 ? fmt::format("{}:{}: {}", f.file, f.line, f.message)
-                                    : fmt::format("{}: {}", f.file, f.message));
+    fail_early(o.common, migrate::rewrite_failure_text(rewritten.error()));
   }
   migrate::RewriteReport report;
   report.plan = &rewritten->plan;
@@ -349,114 +342,6 @@ migrate::Endpoint parse_endpoint(const std::string& flag, const std::string& tex
   return *e;
 }
 
-std::vector<std::string> default_app_paths(const std::string& profile) {
-  if (profile == "wordops") {
-    return {"/etc/nginx/conf.d", "/var/www", "/etc/php"};
-  }
-  if (profile == "wordpress") {
-    return {"/var/www"};
-  }
-  if (profile == "php") {
-    return {"/etc/php"};
-  }
-  if (profile == "nextcloud") {
-    return {"/var/www/nextcloud/config", "/etc/php"};
-  }
-  return {};
-}
-
-void walk(const fs::path& dir, int depth, std::vector<std::string>& out) {
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    const fs::directory_entry& entry = *it;
-    std::string name = entry.path().filename().string();
-    if (entry.is_directory(ec) && !entry.is_symlink(ec)) {
-      bool skip = std::find(std::begin(k_skipped_dirs), std::end(k_skipped_dirs), name) !=
-                  std::end(k_skipped_dirs);
-      if (!skip && depth < 6) {
-        walk(entry.path(), depth + 1, out);
-      }
-    } else if (entry.is_regular_file(ec) && migrate::is_app_candidate(entry.path().string()) &&
-               entry.file_size(ec) <= k_max_app_file) {
-      out.push_back(entry.path().string());
-    }
-  }
-}
-
-/// Reads a server config's socket, port and requirepass the way `rewrite server` sees them.
-migrate::ServerRewrite read_server_endpoints(const CommonOptions& common, const std::string& path,
-                                             std::optional<migrate::Layout> layout,
-                                             const std::string& socket) {
-  // The endpoints do not depend on the target; any table entry serves.
-  migrate::TargetCatalog catalog = load_catalog(common, "");
-  migrate::ServerRewriteOptions server;
-  server.source = path;
-  server.layout = layout;
-  server.socket = socket;
-  server.out = "/dev/null/unused";
-  engine::RealConfigFilesystem filesystem;
-  auto rewritten = migrate::rewrite_server_config(filesystem, server, *catalog.find("valkey-8.1"),
-                                                  catalog.redis);
-  if (!rewritten) {
-    const migrate::RewriteFailure& f = rewritten.error();
-    fail_early(common, f.line > 0 ? fmt::format("{}:{}: {}", f.file, f.line, f.message)
-                                  : fmt::format("{}: {}", f.file, f.message));
-  }
-  return std::move(*rewritten);
-}
-
-/// The mapping of the server rewrite: the Redis config's socket, port and requirepass before,
-/// and after either as `rewrite server` plans them or as the config it wrote (--server-out)
-/// says, edits included.
-void map_server_endpoints(const AppsOptions& o, std::optional<migrate::Layout> layout,
-                          migrate::AppsRewriteOptions& options,
-                          std::vector<std::string>& warnings) {
-  migrate::ServerRewrite planned =
-      read_server_endpoints(o.common, o.server_config, layout, options.to.socket);
-  migrate::Endpoint before = planned.before;
-  migrate::Endpoint after = planned.after;
-  // Only a config named with --server-out: the layout's path may hold the target package's
-  // stock file, whose socket and password are not the ones `rewrite server` would write.
-  if (!o.server_out.empty()) {
-    std::error_code ec;
-    if (!fs::exists(o.server_out, ec)) {
-      fail_early(o.common, fmt::format("--server-out {}: no such file", o.server_out));
-    }
-    after = read_server_endpoints(o.common, o.server_out, migrate::Layout::custom, "").before;
-  }
-  if (!before.socket.empty()) {
-    options.from_sockets.push_back(before.socket);
-  }
-  if (!after.socket.empty()) {
-    options.to.socket = after.socket;
-  } else if (!before.socket.empty()) {
-    options.to.host = "127.0.0.1";
-    options.to.port = after.port;
-  }
-  migrate::Endpoint old_tcp{"", "127.0.0.1", before.port, std::nullopt, std::nullopt};
-  migrate::Endpoint new_tcp{"", "127.0.0.1", after.port, std::nullopt, std::nullopt};
-  if (before.port != 0 && after.port != 0 && before.port != after.port) {
-    options.from.host = old_tcp.host;
-    options.from.port = old_tcp.port;
-    if (options.to.socket.empty()) {
-      options.to.host = new_tcp.host;
-      options.to.port = new_tcp.port;
-    } else {
-      options.tcp_to = new_tcp;
-    }
-  } else if (after.port != 0) {
-    options.same_server.push_back(new_tcp);
-  }
-  options.from.password = before.password.value_or("");
-  if (after.password && after.password != before.password) {
-    options.to.password = after.password;
-  } else if (before.password && !after.password) {
-    warnings.push_back(
-        "requirepass was removed on the new server; apps still send their password, which it "
-        "answers with an AUTH error: remove it from them by hand");
-  }
-}
-
 /// The mapping a run used, for scripts: endpoints, whether a password changes (never the
 /// password itself) and the database move.
 std::string mapping_json(const migrate::AppsRewriteOptions& options) {
@@ -498,7 +383,13 @@ void run_apps(const AppsOptions& o) {
   options.from_sockets = o.from_sockets;
   options.to.socket = o.to_socket.empty() ? o.socket : o.to_socket;
   if (!o.server_config.empty()) {
-    map_server_endpoints(o, layout, options, server_warnings);
+    engine::RealConfigFilesystem filesystem;
+    auto mapped = migrate::map_server_endpoints(filesystem, load_catalog(o.common, ""),
+                                                o.server_config, o.server_out, layout, options);
+    if (!mapped) {
+      fail_early(o.common, mapped.error());
+    }
+    server_warnings = std::move(*mapped);
   }
   if (!o.from_url.empty()) {
     migrate::Endpoint from = parse_endpoint("--from-url", o.from_url);
@@ -535,36 +426,23 @@ void run_apps(const AppsOptions& o) {
   if (!options.from.host.empty() && options.to.empty()) {
     throw UserError("keyshift: --from-url HOST:PORT needs --to-url or --to-socket", 2);
   }
-  std::vector<std::string> paths = o.paths.empty() ? default_app_paths(o.profile) : o.paths;
+  std::vector<std::string> paths =
+      o.paths.empty() ? migrate::default_app_paths(o.profile) : o.paths;
   if (paths.empty()) {
     throw UserError(fmt::format("keyshift: rewrite apps --profile {}: name the files or "
                                 "directories to look at",
                                 o.profile),
                     2);
   }
-  std::vector<std::string> names;
-  for (const std::string& p : paths) {
-    std::error_code ec;
-    if (fs::is_directory(p, ec)) {
-      walk(p, 0, names);
-    } else if (fs::exists(p, ec)) {
-      names.push_back(p);
-    } else if (!o.paths.empty()) {
-      fail_early(o.common, fmt::format("{}: no such file or directory", p));
-    }
+  auto names = migrate::find_app_files(paths, !o.paths.empty());
+  if (!names) {
+    fail_early(o.common, names.error());
   }
-  std::sort(names.begin(), names.end());
-  std::vector<migrate::AppFile> files;
-  for (const std::string& name : names) {
-    std::ifstream in(name, std::ios::binary);
-    if (!in) {
-      fail_early(o.common, fmt::format("{}: cannot read", name));
-    }
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
-    files.push_back(migrate::AppFile{fs::absolute(name).lexically_normal().string(), buffer.str()});
+  auto files = migrate::read_app_files(*names);
+  if (!files) {
+    fail_early(o.common, files.error());
   }
-  migrate::AppsRewrite rewritten = migrate::rewrite_apps(files, *profile, options);
+  migrate::AppsRewrite rewritten = migrate::rewrite_apps(*files, *profile, options);
   rewritten.plan.warnings.insert(rewritten.plan.warnings.begin(), server_warnings.begin(),
                                  server_warnings.end());
   migrate::RewriteReport report;

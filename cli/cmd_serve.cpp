@@ -2,7 +2,6 @@
 #include "cli/subcommands.hpp"
 #include "cli/user_error.hpp"
 #include "engine/engine.hpp"
-#include "engine/persistence/mapped_file.hpp"
 #include "engine/persistence/rdb_load.hpp"
 #include "engine/persistence/snapshots.hpp"
 #include "engine/server/config_file.hpp"
@@ -10,6 +9,7 @@
 #include "engine/server/log.hpp"
 #include "engine/server/server.hpp"
 #include "engine/util/clock.hpp"
+#include "engine/util/mapped_file.hpp"
 #include "engine/util/memory.hpp"
 
 #include <CLI/CLI.hpp>
@@ -84,8 +84,8 @@ void load_dataset(engine::Engine& eng, const engine::EngineConfig& config, engin
   auto start = std::chrono::steady_clock::now();
   auto file = engine::MappedFile::open(path.string());
   if (!file) {
-    log.warning(fmt::format("Fatal error loading the DB: {}. Exiting.", file.error()));
-    throw UserError(fmt::format("cannot load {}", file.error()), 1);
+    log.warning(fmt::format("Fatal error loading the DB: {}. Exiting.", file.error().message()));
+    throw UserError(fmt::format("cannot load {}", file.error().message()), 1);
   }
   auto stats = engine::load_rdb(eng, file->data());
   if (!stats) {

@@ -1,12 +1,12 @@
 #include "migrate/rdb_convert.hpp"
 
+#include "compat/report/json_text.hpp"
 #include "engine/engine.hpp"
 #include "engine/persistence/rdb_format.hpp"
 #include "engine/persistence/rdb_load.hpp"
 #include "engine/persistence/rdb_writer.hpp"
 #include "engine/util/clock.hpp"
 #include "engine/util/glob.hpp"
-#include "migrate/json_text.hpp"
 #include "migrate/rdb_dump.hpp"
 
 #include <algorithm>

@@ -1,8 +1,8 @@
 #include "migrate/rdb_dump.hpp"
 
+#include "compat/report/json_text.hpp"
 #include "engine/util/double_format.hpp"
 #include "engine/util/glob.hpp"
-#include "migrate/json_text.hpp"
 #include "migrate/rdb_inspect.hpp"
 
 #include <algorithm>

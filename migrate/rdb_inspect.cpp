@@ -1,7 +1,7 @@
 #include "migrate/rdb_inspect.hpp"
 
+#include "compat/report/json_text.hpp"
 #include "engine/persistence/rdb_format.hpp"
-#include "migrate/json_text.hpp"
 
 #include <fmt/core.h>
 #include <fmt/format.h>

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every test: the format check, the unit and integration tests (ctest) on the normal
+# Runs every test: the format, layering and brace checks, the unit and integration tests (ctest) on the normal
 # build, the unit tests again under AddressSanitizer + UBSan, and a bounded libFuzzer run of
 # the RDB reader (FUZZ_SECONDS, default 60). Expects build/ to exist
 # (packaging/setup.sh --test makes it). Prints one closing line: "N passed, M failed".
@@ -37,14 +37,20 @@ format_check() {
 sanitized_unit_tests() {
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DKEYSHIFT_SANITIZE=ON \
     -DKEYSHIFT_WARNINGS_AS_ERRORS=ON >/dev/null &&
-    cmake --build build-asan -j"$jobs" --target unit_engine unit_migrate &&
+    cmake --build build-asan -j"$jobs" --target unit_engine unit_compat unit_migrate &&
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
       build-asan/tests/unit_engine &&
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+      build-asan/tests/unit_compat &&
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
       build-asan/tests/unit_migrate
 }
 
 step "clang-format" format_check
+step "layering (includes go down only: cli -> migrate -> compat -> engine)" bash tests/check_layers.sh
+step "layering check catches crossing includes" bash tests/test_check_layers.sh
+step "braces (tools/apply_braces.sh adds missing ones)" /usr/bin/python3 tests/check_braces.py
+step "brace check self-test" /usr/bin/python3 tests/check_braces.py --self-test
 step "unit + integration tests (ctest)" ctest --test-dir build --output-on-failure -j1
 step "unit tests under ASan/UBSan" sanitized_unit_tests
 step "RDB reader fuzzing (libFuzzer, ${FUZZ_SECONDS:-60} s)" bash tests/fuzz/run.sh "${FUZZ_SECONDS:-60}"

@@ -11,11 +11,12 @@
 #include "engine/keyspace/stream_value.hpp"
 #include "engine/keyspace/string_value.hpp"
 #include "engine/keyspace/zset_value.hpp"
-#include "engine/persistence/mapped_file.hpp"
 #include "engine/persistence/rdb_load.hpp"
 #include "engine/persistence/snapshots.hpp"
 #include "engine/server/config_table.hpp"
+#include "engine/util/atomic_file.hpp"
 #include "engine/util/glob.hpp"
+#include "engine/util/mapped_file.hpp"
 #include "engine/util/split_args.hpp"
 #include "engine/util/strconv.hpp"
 
@@ -292,34 +293,6 @@ std::string rewrite_config_text(std::string_view old_text, const EngineConfig& c
   return out;
 }
 
-/// Writes `text` to `path` through a temporary file and a rename, so a crash never leaves
-/// a half-written configuration. Returns an errno value, 0 on success.
-int replace_file(const std::string& path, const std::string& text) {
-  std::string tmp = path + ".tmp-" + std::to_string(static_cast<long>(getpid()));
-  std::FILE* f = std::fopen(tmp.c_str(), "w");
-  if (f == nullptr) {
-    return errno;
-  }
-  size_t written = std::fwrite(text.data(), 1, text.size(), f);
-  int err = written == text.size() ? 0 : errno;
-  if (std::fflush(f) != 0 && err == 0) {
-    err = errno;
-  }
-  if (err == 0 && fsync(fileno(f)) != 0) {
-    err = errno;
-  }
-  if (std::fclose(f) != 0 && err == 0) {
-    err = errno;
-  }
-  if (err == 0 && std::rename(tmp.c_str(), path.c_str()) != 0) {
-    err = errno;
-  }
-  if (err != 0) {
-    std::remove(tmp.c_str());
-  }
-  return err != 0 ? err : 0;
-}
-
 void cmd_config_rewrite(CmdContext& ctx) {
   const std::string& path = ctx.engine().identity().config_file;
   if (path.empty()) {
@@ -336,9 +309,10 @@ void cmd_config_rewrite(CmdContext& ctx) {
     ctx.reply().error(std::string(errors::k_rewriting_config_prefix) + std::strerror(errno));
     return;
   }
-  int err = replace_file(path, rewrite_config_text(old_text, ctx.engine().config()));
-  if (err != 0) {
-    ctx.reply().error(std::string(errors::k_rewriting_config_prefix) + std::strerror(err));
+  auto written = write_file_atomically(path, rewrite_config_text(old_text, ctx.engine().config()));
+  if (written) {
+    ctx.reply().error(std::string(errors::k_rewriting_config_prefix) +
+                      std::strerror(written->error_number));
     return;
   }
   ctx.reply().ok();
@@ -1947,8 +1921,9 @@ void debug_reload(CmdContext& ctx) {
   auto file = MappedFile::open(Snapshots::path_of(engine));
   RdbLoadOptions options;
   options.replace_existing = merge;
-  auto loaded = file ? load_rdb(engine, file->data(), options)
-                     : Expected<RdbLoadStats, RdbError>(Unexpected{RdbError{0, file.error()}});
+  auto loaded =
+      file ? load_rdb(engine, file->data(), options)
+           : Expected<RdbLoadStats, RdbError>(Unexpected{RdbError{0, file.error().message()}});
   if (!loaded) {
     ctx.reply().error(errors::k_debug_reload_failed);
     return;

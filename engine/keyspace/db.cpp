@@ -1,6 +1,7 @@
 #include "engine/keyspace/db.hpp"
 
 #include "engine/keyspace/hash_value.hpp"
+#include "engine/server/config.hpp"
 
 #include <cstring>
 #include <utility>

@@ -2,7 +2,6 @@
 
 #include "engine/keyspace/chained_table.hpp"
 #include "engine/keyspace/entry.hpp"
-#include "engine/server/config.hpp"
 #include "engine/util/clock.hpp"
 #include "engine/util/hash.hpp"
 
@@ -16,6 +15,10 @@
 #include <vector>
 
 namespace keyshift::engine {
+
+// The engine's settings (server/config.hpp): only pointed at here, read by db.cpp.
+struct EngineConfig;
+enum class EvictionPolicy : uint8_t;
 
 /// Told about keyspace changes that happen outside a command's own work (lazy and active
 /// expiry, eviction), so the engine can count them and notify watchers.

@@ -343,31 +343,37 @@ Expected<Entry::ValueSpec, std::string> build_value(const BuildContext& ctx, Rdb
     case RdbKind::string:
       return make_string_spec(value.str);
     case RdbKind::list:
-      if (value.items.empty() && value.packed.empty())
+      if (value.items.empty() && value.packed.empty()) {
         return Unexpected{std::string("empty list")};
+      }
       return build_list(ctx, value);
     case RdbKind::set:
       if (value.items.empty() && (value.packed.empty() || value.packed.front().empty()) &&
-          value.intset.empty())
+          value.intset.empty()) {
         return Unexpected{std::string("empty set")};
+      }
       return build_set(ctx, value);
     case RdbKind::zset:
       if (!value.packed.empty()) {
-        if (value.packed.front().empty())
+        if (value.packed.front().empty()) {
           return Unexpected{std::string("empty sorted set")};
+        }
         return build_zset_block(ctx, std::move(value.packed.front()));
       }
-      if (value.zset.empty())
+      if (value.zset.empty()) {
         return Unexpected{std::string("empty sorted set")};
+      }
       return build_zset(ctx, value);
     case RdbKind::hash: {
       if (!value.packed.empty()) {
-        if (value.packed.front().empty())
+        if (value.packed.front().empty()) {
           return Unexpected{std::string("empty hash")};
+        }
         return build_hash_block(ctx, std::move(value.packed.front()));
       }
-      if (value.hash.empty())
+      if (value.hash.empty()) {
         return Unexpected{std::string("empty hash")};
+      }
       Entry::ValueSpec spec = build_hash(ctx, value.hash, now_ms);
       if (spec.kind == Entry::Kind::blob ? spec.blob == nullptr
                                          : static_cast<HashValue*>(spec.object)->empty()) {

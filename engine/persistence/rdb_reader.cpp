@@ -271,23 +271,27 @@ class Cursor {
     uint64_t v = 0;
     switch (len) {
       case rdb::k_enc_int8:
-        if (!uint_le(1, v, what))
+        if (!uint_le(1, v, what)) {
           return false;
+        }
         scratch = std::to_string(static_cast<int8_t>(v));
         break;
       case rdb::k_enc_int16:
-        if (!uint_le(2, v, what))
+        if (!uint_le(2, v, what)) {
           return false;
+        }
         scratch = std::to_string(static_cast<int16_t>(v));
         break;
       case rdb::k_enc_int32:
-        if (!uint_le(4, v, what))
+        if (!uint_le(4, v, what)) {
           return false;
+        }
         scratch = std::to_string(static_cast<int32_t>(v));
         break;
       case rdb::k_enc_lzf:
-        if (!lzf_string(scratch, what))
+        if (!lzf_string(scratch, what)) {
           return false;
+        }
         break;
       default:
         return fail_at(start, "unknown string encoding " + std::to_string(len) + " (" + what + ")");
@@ -523,20 +527,24 @@ bool skip_module_data(Cursor& c, const char* what) {
         return true;
       case rdb::k_module_op_sint:
       case rdb::k_module_op_uint:
-        if (!c.length(n, what))
+        if (!c.length(n, what)) {
           return false;
+        }
         break;
       case rdb::k_module_op_float:
-        if (!c.bytes(4, b, what))
+        if (!c.bytes(4, b, what)) {
           return false;
+        }
         break;
       case rdb::k_module_op_double:
-        if (!c.bytes(8, b, what))
+        if (!c.bytes(8, b, what)) {
           return false;
+        }
         break;
       case rdb::k_module_op_string:
-        if (!c.string(s, what))
+        if (!c.string(s, what)) {
           return false;
+        }
         break;
       default:
         return c.fail("unknown module data opcode " + std::to_string(op) + " (" + what + ")");
@@ -949,29 +957,33 @@ class ValueDecoder {
       size_t entry = pos;
       // Previous entry length: 1 byte, or 0xFE and 4 bytes.
       if (p[pos] == 0xFE) {
-        if (pos + 5 > size - 1)
+        if (pos + 5 > size - 1) {
           return bad(entry, "truncated prevlen");
+        }
         pos += 5;
       } else if (p[pos] == 0xFF) {
         return bad(entry, "stray terminator");
       } else {
         pos += 1;
       }
-      if (pos >= size - 1)
+      if (pos >= size - 1) {
         return bad(entry, "truncated entry");
+      }
       uint8_t enc = p[pos];
       uint64_t len = 0;
       if ((enc >> 6) == 0) {
         len = enc & 0x3F;
         pos += 1;
       } else if ((enc >> 6) == 1) {
-        if (pos + 2 > size - 1)
+        if (pos + 2 > size - 1) {
           return bad(entry, "truncated length");
+        }
         len = (static_cast<uint64_t>(enc & 0x3F) << 8) | p[pos + 1];
         pos += 2;
       } else if (enc == 0x80) {
-        if (pos + 5 > size - 1)
+        if (pos + 5 > size - 1) {
           return bad(entry, "truncated length");
+        }
         len = static_cast<uint64_t>(p[pos + 1]) << 24 | static_cast<uint64_t>(p[pos + 2]) << 16 |
               static_cast<uint64_t>(p[pos + 3]) << 8 | p[pos + 4];
         pos += 5;
@@ -1005,8 +1017,9 @@ class ValueDecoder {
             }
             return bad(pos, "unknown encoding " + std::to_string(enc));
         }
-        if (pos + 1 + width > size - 1)
+        if (pos + 1 + width > size - 1) {
           return bad(entry, "truncated integer");
+        }
         uint64_t raw = 0;
         for (size_t i = 0; i < width; ++i) {
           raw |= static_cast<uint64_t>(p[pos + 1 + i]) << (8 * i);
@@ -1030,8 +1043,9 @@ class ValueDecoder {
         ++found;
         continue;
       }
-      if (len > size - 1 - pos)
+      if (len > size - 1 - pos) {
         return bad(entry, "string runs past the end");
+      }
       if (m_keep) {
         out.emplace_back(z.data() + pos, static_cast<size_t>(len));
       }
@@ -1195,8 +1209,9 @@ class ValueDecoder {
     }
     size_t pos = 1;
     auto read_len = [&](uint64_t& len) {
-      if (pos >= size)
+      if (pos >= size) {
         return false;
+      }
       if (p[pos] < 254) {
         len = p[pos];
         pos += 1;
@@ -1214,15 +1229,18 @@ class ValueDecoder {
       size_t entry = pos;
       uint64_t klen = 0;
       uint64_t vlen = 0;
-      if (!read_len(klen) || klen > size - pos)
+      if (!read_len(klen) || klen > size - pos) {
         return bad(entry, "bad field length");
+      }
       std::string field(z.data() + pos, static_cast<size_t>(klen));
       pos += static_cast<size_t>(klen);
-      if (!read_len(vlen) || pos >= size)
+      if (!read_len(vlen) || pos >= size) {
         return bad(entry, "bad value length");
+      }
       uint8_t free_bytes = p[pos++];
-      if (vlen + free_bytes > size - pos)
+      if (vlen + free_bytes > size - pos) {
         return bad(entry, "value runs past the end");
+      }
       if (m_keep) {
         v.hash.push_back({std::move(field), std::string(z.data() + pos, vlen), -1});
       }
@@ -1857,39 +1875,46 @@ class FileReader {
         case static_cast<uint8_t>(rdb::Opcode::eof):
           return trailer();
         case static_cast<uint8_t>(rdb::Opcode::aux):
-          if (!m_c.string(s1, "AUX name") || !m_c.string(s2, "AUX value"))
+          if (!m_c.string(s1, "AUX name") || !m_c.string(s2, "AUX value")) {
             return false;
+          }
           m_visitor.on_aux(s1, s2);
           continue;
         case static_cast<uint8_t>(rdb::Opcode::selectdb):
-          if (!m_c.length(db, "SELECTDB"))
+          if (!m_c.length(db, "SELECTDB")) {
             return false;
+          }
           m_visitor.on_select_db(db);
           continue;
         case static_cast<uint8_t>(rdb::Opcode::resizedb):
-          if (!m_c.length(a, "RESIZEDB") || !m_c.length(b, "RESIZEDB"))
+          if (!m_c.length(a, "RESIZEDB") || !m_c.length(b, "RESIZEDB")) {
             return false;
+          }
           m_visitor.on_resize_db(a, b);
           continue;
         case static_cast<uint8_t>(rdb::Opcode::expiretime):
-          if (!m_c.uint_le(4, a, "EXPIRETIME"))
+          if (!m_c.uint_le(4, a, "EXPIRETIME")) {
             return false;
+          }
           expire_ms = static_cast<int64_t>(a) * 1000;
           continue;
         case static_cast<uint8_t>(rdb::Opcode::expiretime_ms):
-          if (!m_c.uint_le(8, a, "EXPIRETIME_MS"))
+          if (!m_c.uint_le(8, a, "EXPIRETIME_MS")) {
             return false;
+          }
           expire_ms = static_cast<int64_t>(a);
           continue;
         case static_cast<uint8_t>(rdb::Opcode::idle):
-          if (!m_c.length(a, "IDLE"))
+          if (!m_c.length(a, "IDLE")) {
             return false;
+          }
           idle = static_cast<int64_t>(a);
           continue;
         case static_cast<uint8_t>(rdb::Opcode::freq): {
           uint8_t f = 0;
-          if (!m_c.u8(f, "FREQ"))
+          if (!m_c.u8(f, "FREQ")) {
             return false;
+          }
           freq = f;
           continue;
         }
@@ -1901,22 +1926,25 @@ class FileReader {
           m_visitor.on_slot_info(a, b, c);
           continue;
         case static_cast<uint8_t>(rdb::Opcode::function2):
-          if (!m_c.string(s1, "FUNCTION2 library code"))
+          if (!m_c.string(s1, "FUNCTION2 library code")) {
             return false;
+          }
           m_visitor.on_function(s1);
           continue;
         case static_cast<uint8_t>(rdb::Opcode::function_pre_ga):
           return m_c.fail_at(at, "pre-release function format (opcode 246) is not supported");
         case static_cast<uint8_t>(rdb::Opcode::module_aux):
-          if (!module_aux())
+          if (!module_aux()) {
             return false;
+          }
           continue;
         case static_cast<uint8_t>(rdb::Opcode::slot_import):
           if (!m_summary.valkey_magic) {
             break;  // not an opcode before Valkey 9
           }
-          if (!slot_import())
+          if (!slot_import()) {
             return false;
+          }
           continue;
         default:
           break;

@@ -11,6 +11,7 @@
 #include "engine/keyspace/string_value.hpp"
 #include "engine/keyspace/zset_value.hpp"
 #include "engine/persistence/crc64.hpp"
+#include "engine/util/atomic_file.hpp"
 #include "engine/util/double_format.hpp"
 
 #include <fcntl.h>
@@ -47,12 +48,14 @@ class Encoder {
       byte(static_cast<uint8_t>(len & 0xFF));
     } else if (len <= UINT32_MAX) {
       byte(rdb::k_len_32bit);
-      for (int i = 3; i >= 0; --i)
+      for (int i = 3; i >= 0; --i) {
         byte(static_cast<uint8_t>(len >> (8 * i)));
+      }
     } else {
       byte(rdb::k_len_64bit);
-      for (int i = 7; i >= 0; --i)
+      for (int i = 7; i >= 0; --i) {
         byte(static_cast<uint8_t>(len >> (8 * i)));
+      }
     }
   }
   /// Valkey's rdbSaveRawString: int-encoded when the text is a canonical int32, LZF when
@@ -169,8 +172,9 @@ Expected<uint8_t, std::string> encode_hash(const HashValue& h, const RdbWriteOpt
       if (ttls) {
         bool has = f.expire_ms != k_hash_no_expire;
         lp.append(has ? f.expire_ms : int64_t{0});
-        if (has)
+        if (has) {
           min_expire = std::min(min_expire, f.expire_ms);
+        }
       }
     });
     if (ttls) {
@@ -184,8 +188,9 @@ Expected<uint8_t, std::string> encode_hash(const HashValue& h, const RdbWriteOpt
   if (ttls) {
     int64_t min_expire = INT64_MAX;
     h.for_each([&](const HashField& f) {
-      if (f.expire_ms != k_hash_no_expire)
+      if (f.expire_ms != k_hash_no_expire) {
         min_expire = std::min(min_expire, f.expire_ms);
+      }
     });
     enc.le(static_cast<uint64_t>(min_expire), 8);
     enc.length(h.size());
@@ -269,8 +274,9 @@ class FileSink {
     while (done < m_buf.size()) {
       ssize_t n = ::write(m_fd, m_buf.data() + done, m_buf.size() - done);
       if (n < 0) {
-        if (errno == EINTR)
+        if (errno == EINTR) {
           continue;
+        }
         return false;
       }
       done += static_cast<size_t>(n);
@@ -418,18 +424,14 @@ Expected<RdbWriteStats, std::string> save_rdb(
     return Unexpected{"cannot write RDB version " + std::to_string(options.version) +
                       " (10, 11, 12, 80 or 81)"};
   }
-  std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    return Unexpected{"Failed opening the temp RDB file " + tmp + " (in server root dir " +
-                      "): " + std::strerror(errno)};
+  auto file = AtomicFile::create(path);
+  if (!file) {
+    return Unexpected{"Failed opening the temp RDB file: " + file.error().message()};
   }
-  auto fail = [&](std::string why) -> Expected<RdbWriteStats, std::string> {
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    return Unexpected{std::move(why)};
+  auto fail = [](std::string why) -> Expected<RdbWriteStats, std::string> {
+    return Unexpected{std::move(why)};  // the AtomicFile removes its temp file
   };
-  FileSink sink(fd);
+  FileSink sink(file->fd());
   std::string& b = sink.buffer();
   Encoder enc(b, options.compress);
   char magic[16];
@@ -508,18 +510,8 @@ Expected<RdbWriteStats, std::string> save_rdb(
   if (!sink.flush()) {
     return fail(std::string("write error: ") + std::strerror(errno));
   }
-  if (::fsync(fd) != 0) {
-    return fail(std::string("fsync error: ") + std::strerror(errno));
-  }
-  if (::close(fd) != 0) {
-    ::unlink(tmp.c_str());
-    return Unexpected{std::string("close error: ") + std::strerror(errno)};
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::string why = std::strerror(errno);
-    ::unlink(tmp.c_str());
-    return Unexpected{"Error moving temp DB file " + tmp + " on the final destination " + path +
-                      ": " + why};
+  if (auto error = file->commit()) {
+    return Unexpected{"Error saving the DB file: " + error->message()};
   }
   stats.bytes = sink.total();
   return stats;

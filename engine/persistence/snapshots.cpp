@@ -2,6 +2,7 @@
 
 #include "engine/engine.hpp"
 #include "engine/persistence/rdb_writer.hpp"
+#include "engine/util/atomic_file.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -120,7 +121,7 @@ std::optional<std::string> Snapshots::save_for_shutdown(Engine& engine, bool sav
     ::kill(m_child, SIGUSR1);
     int status = 0;
     ::waitpid(m_child, &status, 0);
-    ::unlink((path_of(engine) + ".tmp-" + std::to_string(m_child)).c_str());
+    ::unlink(atomic_temp_path(path_of(engine), m_child).c_str());
     m_child = -1;
   }
   if (nosave || (!save && parse_save_rules(engine.config().save).empty())) {

@@ -18,12 +18,15 @@ namespace keyshift::engine {
 namespace {
 
 int hex_value(char c) {
-  if (c >= '0' && c <= '9')
+  if (c >= '0' && c <= '9') {
     return c - '0';
-  if (c >= 'a' && c <= 'f')
+  }
+  if (c >= 'a' && c <= 'f') {
     return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
+  }
+  if (c >= 'A' && c <= 'F') {
     return c - 'A' + 10;
+  }
   return -1;
 }
 
@@ -38,8 +41,9 @@ Expected<std::string, std::string> percent_decode(std::string_view text) {
     }
     int hi = i + 1 < text.size() ? hex_value(text[i + 1]) : -1;
     int lo = i + 2 < text.size() ? hex_value(text[i + 2]) : -1;
-    if (hi < 0 || lo < 0)
+    if (hi < 0 || lo < 0) {
       return Unexpected{std::string("bad percent escape")};
+    }
     out.push_back(static_cast<char>(hi * 16 + lo));
     i += 2;
   }
@@ -62,14 +66,17 @@ int finish_connect(int fd, std::chrono::milliseconds timeout) {
   do {
     rc = ::poll(&pfd, 1, static_cast<int>(timeout.count()));
   } while (rc < 0 && errno == EINTR);
-  if (rc == 0)
+  if (rc == 0) {
     return ETIMEDOUT;
-  if (rc < 0)
+  }
+  if (rc < 0) {
     return errno;
+  }
   int err = 0;
   socklen_t len = sizeof(err);
-  if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+  if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) {
     return errno;
+  }
   return err;
 }
 
@@ -83,8 +90,9 @@ int connect_with_timeout(int fd, const sockaddr* addr, socklen_t len,
     err = errno == EINPROGRESS ? finish_connect(fd, timeout) : errno;
   }
   ::fcntl(fd, F_SETFL, flags);
-  if (err != 0)
+  if (err != 0) {
     return err;
+  }
   timeval tv{};
   tv.tv_sec = static_cast<time_t>(timeout.count() / 1000);
   tv.tv_usec = static_cast<suseconds_t>((timeout.count() % 1000) * 1000);
@@ -96,10 +104,12 @@ int connect_with_timeout(int fd, const sockaddr* addr, socklen_t len,
 }  // namespace
 
 std::string RespEndpoint::describe() const {
-  if (!unix_path.empty())
+  if (!unix_path.empty()) {
     return "unix:" + unix_path;
-  if (host.find(':') != std::string::npos)
+  }
+  if (host.find(':') != std::string::npos) {
     return "[" + host + "]:" + std::to_string(port);
+  }
   return host + ":" + std::to_string(port);
 }
 
@@ -109,15 +119,18 @@ Expected<RespEndpoint, std::string> parse_redis_url(std::string_view url) {
     return Unexpected{"bad URL '" + std::string(url) + "': " + std::string(why)};
   };
   size_t scheme_end = url.find("://");
-  if (scheme_end == std::string_view::npos)
+  if (scheme_end == std::string_view::npos) {
     return fail("expected SCHEME://");
+  }
   std::string_view scheme = url.substr(0, scheme_end);
   std::string_view rest = url.substr(scheme_end + 3);
   bool is_unix = scheme == "unix" || scheme == "redis+unix" || scheme == "redis-socket";
-  if (scheme == "rediss")
+  if (scheme == "rediss") {
     return fail("TLS (rediss://) is not supported");
-  if (!is_unix && scheme != "redis")
+  }
+  if (!is_unix && scheme != "redis") {
     return fail("scheme must be redis:// or unix://");
+  }
 
   std::string_view query;
   if (size_t q = rest.find('?'); q != std::string_view::npos) {
@@ -140,45 +153,52 @@ Expected<RespEndpoint, std::string> parse_redis_url(std::string_view url) {
     }
     auto u = percent_decode(user);
     auto p = percent_decode(pass);
-    if (!u || !p)
+    if (!u || !p) {
       return fail("bad percent escape in user or password");
+    }
     ep.user = *u;
     ep.password = *p;
   }
   if (is_unix) {
-    if (rest.empty() || rest.front() != '/')
+    if (rest.empty() || rest.front() != '/') {
       return fail("expected an absolute socket path");
+    }
     auto path = percent_decode(rest);
-    if (!path)
+    if (!path) {
       return fail(path.error());
+    }
     ep.unix_path = *path;
   } else {
     std::string_view hostport = rest;
     if (size_t slash = rest.find('/'); slash != std::string_view::npos) {
       hostport = rest.substr(0, slash);
       std::string_view db = rest.substr(slash + 1);
-      if (!db.empty() && !parse_int(db, ep.db))
+      if (!db.empty() && !parse_int(db, ep.db)) {
         return fail("database must be a number");
+      }
     }
     std::string_view host = hostport;
     std::string_view port;
     if (!hostport.empty() && hostport.front() == '[') {
       size_t close = hostport.find(']');
-      if (close == std::string_view::npos)
+      if (close == std::string_view::npos) {
         return fail("unterminated [IPv6] host");
+      }
       host = hostport.substr(1, close - 1);
       std::string_view after = hostport.substr(close + 1);
       if (!after.empty()) {
-        if (after.front() != ':')
+        if (after.front() != ':') {
           return fail("expected :PORT after ]");
+        }
         port = after.substr(1);
       }
     } else if (size_t colon = hostport.rfind(':'); colon != std::string_view::npos) {
       host = hostport.substr(0, colon);
       port = hostport.substr(colon + 1);
     }
-    if (!host.empty())
+    if (!host.empty()) {
       ep.host = std::string(host);
+    }
     if (!port.empty() && (!parse_int(port, ep.port) || ep.port <= 0 || ep.port > 65535)) {
       return fail("port must be 1-65535");
     }
@@ -192,11 +212,13 @@ Expected<RespEndpoint, std::string> parse_redis_url(std::string_view url) {
     std::string_view value =
         eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1);
     auto decoded = percent_decode(value);
-    if (!decoded)
+    if (!decoded) {
       return fail(decoded.error());
+    }
     if (name == "db" || name == "database") {
-      if (!parse_int(*decoded, ep.db))
+      if (!parse_int(*decoded, ep.db)) {
         return fail("db must be a number");
+      }
     } else if (name == "password") {
       ep.password = *decoded;
     } else if (name == "user" || name == "username") {
@@ -209,8 +231,9 @@ Expected<RespEndpoint, std::string> parse_redis_url(std::string_view url) {
     // Other parameters (timeout=, persistent=, as PHP clients write them) do not change
     // where the server is, so they are accepted and ignored.
   }
-  if (ep.db < 0)
+  if (ep.db < 0) {
     return fail("database must not be negative");
+  }
   return ep;
 }
 
@@ -239,8 +262,9 @@ RespConnection::RespConnection(RespConnection&& other) noexcept
 
 RespConnection& RespConnection::operator=(RespConnection&& other) noexcept {
   if (this != &other) {
-    if (m_fd >= 0)
+    if (m_fd >= 0) {
       ::close(m_fd);
+    }
     m_fd = std::exchange(other.m_fd, -1);
     m_endpoint = std::move(other.m_endpoint);
     m_timeout = other.m_timeout;
@@ -251,8 +275,9 @@ RespConnection& RespConnection::operator=(RespConnection&& other) noexcept {
 }
 
 RespConnection::~RespConnection() {
-  if (m_fd >= 0)
+  if (m_fd >= 0) {
     ::close(m_fd);
+  }
 }
 
 std::string RespConnection::error_text(std::string_view what) const {
@@ -269,12 +294,14 @@ Expected<RespConnection, std::string> RespConnection::connect(const RespEndpoint
   if (!endpoint.unix_path.empty()) {
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
-    if (endpoint.unix_path.size() >= sizeof(addr.sun_path))
+    if (endpoint.unix_path.size() >= sizeof(addr.sun_path)) {
       return failure("path too long", 0);
+    }
     std::memcpy(addr.sun_path, endpoint.unix_path.c_str(), endpoint.unix_path.size() + 1);
     fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
+    if (fd < 0) {
       return failure("socket", errno);
+    }
     if (int err =
             connect_with_timeout(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr), timeout);
         err != 0) {
@@ -298,22 +325,25 @@ Expected<RespConnection, std::string> RespConnection::connect(const RespEndpoint
         continue;
       }
       last_err = connect_with_timeout(fd, ai->ai_addr, ai->ai_addrlen, timeout);
-      if (last_err == 0)
+      if (last_err == 0) {
         break;
+      }
       ::close(fd);
       fd = -1;
     }
     ::freeaddrinfo(found);
-    if (fd < 0)
+    if (fd < 0) {
       return failure("connect", last_err);
+    }
     int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   }
   RespConnection conn(fd, endpoint, timeout);
   auto login = [&](const std::vector<std::string>& args) -> Expected<bool, std::string> {
     auto reply = conn.call(args);
-    if (!reply)
+    if (!reply) {
       return Unexpected{reply.error()};
+    }
     if (reply->is_error()) {
       return Unexpected{"cannot connect to " + endpoint.describe() + ": " + args[0] +
                         " failed: " + reply->str};
@@ -326,15 +356,18 @@ Expected<RespConnection, std::string> RespConnection::connect(const RespEndpoint
       hello.insert(hello.end(),
                    {"AUTH", endpoint.user.empty() ? "default" : endpoint.user, endpoint.password});
     }
-    if (auto ok = login(hello); !ok)
+    if (auto ok = login(hello); !ok) {
       return Unexpected{ok.error()};
+    }
   } else if (!endpoint.password.empty()) {
     std::vector<std::string> auth{"AUTH"};
-    if (!endpoint.user.empty())
+    if (!endpoint.user.empty()) {
       auth.push_back(endpoint.user);
+    }
     auth.push_back(endpoint.password);
-    if (auto ok = login(auth); !ok)
+    if (auto ok = login(auth); !ok) {
       return Unexpected{ok.error()};
+    }
   }
   if (endpoint.db != 0) {
     if (auto ok = login({"SELECT", std::to_string(endpoint.db)}); !ok) {
@@ -348,8 +381,9 @@ Expected<bool, std::string> RespConnection::send_raw(std::string_view bytes) {
   while (!bytes.empty()) {
     ssize_t n = ::send(m_fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
     if (n < 0) {
-      if (errno == EINTR)
+      if (errno == EINTR) {
         continue;
+      }
       return Unexpected{error_text("write failed: " + errno_text(errno))};
     }
     bytes.remove_prefix(static_cast<size_t>(n));
@@ -384,15 +418,17 @@ Expected<RespValue, std::string> RespConnection::read_reply() {
     char buf[16384];
     ssize_t n = ::recv(m_fd, buf, sizeof(buf), 0);
     if (n < 0) {
-      if (errno == EINTR)
+      if (errno == EINTR) {
         continue;
+      }
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
         return Unexpected{error_text("timed out waiting for a reply")};
       }
       return Unexpected{error_text("read failed: " + errno_text(errno))};
     }
-    if (n == 0)
+    if (n == 0) {
       return Unexpected{error_text("the server closed the connection")};
+    }
     m_in.append(buf, static_cast<size_t>(n));
   }
 }
@@ -400,24 +436,28 @@ Expected<RespValue, std::string> RespConnection::read_reply() {
 Expected<RespValue, std::string> RespConnection::call(const std::vector<std::string>& args) {
   std::string request;
   encode_command(args, request);
-  if (auto sent = send_raw(request); !sent)
+  if (auto sent = send_raw(request); !sent) {
     return Unexpected{sent.error()};
+  }
   return read_reply();
 }
 
 Expected<std::vector<RespValue>, std::string> RespConnection::pipeline(
     const std::vector<std::vector<std::string>>& commands) {
   std::string request;
-  for (const auto& args : commands)
+  for (const auto& args : commands) {
     encode_command(args, request);
-  if (auto sent = send_raw(request); !sent)
+  }
+  if (auto sent = send_raw(request); !sent) {
     return Unexpected{sent.error()};
+  }
   std::vector<RespValue> replies;
   replies.reserve(commands.size());
   for (size_t i = 0; i < commands.size(); ++i) {
     auto reply = read_reply();
-    if (!reply)
+    if (!reply) {
       return Unexpected{reply.error()};
+    }
     replies.push_back(std::move(*reply));
   }
   return replies;

@@ -1,5 +1,6 @@
 #include "engine/server/config_table.hpp"
 
+#include "engine/keyspace/notify.hpp"
 #include "engine/util/glob.hpp"
 #include "engine/util/split_args.hpp"
 #include "engine/util/strconv.hpp"
@@ -415,79 +416,28 @@ ParseResult parse_oom_score_adj_values(std::span<const std::string> args, std::s
   return out;
 }
 
-struct EventClass {
-  char letter;
-  int bit;
-};
-
-// Keyspace event classes in the order Valkey prints them, with Valkey's bit values (as in
-// NotifyClass); the first eleven are the type classes.
-constexpr EventClass k_event_classes[] = {
-    {'g', 1 << 2},  {'$', 1 << 3}, {'l', 1 << 4}, {'s', 1 << 5},  {'h', 1 << 6},
-    {'z', 1 << 7},  {'x', 1 << 8}, {'e', 1 << 9}, {'t', 1 << 10}, {'d', 1 << 13},
-    {'n', 1 << 14}, {'K', 1 << 0}, {'E', 1 << 1}, {'m', 1 << 11},
-};
-constexpr size_t k_event_type_classes = 11;
-constexpr int k_new_key_events = 1 << 14;
-// 'A': every type class but 'n' (and not K, E, m).
-constexpr int k_all_events = (1 << 2) | (1 << 3) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 7) |
-                             (1 << 8) | (1 << 9) | (1 << 10) | (1 << 13);
-
-// Valkey's keyspaceEventsStringToFlags(); nullopt on a letter it does not know.
-std::optional<int> event_flags(std::string_view letters) {
-  int flags = 0;
-  for (char c : letters) {
-    auto it = std::find_if(std::begin(k_event_classes), std::end(k_event_classes),
-                           [c](const EventClass& e) { return e.letter == c; });
-    if (c == 'A') {
-      flags |= k_all_events;
-    } else if (it != std::end(k_event_classes)) {
-      flags |= it->bit;
-    } else {
-      return std::nullopt;
-    }
-  }
-  return flags;
-}
-
-// Valkey's keyspaceEventsFlagsToString(): 'A' stands for all type classes and, as in Valkey,
-// hides an 'n' set with them ("KEAn" prints as "AKE").
-std::string event_letters(int flags) {
-  std::string out;
-  bool all = (flags & k_all_events) == k_all_events;
-  if (all) {
-    out += 'A';
-  }
-  for (size_t i = 0; i < std::size(k_event_classes); ++i) {
-    const EventClass& e = k_event_classes[i];
-    if ((flags & e.bit) != 0 && !(all && i < k_event_type_classes)) {
-      out += e.letter;
-    }
-  }
-  return out;
-}
-
 ParseResult parse_notify_keyspace_events(std::span<const std::string> args, std::string_view) {
   if (args.size() != 1) {
     return Unexpected{std::string(k_wrong_arg_count)};
   }
-  std::optional<int> flags = event_flags(args[0]);
+  std::optional<int> flags = notify_flags_from_letters(args[0]);
   if (!flags) {
     return Unexpected{std::string("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")};
   }
   // The stored form keeps an 'n' that printing hides, since Valkey still sends those events.
-  std::string letters = event_letters(*flags);
-  bool hidden_new = (*flags & k_all_events) == k_all_events && (*flags & k_new_key_events) != 0;
+  std::string letters = notify_letters(*flags);
+  bool hidden_new = (*flags & k_notify_all) == k_notify_all && (*flags & k_notify_new) != 0;
   return hidden_new ? letters + 'n' : letters;
 }
 
 // notify-keyspace-events lives in EngineConfig as Valkey's bit set.
 constexpr FieldAccess notify_keyspace_events_field() {
   return {[](const EngineConfig& c) {
-            return event_letters(static_cast<int>(c.notify_keyspace_events));
+            return notify_letters(static_cast<int>(c.notify_keyspace_events));
           },
           [](EngineConfig& c, std::string_view v) {
-            c.notify_keyspace_events = static_cast<uint32_t>(event_flags(v).value_or(0));
+            c.notify_keyspace_events =
+                static_cast<uint32_t>(notify_flags_from_letters(v).value_or(0));
           }};
 }
 

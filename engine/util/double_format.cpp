@@ -1,6 +1,6 @@
 #include "engine/util/double_format.hpp"
 
-#include "engine/keyspace/digest.hpp"
+#include "engine/util/grisu2.hpp"
 
 #include <charconv>
 #include <cmath>
@@ -47,8 +47,8 @@ size_t format_double_reply(double v, char* buf) {
   if (double_to_int_exact(v, i)) {
     return static_cast<size_t>(std::to_chars(buf, buf + k_double_text_max, i).ptr - buf);
   }
-  // The digest's Grisu2 is fpconv_dtoa's text, which is what d2string prints here.
-  std::string text = format_score_for_digest(v, ScoreFormat::grisu2);
+  // fpconv_dtoa's text is what d2string prints here.
+  std::string text = format_grisu2(v);
   return copy_text(text, buf);
 }
 

@@ -1,5 +1,6 @@
 #include "migrate/rewrite/apply.hpp"
 
+#include "engine/util/atomic_file.hpp"
 #include "engine/util/sha1.hpp"
 
 #include <fmt/format.h>
@@ -69,8 +70,8 @@ Meta new_file_meta(const PlannedFile& file, std::vector<std::string>& warnings) 
   return meta;
 }
 
-// Writes `bytes` to `path` through a hidden temp file in the same directory (a glob such as
-// include *.conf never matches it), then renames it over `path`.
+// Writes `bytes` to `path` atomically (engine::AtomicFile: a hidden temp file beside it,
+// which a glob such as include *.conf never matches), with the planned mode and owner.
 std::optional<std::string> write_atomic(const std::string& path, std::string_view bytes,
                                         const Meta& meta) {
   fs::path target(path);
@@ -79,44 +80,20 @@ std::optional<std::string> write_atomic(const std::string& path, std::string_vie
   if (ec) {
     return fmt::format("cannot create {}: {}", target.parent_path().string(), ec.message());
   }
-  std::string temp =
-      (target.parent_path() / ("." + target.filename().string() + ".keyshift-XXXXXX")).string();
-  int fd = ::mkstemp(temp.data());
-  if (fd < 0) {
-    return fmt::format("cannot create a temp file beside {}: {}", path, errno_text());
+  auto file = engine::AtomicFile::create(path, meta.mode);
+  if (!file) {
+    return file.error().message();
   }
-  auto fail = [&](const std::string& what) {
-    std::string message = fmt::format("{} {}: {}", what, temp, errno_text());
-    ::close(fd);
-    ::unlink(temp.c_str());
-    return message;
-  };
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      return fail("cannot write");
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::fchmod(fd, meta.mode) != 0) {
-    return fail("cannot chmod");
+  if (auto error = file->write(bytes)) {
+    return error->message();
   }
   // Only root can give a file away; anyone else keeps their own files.
-  if ((::geteuid() == 0 || meta.uid == ::geteuid()) && ::fchown(fd, meta.uid, meta.gid) != 0) {
-    return fail("cannot chown");
+  if ((::geteuid() == 0 || meta.uid == ::geteuid()) &&
+      ::fchown(file->fd(), meta.uid, meta.gid) != 0) {
+    return fmt::format("cannot chown {}: {}", file->temp_path(), errno_text());
   }
-  if (::fsync(fd) != 0) {
-    return fail("cannot fsync");
-  }
-  ::close(fd);
-  if (::rename(temp.c_str(), path.c_str()) != 0) {
-    std::string message = fmt::format("cannot rename {} to {}: {}", temp, path, errno_text());
-    ::unlink(temp.c_str());
-    return message;
+  if (auto error = file->commit()) {
+    return error->message();
   }
   return std::nullopt;
 }

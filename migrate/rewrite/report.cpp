@@ -1,6 +1,6 @@
 #include "migrate/rewrite/report.hpp"
 
-#include "migrate/json_text.hpp"
+#include "compat/report/json_text.hpp"
 #include "migrate/rewrite/diff.hpp"
 
 #include <fmt/format.h>

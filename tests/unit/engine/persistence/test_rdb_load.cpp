@@ -3,10 +3,10 @@
 #include "engine/ds/intset.hpp"
 #include "engine/ds/listpack.hpp"
 #include "engine/engine.hpp"
-#include "engine/persistence/mapped_file.hpp"
 #include "engine/persistence/rdb_load.hpp"
 #include "engine/persistence/rdb_writer.hpp"
 #include "engine/util/clock.hpp"
+#include "engine/util/mapped_file.hpp"
 
 #include <doctest/doctest.h>
 

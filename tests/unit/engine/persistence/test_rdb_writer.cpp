@@ -1,18 +1,22 @@
 #include "tests/unit/engine/corpus_json.hpp"
 
 #include "engine/engine.hpp"
-#include "engine/persistence/mapped_file.hpp"
 #include "engine/persistence/rdb_load.hpp"
 #include "engine/persistence/rdb_reader.hpp"
 #include "engine/persistence/rdb_writer.hpp"
+#include "engine/util/atomic_file.hpp"
 #include "engine/util/clock.hpp"
+#include "engine/util/mapped_file.hpp"
 
 #include <doctest/doctest.h>
+
+#include <unistd.h>
 
 #include <filesystem>
 #include <string>
 #include <vector>
 
+using keyshift::engine::atomic_temp_path;
 using keyshift::engine::check_dump_payload;
 using keyshift::engine::dump_payload;
 using keyshift::engine::EnableMode;
@@ -77,8 +81,9 @@ void fill_every_encoding(Node& n) {
   n.run({"SET", "s:ttl", "v", "PXAT", std::to_string(k_now_ms + 3'600'000)});
   n.run({"RPUSH", "l:small", "a", "1", "-7", "b"});
   std::vector<std::string> big{"RPUSH", "l:big"};
-  for (int i = 0; i < 3000; ++i)
+  for (int i = 0; i < 3000; ++i) {
     big.push_back("element-" + std::to_string(i));
+  }
   n.run(big);
   n.run({"RPUSH", "l:plain", std::string(20000, 'p'), "small"});
   n.run({"CONFIG", "SET", "list-compress-depth", "1"});
@@ -88,8 +93,9 @@ void fill_every_encoding(Node& n) {
   n.run({"SADD", "set:int", "1", "2", "3", "-100000", "70000000000"});
   n.run({"SADD", "set:lp", "a", "b", "c"});
   std::vector<std::string> many{"SADD", "set:ht"};
-  for (int i = 0; i < 300; ++i)
+  for (int i = 0; i < 300; ++i) {
     many.push_back("m" + std::to_string(i));
+  }
   n.run(many);
   n.run({"ZADD", "z:lp", "1", "a", "2.5", "b", "-inf", "c", "inf", "d", "0.1", "e"});
   std::vector<std::string> zs{"ZADD", "z:sl"};
@@ -148,7 +154,7 @@ TEST_SUITE("engine::rdb_writer") {
       CHECK(b.digest() == a.digest());
       CHECK(encodings(b, keys) == encodings(a, keys));
       CHECK(b.run({"PEXPIRETIME", "s:ttl"}).integer == k_now_ms + 3'600'000);
-      CHECK_FALSE(std::filesystem::exists(path + ".tmp-" + std::to_string(::getpid())));
+      CHECK_FALSE(std::filesystem::exists(atomic_temp_path(path, ::getpid())));
     }
   }
 

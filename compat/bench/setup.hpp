@@ -1,7 +1,7 @@
 #pragma once
 
-#include "migrate/bench/load.hpp"
-#include "migrate/bench/report.hpp"
+#include "compat/bench/load.hpp"
+#include "compat/bench/report.hpp"
 
 #include <cstdint>
 #include <functional>

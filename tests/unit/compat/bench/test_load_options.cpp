@@ -1,5 +1,5 @@
-#include "migrate/bench/load.hpp"
-#include "migrate/bench/setup.hpp"
+#include "compat/bench/load.hpp"
+#include "compat/bench/setup.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "migrate/bench/load.hpp"
+#include "compat/bench/load.hpp"
 
 #include <cstdint>
 #include <optional>

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "engine/util/expected.hpp"
+#include "engine/util/file_error.hpp"
 
 #include <cstddef>
 #include <string>
@@ -9,11 +10,12 @@
 namespace keyshift::engine {
 
 /// A whole file mapped read-only into memory (RDB files are read in place: the page cache
-/// holds them, not the heap).
+/// holds them, not the heap). The mapping outlives a rename over the file, so a file can be
+/// read and replaced in one pass.
 class MappedFile {
  public:
-  /// Maps `path`; the error names the file and the system's reason.
-  static Expected<MappedFile, std::string> open(const std::string& path);
+  /// Maps `path`; the error's `what` is the path. An empty file is an empty view.
+  static Expected<MappedFile, FileError> open(const std::string& path);
 
   MappedFile(MappedFile&& other) noexcept;
   MappedFile& operator=(MappedFile&& other) noexcept;

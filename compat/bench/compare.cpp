@@ -1,8 +1,8 @@
-#include "migrate/bench/compare.hpp"
+#include "compat/bench/compare.hpp"
 
-#include "migrate/bench/load.hpp"
-#include "migrate/json_text.hpp"
-#include "migrate/json_value.hpp"
+#include "compat/bench/load.hpp"
+#include "compat/report/json_text.hpp"
+#include "compat/report/json_value.hpp"
 
 #include <fmt/core.h>
 

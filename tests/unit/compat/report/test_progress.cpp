@@ -1,4 +1,4 @@
-#include "migrate/progress.hpp"
+#include "compat/report/progress.hpp"
 
 #include <doctest/doctest.h>
 

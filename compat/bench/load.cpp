@@ -1,4 +1,4 @@
-#include "migrate/bench/load.hpp"
+#include "compat/bench/load.hpp"
 
 #include "engine/resp/reply_scanner.hpp"
 

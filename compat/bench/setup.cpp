@@ -1,4 +1,4 @@
-#include "migrate/bench/setup.hpp"
+#include "compat/bench/setup.hpp"
 
 #include <fmt/core.h>
 

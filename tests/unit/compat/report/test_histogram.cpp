@@ -1,4 +1,4 @@
-#include "migrate/bench/histogram.hpp"
+#include "compat/report/histogram.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,4 +1,4 @@
-#include "migrate/json_value.hpp"
+#include "compat/report/json_value.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,6 +1,6 @@
-#include "migrate/bench/report.hpp"
+#include "compat/bench/report.hpp"
 
-#include "migrate/json_text.hpp"
+#include "compat/report/json_text.hpp"
 
 #include <fmt/core.h>
 

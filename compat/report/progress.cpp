@@ -1,4 +1,4 @@
-#include "migrate/progress.hpp"
+#include "compat/report/progress.hpp"
 
 #include <fmt/core.h>
 

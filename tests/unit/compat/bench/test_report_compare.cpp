@@ -1,7 +1,7 @@
-#include "migrate/bench/compare.hpp"
-#include "migrate/bench/load.hpp"
-#include "migrate/bench/report.hpp"
-#include "migrate/json_value.hpp"
+#include "compat/bench/compare.hpp"
+#include "compat/bench/load.hpp"
+#include "compat/bench/report.hpp"
+#include "compat/report/json_value.hpp"
 
 #include <doctest/doctest.h>
 

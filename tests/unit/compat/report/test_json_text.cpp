@@ -1,4 +1,4 @@
-#include "migrate/json_text.hpp"
+#include "compat/report/json_text.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,4 +1,4 @@
-#include "engine/persistence/mapped_file.hpp"
+#include "engine/util/mapped_file.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -11,20 +11,20 @@
 
 namespace keyshift::engine {
 
-Expected<MappedFile, std::string> MappedFile::open(const std::string& path) {
+Expected<MappedFile, FileError> MappedFile::open(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    return Unexpected{path + ": " + std::strerror(errno)};
+    return Unexpected{FileError{path, errno, {}}};
   }
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
-    std::string err = path + ": " + std::strerror(errno);
+    FileError err{path, errno, {}};
     ::close(fd);
     return Unexpected{err};
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    return Unexpected{path + ": not a regular file"};
+    return Unexpected{FileError{path, S_ISDIR(st.st_mode) ? EISDIR : 0, "not a regular file"}};
   }
   auto size = static_cast<size_t>(st.st_size);
   if (size == 0) {
@@ -35,7 +35,7 @@ Expected<MappedFile, std::string> MappedFile::open(const std::string& path) {
   int saved = errno;
   ::close(fd);
   if (addr == MAP_FAILED) {
-    return Unexpected{path + ": " + std::strerror(saved)};
+    return Unexpected{FileError{path, saved, {}}};
   }
   ::madvise(addr, size, MADV_SEQUENTIAL);
   return MappedFile(addr, size);

@@ -1,9 +1,9 @@
 #pragma once
 
+#include "compat/report/histogram.hpp"
 #include "engine/resp/connection.hpp"
 #include "engine/resp/request_writer.hpp"
 #include "engine/resp/resp_value.hpp"
-#include "migrate/bench/histogram.hpp"
 
 #include <cstdint>
 #include <functional>
