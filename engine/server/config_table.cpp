@@ -1269,7 +1269,12 @@ class DirectiveApplier {
   std::optional<ConfigError> apply_statement(const DirectiveSpec& spec,
                                              const Directive& directive) {
     if (spec.name == "user") {
-      // Judged once everything is read: acl-pubsub-default may come later.
+      // A line that restricts whatever acl-pubsub-default says is refused here, in file
+      // order; the others are judged once everything is read (acl-pubsub-default and
+      // requirepass may come later).
+      if (!leaves_default_user_open(directive.args, true)) {
+        return error_at(directive, std::string(k_user_refused));
+      }
       m_users.push_back(&directive);
       return std::nullopt;
     }

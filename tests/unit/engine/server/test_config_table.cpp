@@ -812,6 +812,17 @@ TEST_SUITE("engine::config_table") {
     CHECK(error.message.find("resets the default user") != std::string::npos);
   }
 
+  TEST_CASE("the first refused line is the one reported") {
+    ConfigError error = load_error(
+        "user default on nopass ~* +@all\nuser alice on >pw ~* +@all\nrename-command KEYS \"\"\n");
+    CHECK(error.line == 2);
+    // Without acl-pubsub-default allchannels, line 1 grants no channel: judged at the end.
+    error = load_error("user default on nopass ~* +@all\nrename-command KEYS \"\"\n");
+    CHECK(error.line == 2);
+    error = load_error("user default on nopass ~* +@all\nport 7000\n");
+    CHECK(error.line == 1);
+  }
+
   TEST_CASE("aclfile and rename-command are refused until keyshift enforces them") {
     ConfigError acl = load_error("aclfile /etc/valkey/users.acl\n");
     CHECK(acl.line == 1);
