@@ -129,8 +129,8 @@ struct EngineConfig {
   bool huge_page_heap = true;
   std::string config_file;  // absolute path of the file this came from, if any
 
-  // Directives Valkey knows but keyshift does not act on (appendonly, save, ...), by primary
-  // name, in CONFIG GET form. Kept so CONFIG GET/REWRITE show what the operator set; a
+  // Directives Valkey knows but keyshift does not act on (activedefrag, io-threads, ...), by
+  // primary name, in CONFIG GET form. Kept so CONFIG GET/REWRITE show what the operator set; a
   // missing name means Valkey's default.
   std::map<std::string, std::string, std::less<>> unimplemented_settings;
 };
