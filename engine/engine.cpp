@@ -9,6 +9,8 @@
 #include "engine/util/strconv.hpp"
 #include "engine/watch.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdio>
 
@@ -420,7 +422,7 @@ void Engine::dispatch(Session& session, std::span<const std::string_view> argv) 
     bool allowed = m_config.enable_debug_command == EnableMode::yes ||
                    (m_config.enable_debug_command == EnableMode::local &&
                     (session.has(k_session_unix_socket) || session.has(k_session_in_process) ||
-                     session.addr.starts_with("127.0.0.1:") || session.addr.starts_with("[::1]:")));
+                     session.addr.starts_with("127.") || session.addr.starts_with("::1:")));
     if (!allowed) {
       reject(session, cmd, errors::k_debug_not_allowed, argv);
       return;
@@ -444,6 +446,15 @@ void Engine::dispatch(Session& session, std::span<const std::string_view> argv) 
       reject(session, cmd, errors::k_oom, argv);
       return;
     }
+  }
+  // A failed background save stops writes (and PING) while save rules ask for snapshots,
+  // so that data the operator believes persisted is not silently piling up.
+  if (m_config.stop_writes_on_bgsave_error && !m_config.save.empty() &&
+      !m_snapshots->last_bgsave_ok() &&
+      (((spec.flags | (is_exec ? session.multi_cmd_flags : 0)) & k_cmd_write) != 0 ||
+       cmd == m_special.ping)) {
+    reject(session, cmd, errors::k_misconf_bgsave, argv);
+    return;
   }
   if (session.has(k_session_pubsub) && session.resp == 2 && cmd != m_special.ping &&
       cmd != m_special.subscribe && cmd != m_special.ssubscribe && cmd != m_special.unsubscribe &&
@@ -588,11 +599,66 @@ void Engine::feed_monitors(const Session& from, std::span<const std::string_view
   }
   line += "\r\n";
   for (Session* m : m_monitors) {
+    // As Valkey, a client being closed (over its output limit) gets nothing more.
+    if (m->has(k_session_close_asap)) {
+      continue;
+    }
     m->out += line;
     if (m->host() != nullptr) {
       m->host()->wake(*m);
     }
   }
+}
+
+ClientClass Engine::client_class(const Session& session) const {
+  return session.has(k_session_pubsub) ? ClientClass::pubsub : ClientClass::normal;
+}
+
+bool Engine::output_buffer_limit_reached(Session& session) {
+  const OutputBufferLimit& limit =
+      m_config.client_output_buffer_limits[static_cast<size_t>(client_class(session))];
+  uint64_t used = session.reply_list_bytes();
+  bool hard = limit.hard_bytes != 0 && used >= limit.hard_bytes;
+  bool soft = limit.soft_bytes != 0 && used >= limit.soft_bytes;
+  if (!soft) {
+    session.obuf_soft_limit_since_s = 0;
+    return hard;
+  }
+  int64_t now_s = m_clock.now_ms() / 1000;
+  if (session.obuf_soft_limit_since_s == 0) {
+    // The first time counts from now: a burst shorter than the soft seconds is forgiven.
+    session.obuf_soft_limit_since_s = now_s;
+    return hard;
+  }
+  return hard || now_s - session.obuf_soft_limit_since_s > limit.soft_seconds;
+}
+
+std::optional<std::string> Engine::enforce_output_buffer_limit(Session& session) {
+  // In-process sessions have nobody to drop them; a client already closing is left alone.
+  if (session.host() == nullptr || session.reply_list_bytes() == 0 ||
+      session.has(k_session_close_asap) || !output_buffer_limit_reached(session)) {
+    return std::nullopt;
+  }
+  session.set(k_session_close_asap);
+  ++m_stats.client_output_buffer_limit_disconnections;
+  bool hide = directive_value(*find_directive("hide-user-data-from-log"), m_config) == "yes";
+  int64_t now_s = m_clock.now_ms() / 1000;
+  std::string flags;
+  if (session.has(k_session_monitor)) {
+    flags += 'O';
+  }
+  if (session.has(k_session_pubsub)) {
+    flags += 'P';
+  }
+  return fmt::format(
+      "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} "
+      "ssub={} multi={} watch={} qbuf={} omem={} cmd={} user={}",
+      session.id(), session.addr, session.laddr, session.fd, hide ? "*redacted*" : session.name,
+      now_s - session.created_ms / 1000, now_s - session.last_interaction_ms / 1000,
+      flags.empty() ? "N" : flags, session.db, session.sub_count(), session.psub_count(),
+      session.ssub_count(), session.multi_count(), session.watch_count(),
+      session.query_buffer_bytes, session.reply_list_bytes(), session.last_command,
+      hide ? "*redacted*" : "default");
 }
 
 void Engine::request_shutdown(Session& from) {

@@ -14,6 +14,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <span>
 #include <string>
@@ -40,6 +41,7 @@ struct EngineStats {
   uint64_t total_net_output_bytes = 0;
   uint64_t expired_time_cap_reached_count = 0;
   uint64_t client_query_buffer_limit_disconnections = 0;
+  uint64_t client_output_buffer_limit_disconnections = 0;
   uint64_t total_eviction_exceeded_time_us = 0;
   std::map<std::string, uint64_t> error_counts;  // per error code, for errorstats
 };
@@ -136,6 +138,19 @@ class Engine : public KeyspaceEvents {
   std::vector<Session*>& monitors() { return m_monitors; }
   /// Sends a MONITOR line for a command to every monitor.
   void feed_monitors(const Session& from, std::span<const std::string_view> argv);
+  /// The client-output-buffer-limit class of `session`: pubsub while subscribed, normal
+  /// otherwise (MONITOR included). keyshift has no replica sessions yet.
+  ClientClass client_class(const Session& session) const;
+  /// Valkey's checkClientOutputBufferLimits: true when `session`'s reply bytes reached its
+  /// class's hard limit, or have stayed at its soft limit for more than the soft seconds
+  /// (unix seconds of the injected clock; the start is kept in the session).
+  bool output_buffer_limit_reached(Session& session);
+  /// Valkey's closeClientOnOutputBufferLimitReached: when a networked `session` is over its
+  /// limit, flags it close-asap (nothing more is added to its output and its host drops
+  /// it), counts it for INFO and returns the client description for the log line; nullopt
+  /// otherwise.
+  std::optional<std::string> enforce_output_buffer_limit(Session& session);
+
   /// Host-facing: SHUTDOWN was requested by a command.
   bool shutdown_requested() const { return m_shutdown; }
   void request_shutdown(Session& from);

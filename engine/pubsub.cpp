@@ -104,6 +104,12 @@ int64_t PubSub::publish(std::string_view channel, std::string_view message, bool
   const ChannelMap& map = shard ? m_shard_channels : m_channels;
   if (auto c = map.find(channel); c != map.end()) {
     for (auto& [id, s] : c->second) {
+      // A client being closed (over its output limit) is still counted but gets nothing,
+      // as Valkey drops writes to it.
+      if (s->has(k_session_close_asap)) {
+        ++receivers;
+        continue;
+      }
       ReplyBuilder rb(output_of(*s), s->resp);
       rb.push(3);
       rb.bulk(shard ? "smessage" : "message");
@@ -121,6 +127,10 @@ int64_t PubSub::publish(std::string_view channel, std::string_view message, bool
       continue;
     }
     for (auto& [id, s] : subs) {
+      if (s->has(k_session_close_asap)) {
+        ++receivers;
+        continue;
+      }
       ReplyBuilder rb(output_of(*s), s->resp);
       rb.push(4);
       rb.bulk("pmessage");

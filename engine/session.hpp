@@ -109,6 +109,9 @@ class Session {
   uint64_t net_output_bytes = 0;
   /// Reply bytes not yet written to the peer.
   std::string out;
+  /// Unix seconds since which `out` has been at its class's soft output buffer limit; 0
+  /// when under it (Valkey's obuf_soft_limit_reached_time).
+  int64_t obuf_soft_limit_since_s = 0;
   /// Pub/sub pushes written while CLIENT REPLY OFF/SKIP drops the command's reply: as in
   /// Valkey (its "pushing" flag) they are delivered all the same.
   std::string kept_pushes;
@@ -129,6 +132,14 @@ class Session {
   bool replies_silenced() const {
     return has(k_session_reply_off) || has(k_session_reply_skip_current);
   }
+
+  /// Output bytes held beyond the 16 KiB reply buffer (CLIENT LIST omem=): what
+  /// client-output-buffer-limit counts, as Valkey counts its reply list.
+  uint64_t reply_list_bytes() const {
+    return out.size() > k_reply_buffer_bytes ? out.size() - k_reply_buffer_bytes : 0;
+  }
+  /// The fixed reply buffer every Valkey client has (PROTO_REPLY_CHUNK_BYTES).
+  static constexpr uint64_t k_reply_buffer_bytes = 16 * 1024;
 
   /// CLIENT LIST sub=, psub=, ssub=, multi= and watch= figures.
   int sub_count() const { return static_cast<int>(channels.size()); }

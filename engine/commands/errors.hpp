@@ -24,6 +24,12 @@ inline constexpr std::string_view k_auth_no_password =
     "ERR AUTH <password> called without any password configured for the default user. "
     "Are you sure your configuration is correct?";
 inline constexpr std::string_view k_oom = "OOM command not allowed when used memory > 'maxmemory'.";
+inline constexpr std::string_view k_misconf_bgsave =
+    "MISCONF Valkey is configured to save RDB snapshots, but it's currently unable to persist "
+    "to disk. Commands that may modify the data set are disabled, because this instance is "
+    "configured to report errors during writes if RDB snapshotting fails "
+    "(stop-writes-on-bgsave-error option). Please check the Valkey logs for details about the "
+    "RDB error.";
 inline constexpr std::string_view k_busykey = "BUSYKEY Target key name already exists.";
 inline constexpr std::string_view k_noproto = "NOPROTO unsupported protocol version";
 inline constexpr std::string_view k_string_too_long =

@@ -434,7 +434,8 @@ void stats_section(Engine& engine, InfoWriter& w) {
   w.field("io_threaded_total_prefetch_batches", 0);
   w.field("io_threaded_total_prefetch_entries", 0);
   w.field("client_query_buffer_limit_disconnections", st.client_query_buffer_limit_disconnections);
-  w.field("client_output_buffer_limit_disconnections", 0);
+  w.field("client_output_buffer_limit_disconnections",
+          st.client_output_buffer_limit_disconnections);
   w.field("reply_buffer_shrinks", 0);
   w.field("reply_buffer_expands", 0);
   w.field("eventloop_cycles", 0);

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -23,6 +25,18 @@ enum class EvictionPolicy : uint8_t {
 /// Whether `enable-debug-command` / `enable-protected-configs` style settings allow use.
 enum class EnableMode : uint8_t { no, yes, local };
 
+/// Client classes of `client-output-buffer-limit`, in the order Valkey prints them.
+enum class ClientClass : uint8_t { normal, replica, pubsub };
+inline constexpr size_t k_client_class_count = 3;
+
+/// One class's output buffer limits; 0 disables a limit. A client is closed at the hard
+/// limit, or once it stays at the soft limit for more than `soft_seconds`.
+struct OutputBufferLimit {
+  uint64_t hard_bytes = 0;
+  uint64_t soft_bytes = 0;
+  int64_t soft_seconds = 0;
+};
+
 /// Every setting the engine and its server read; filled from a config file, flags or
 /// CONFIG SET. Plain data so that the engine never depends on a parser library.
 struct EngineConfig {
@@ -34,6 +48,7 @@ struct EngineConfig {
   int tcp_backlog = 511;
   std::string unixsocket;
   uint32_t unixsocketperm = 0;  // 0: leave the umask's mode
+  std::string unixsocketgroup;  // group the unix socket is given to; empty: the process's
   int timeout = 0;              // idle client timeout in seconds, 0 = never
   int tcp_keepalive = 300;
   bool protected_mode = true;
@@ -82,6 +97,12 @@ struct EngineConfig {
   // Protocol limits.
   uint64_t proto_max_bulk_len = 512ull * 1024 * 1024;
   uint64_t client_query_buffer_limit = 1024ull * 1024 * 1024;
+  /// client-output-buffer-limit, indexed by ClientClass.
+  std::array<OutputBufferLimit, k_client_class_count> client_output_buffer_limits{{
+      {0, 0, 0},
+      {256ull * 1024 * 1024, 64ull * 1024 * 1024, 60},
+      {32ull * 1024 * 1024, 8ull * 1024 * 1024, 60},
+  }};
 
   // Persistence (RDB snapshots).
   std::string dir = ".";
@@ -89,6 +110,12 @@ struct EngineConfig {
   std::string save = "3600 1 300 100 60 10000";  // "seconds changes" pairs; "" disables
   bool rdbcompression = true;
   bool rdbchecksum = true;
+  /// Refuse writes while the last background save failed (and save rules exist).
+  bool stop_writes_on_bgsave_error = true;
+  /// What SIGINT / SIGTERM do, as CONFIG GET prints it: "default" or words among save,
+  /// nosave, now, force.
+  std::string shutdown_on_sigint = "default";
+  std::string shutdown_on_sigterm = "default";
 
   // Administration.
   EnableMode enable_debug_command = EnableMode::no;
@@ -102,8 +129,8 @@ struct EngineConfig {
   bool huge_page_heap = true;
   std::string config_file;  // absolute path of the file this came from, if any
 
-  // Directives Valkey knows but keyshift does not act on (appendonly, save, ...), by primary
-  // name, in CONFIG GET form. Kept so CONFIG GET/REWRITE show what the operator set; a
+  // Directives Valkey knows but keyshift does not act on (activedefrag, io-threads, ...), by
+  // primary name, in CONFIG GET form. Kept so CONFIG GET/REWRITE show what the operator set; a
   // missing name means Valkey's default.
   std::map<std::string, std::string, std::less<>> unimplemented_settings;
 };

@@ -345,6 +345,10 @@ ParseResult parse_save(std::span<const std::string> args, std::string_view) {
   return out;
 }
 
+// The classes of client-output-buffer-limit as Valkey prints them, in ClientClass order.
+constexpr std::string_view k_output_limit_classes[k_client_class_count] = {"normal", "slave",
+                                                                           "pubsub"};
+
 ParseResult parse_client_output_buffer_limit(std::span<const std::string> args,
                                              std::string_view current) {
   struct Limit {
@@ -352,7 +356,7 @@ ParseResult parse_client_output_buffer_limit(std::span<const std::string> args,
     uint64_t soft = 0;
     long long seconds = 0;
   };
-  constexpr std::string_view k_classes[] = {"normal", "slave", "pubsub"};
+  const auto& k_classes = k_output_limit_classes;
   Limit limits[3];
   // Classes not named keep their current limits.
   std::vector<std::string> now = split_on_spaces(current);
@@ -397,6 +401,31 @@ ParseResult parse_client_output_buffer_limit(std::span<const std::string> args,
                        limits[c].soft, limits[c].seconds);
   }
   return out;
+}
+
+// client-output-buffer-limit in its CONFIG GET form ("normal H S T slave H S T pubsub ...").
+constexpr FieldAccess client_output_buffer_limit_field() {
+  return {[](const EngineConfig& c) {
+            std::string out;
+            for (size_t i = 0; i < k_client_class_count; ++i) {
+              const OutputBufferLimit& limit = c.client_output_buffer_limits[i];
+              out += fmt::format("{}{} {} {} {}", i == 0 ? "" : " ", k_output_limit_classes[i],
+                                 limit.hard_bytes, limit.soft_bytes, limit.soft_seconds);
+            }
+            return out;
+          },
+          [](EngineConfig& c, std::string_view v) {
+            std::vector<std::string> words = split_on_spaces(v);
+            for (size_t i = 0; i + 3 < words.size(); i += 4) {
+              for (size_t k = 0; k < k_client_class_count; ++k) {
+                if (words[i] == k_output_limit_classes[k]) {
+                  c.client_output_buffer_limits[k] = {canonical_u64(words[i + 1]),
+                                                      canonical_u64(words[i + 2]),
+                                                      canonical_i64(words[i + 3])};
+                }
+              }
+            }
+          }};
 }
 
 ParseResult parse_oom_score_adj_values(std::span<const std::string> args, std::string_view) {
@@ -598,7 +627,8 @@ constexpr DirectiveSpec k_directives[] = {
     yes_no("rdbcompression", {}, 0, "yes", bool_field<&EngineConfig::rdbcompression>()),
     yes_no("rdb-del-sync-files", {}, 0, "no"),
     yes_no("activerehashing", {}, 0, "yes"),
-    yes_no("stop-writes-on-bgsave-error", {}, 0, "yes"),
+    yes_no("stop-writes-on-bgsave-error", {}, 0, "yes",
+        bool_field<&EngineConfig::stop_writes_on_bgsave_error>()),
     yes_no("set-proc-title", {}, k_flag_immutable, "yes"),
     yes_no("dynamic-hz", {}, 0, "yes"),
     yes_no("lazyfree-lazy-eviction", {}, 0, "yes"),
@@ -644,7 +674,8 @@ constexpr DirectiveSpec k_directives[] = {
     free_text("aclfile", {}, k_flag_immutable, ""),
     free_text("unixsocket", {}, k_flag_immutable, "", nullptr,
         string_field<&EngineConfig::unixsocket>()),
-    free_text("unixsocketgroup", {}, k_flag_immutable, ""),
+    free_text("unixsocketgroup", {}, k_flag_immutable, "", nullptr,
+        string_field<&EngineConfig::unixsocketgroup>()),
     free_text("pidfile", {}, k_flag_immutable, "", nullptr, string_field<&EngineConfig::pidfile>()),
     free_text("replica-announce-ip", "slave-announce-ip", 0, ""),
     free_text("primaryuser", "masteruser", k_flag_sensitive, ""),
@@ -690,8 +721,10 @@ constexpr DirectiveSpec k_directives[] = {
     one_of("enable-module-command", {}, k_flag_immutable, k_protected_action_choices, "no"),
     one_of("cluster-preferred-endpoint-type", {}, 0, k_endpoint_type_choices, "ip"),
     one_of("propagation-error-behavior", {}, 0, k_propagation_error_choices, "ignore"),
-    one_of("shutdown-on-sigint", {}, k_flag_multi_arg, k_shutdown_on_signal_choices, "default"),
-    one_of("shutdown-on-sigterm", {}, k_flag_multi_arg, k_shutdown_on_signal_choices, "default"),
+    one_of("shutdown-on-sigint", {}, k_flag_multi_arg, k_shutdown_on_signal_choices, "default",
+        string_field<&EngineConfig::shutdown_on_sigint>()),
+    one_of("shutdown-on-sigterm", {}, k_flag_multi_arg, k_shutdown_on_signal_choices, "default",
+        string_field<&EngineConfig::shutdown_on_sigterm>()),
     number("databases", {}, k_flag_immutable, 1, k_int_max, "16",
         int_field<&EngineConfig::databases>()),
     number("port", {}, 0, 0, 65535, "6379", int_field<&EngineConfig::port>()),
@@ -811,7 +844,7 @@ constexpr DirectiveSpec k_directives[] = {
             string_field<&EngineConfig::save>()),
     special("client-output-buffer-limit", {}, k_flag_multi_arg,
         "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
-        parse_client_output_buffer_limit),
+        parse_client_output_buffer_limit, client_output_buffer_limit_field()),
     special("oom-score-adj-values", {}, k_flag_multi_arg, "0 200 800", parse_oom_score_adj_values),
     special("notify-keyspace-events", {}, 0, "", parse_notify_keyspace_events,
             notify_keyspace_events_field()),
@@ -996,6 +1029,110 @@ ConfigError error_at(const Directive& directive, std::string message) {
   return ConfigError{directive.file, directive.line, std::move(message), directive.text};
 }
 
+constexpr std::string_view k_user_refused =
+    "ACL users are not implemented by keyshift yet and this user line would restrict who may "
+    "do what, which keyshift cannot enforce; the only user line accepted is one that leaves "
+    "the default user open ('user default on nopass ~* &* +@all')";
+constexpr std::string_view k_user_resets_requirepass =
+    "this user line resets the default user after requirepass is applied, so Valkey would run "
+    "without the password; keep only one of them";
+constexpr std::string_view k_rename_command_refused =
+    "rename-command is not implemented by keyshift yet: the command would stay reachable "
+    "under its own name";
+
+// Settings keyshift does not act on where any value but the one listed (Valkey's default,
+// which is what keyshift does) would mislead if it were ignored: they restrict access,
+// promise persistence or replication, or limit memory. Refused in files and CONFIG SET.
+struct RefusedSetting {
+  std::string_view name;
+  std::string_view accepted;  // CONFIG GET form of the only value accepted
+  std::string_view why;
+};
+constexpr RefusedSetting k_refused_settings[] = {
+    {"aclfile", "",
+     "ACL files are not implemented by keyshift yet and the users in the file would restrict "
+     "who may do what, which keyshift cannot enforce"},
+    {"appendonly", "no",
+     "AOF persistence is not implemented by keyshift: writes would not be logged to an "
+     "append-only file"},
+    {"replicaof", "",
+     "replication is not implemented by keyshift: the server would run as an empty primary "
+     "that accepts writes"},
+    {"min-replicas-to-write", "0",
+     "replication is not implemented by keyshift: writes would be accepted without the "
+     "replicas this setting requires"},
+    {"cluster-enabled", "no", "cluster mode is not implemented by keyshift"},
+    {"tls-port", "0", "TLS is not implemented by keyshift: nothing would listen on the TLS port"},
+    {"maxmemory-clients", "0",
+     "client eviction is not implemented by keyshift: the memory of clients would not be "
+     "limited"},
+    {"syslog-enabled", "no",
+     "syslog is not implemented by keyshift: the log would not reach syslog"},
+    {"socket-mark-id", "0",
+     "socket marks are not implemented by keyshift: connections would not carry the mark "
+     "that firewall rules expect"},
+};
+
+// Why `value` (CONFIG GET form) of `spec` is refused, or nullptr when it is accepted.
+const std::string_view* refusal(const DirectiveSpec& spec, std::string_view value) {
+  for (const RefusedSetting& refused : k_refused_settings) {
+    if (refused.name == spec.name && value != refused.accepted) {
+      return &refused.why;
+    }
+  }
+  return nullptr;
+}
+
+// True when the rules of a `user` line leave the user exactly as open as keyshift's only
+// user: the default one, on, without password, with every key, channel and command. As in
+// Valkey the default user is reset before the rules apply; `all_channels_on_reset` is
+// acl-pubsub-default allchannels. Any rule that is not understood counts as restricting.
+bool leaves_default_user_open(std::span<const std::string> args, bool all_channels_on_reset) {
+  if (args.empty() || args[0] != "default") {
+    return false;
+  }
+  bool on = false;
+  bool nopass = false;
+  bool password = false;
+  bool all_keys = false;
+  bool all_channels = all_channels_on_reset;
+  bool all_commands = false;
+  for (const std::string& rule : args.subspan(1)) {
+    if (iequals(rule, "on")) {
+      on = true;
+    } else if (iequals(rule, "off")) {
+      on = false;
+    } else if (iequals(rule, "nopass")) {
+      nopass = true;
+      password = false;
+    } else if (iequals(rule, "resetpass")) {
+      nopass = false;
+      password = false;
+    } else if (!rule.empty() && (rule[0] == '>' || rule[0] == '#')) {
+      nopass = false;
+      password = true;
+    } else if (rule == "~*" || iequals(rule, "allkeys") || iequals(rule, "%RW~*")) {
+      all_keys = true;
+    } else if (iequals(rule, "resetkeys")) {
+      all_keys = false;
+    } else if (rule == "&*" || iequals(rule, "allchannels")) {
+      all_channels = true;
+    } else if (iequals(rule, "resetchannels")) {
+      all_channels = false;
+    } else if (iequals(rule, "+@all") || iequals(rule, "allcommands")) {
+      all_commands = true;
+    } else if (iequals(rule, "-@all") || iequals(rule, "nocommands")) {
+      all_commands = false;
+    } else if (iequals(rule, "reset")) {
+      on = nopass = password = all_keys = all_commands = false;
+      all_channels = all_channels_on_reset;
+    } else if (!iequals(rule, "sanitize-payload") && !iequals(rule, "skip-sanitize-payload")) {
+      return false;
+    }
+  }
+  return on && nopass && !password && all_keys && all_channels && all_commands;
+}
+
 // Reads one directive as loadServerConfigFromString() does; nullopt when accepted.
 class DirectiveApplier {
  public:
@@ -1021,6 +1158,22 @@ class DirectiveApplier {
       return std::nullopt;
     }
     return error_at(directive, std::string(k_bad_directive));
+  }
+
+  // The checks of the `user` lines, which Valkey applies after the whole configuration (and
+  // after requirepass, which a `user default` line therefore resets).
+  std::optional<ConfigError> check_users() const {
+    bool all_channels =
+        directive_value(*find_directive("acl-pubsub-default"), m_config) == "allchannels";
+    for (const Directive* directive : m_users) {
+      if (!leaves_default_user_open(directive->args, all_channels)) {
+        return error_at(*directive, std::string(k_user_refused));
+      }
+      if (!m_config.requirepass.empty()) {
+        return error_at(*directive, std::string(k_user_resets_requirepass));
+      }
+    }
+    return std::nullopt;
   }
 
  private:
@@ -1053,6 +1206,9 @@ class DirectiveApplier {
       }
       m_save_seen = true;
     }
+    if (const std::string_view* why = refusal(spec, *value)) {
+      return error_at(directive, std::string(*why));
+    }
     store(spec, std::move(*value), m_config);
     if (!spec.implemented()) {
       warn(directive, "not implemented by keyshift; the value is only kept for CONFIG GET");
@@ -1062,6 +1218,19 @@ class DirectiveApplier {
 
   std::optional<ConfigError> apply_statement(const DirectiveSpec& spec,
                                              const Directive& directive) {
+    if (spec.name == "user") {
+      // A line that restricts whatever acl-pubsub-default says is refused here, in file
+      // order; the others are judged once everything is read (acl-pubsub-default and
+      // requirepass may come later).
+      if (!leaves_default_user_open(directive.args, true)) {
+        return error_at(directive, std::string(k_user_refused));
+      }
+      m_users.push_back(&directive);
+      return std::nullopt;
+    }
+    if (spec.name == "rename-command") {
+      return error_at(directive, std::string(k_rename_command_refused));
+    }
     if ((spec.flags & k_flag_deprecated) != 0) {
       warn(directive, "deprecated and ignored");
     } else if (spec.name == "sentinel") {
@@ -1081,9 +1250,11 @@ class DirectiveApplier {
     m_warnings.push_back(fmt::format("{}: '{}' {}", location(directive), directive.name, what));
   }
 
+ private:
   EngineConfig& m_config;
   std::vector<std::string>& m_warnings;
   bool m_save_seen = false;
+  std::vector<const Directive*> m_users;
 };
 
 // Renders `word` so that split_args() reads it back unchanged.
@@ -1157,6 +1328,9 @@ std::optional<ConfigError> apply_directives(std::span<const Directive> directive
     if (auto error = applier.apply(directive)) {
       return error;
     }
+  }
+  if (auto error = applier.check_users()) {
+    return error;
   }
   // The checks Valkey makes once the whole configuration is read.
   auto setting = [&](std::string_view name) {
@@ -1270,6 +1444,9 @@ Expected<std::vector<std::string_view>, std::string> config_set(
     auto value = parse_value(*spec, words, directive_value(*spec, next));
     if (!value) {
       return failed(used, value.error());
+    }
+    if (const std::string_view* why = refusal(*spec, *value)) {
+      return failed(used, *why);
     }
     store(*spec, std::move(*value), next);
   }

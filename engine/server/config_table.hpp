@@ -15,9 +15,12 @@
 namespace keyshift::engine {
 
 /// Applies directives in order on top of `config`, as valkey-server loads its configuration.
-/// Unknown directives and bad values fail with Valkey's message; directives Valkey knows
-/// but keyshift does not implement are kept in `config.unimplemented_settings` and reported
-/// in `warnings` ("file:line: ..."). `config` is only changed when everything applies.
+/// Unknown directives and bad values fail with Valkey's message, and so do directives
+/// keyshift cannot honour where ignoring them would open access or lose data (ACL users,
+/// rename-command, appendonly yes, ...; see ARCHITECTURE.md); the other directives Valkey
+/// knows but keyshift does not implement are kept in `config.unimplemented_settings` and
+/// reported in `warnings` ("file:line: ..."). `config` is only changed when everything
+/// applies.
 std::optional<ConfigError> apply_directives(std::span<const Directive> directives,
                                             EngineConfig& config,
                                             std::vector<std::string>& warnings);
@@ -30,7 +33,8 @@ std::vector<std::pair<std::string, std::string>> config_get(const EngineConfig& 
 /// Where the client running CONFIG SET is; `enable-protected-configs local` allows only local.
 enum class ClientLocality : uint8_t { remote, local };
 
-/// CONFIG SET name value [name value ...], all or nothing. Returns the primary names whose
+/// CONFIG SET name value [name value ...], all or nothing; values apply_directives() would
+/// refuse are refused here too. Returns the primary names whose
 /// value changed, for the server to act on (rebind, ...; it may restore a saved copy if that
 /// fails, as Valkey does), or the error reply (e.g. "ERR Unknown option or number of
 /// arguments for CONFIG SET - 'x'") with `config` untouched.

@@ -4,8 +4,11 @@
 #include "engine/resp/reply_builder.hpp"
 #include "engine/util/strconv.hpp"
 
+#include <fmt/format.h>
+
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
@@ -191,8 +194,25 @@ std::string Server::listen() {
     }
     std::memcpy(su.sun_path, cfg.unixsocket.c_str(), cfg.unixsocket.size() + 1);
     if (::bind(fd, reinterpret_cast<sockaddr*>(&su), sizeof(su)) != 0 ||
-        (cfg.unixsocketperm != 0 && ::chmod(cfg.unixsocket.c_str(), cfg.unixsocketperm) != 0) ||
-        ::listen(fd, cfg.tcp_backlog) != 0) {
+        (cfg.unixsocketperm != 0 && ::chmod(cfg.unixsocket.c_str(), cfg.unixsocketperm) != 0)) {
+      std::string why = errno_text();
+      ::close(fd);
+      return "Failed opening Unix socket: " + why + " (" + cfg.unixsocket + ")";
+    }
+    // unixsocketgroup: who may connect is the socket's group, as in Valkey.
+    if (!cfg.unixsocketgroup.empty()) {
+      errno = 0;
+      const group* grp = ::getgrnam(cfg.unixsocketgroup.c_str());
+      if (grp == nullptr ||
+          ::chown(cfg.unixsocket.c_str(), static_cast<uid_t>(-1), grp->gr_gid) != 0) {
+        std::string why =
+            fmt::format("{} error for group '{}': {}", grp == nullptr ? "getgrnam" : "chown",
+                        cfg.unixsocketgroup, errno_text());
+        ::close(fd);
+        return "Failed opening Unix socket: " + why;
+      }
+    }
+    if (::listen(fd, cfg.tcp_backlog) != 0) {
       std::string why = errno_text();
       ::close(fd);
       return "Failed opening Unix socket: " + why + " (" + cfg.unixsocket + ")";
@@ -344,6 +364,9 @@ void Server::process_input(Connection& c) {
     if (status == RequestParser::Status::ready) {
       c.parser.args(base, m_argv);
       m_engine.execute(s, m_argv);
+      if (s.out.size() > Session::k_reply_buffer_bytes) {
+        wake(s);  // a pipeline of big replies is held to the output limit as it grows
+      }
     }
     c.parser.reset();
     c.in_start += consumed;
@@ -360,6 +383,13 @@ void Server::process_input(Connection& c) {
 void Server::wake(Session& session) {
   if (session.fd < 0 || static_cast<size_t>(session.fd) >= m_by_fd.size()) {
     return;
+  }
+  // Output was added (a reply, a published message, a MONITOR line): the check Valkey makes
+  // on every reply block it allocates. A client over its limit is dropped, unflushed, once
+  // the events are handled.
+  if (auto client = m_engine.enforce_output_buffer_limit(session)) {
+    m_log.warning("Client " + *client +
+                  " scheduled to be closed ASAP for overcoming of output buffer limits.");
   }
   Connection* c = m_by_fd[static_cast<size_t>(session.fd)].get();
   if (c != nullptr && !c->pending) {
@@ -400,6 +430,12 @@ bool Server::flush(Connection& c) {
     ssize_t n = ::write(c.fd, s.out.data() + c.out_pos, s.out.size() - c.out_pos);
     if (n < 0) {
       if (errno == EAGAIN || errno == EINTR) {
+        // Drop the sent part once it is most of the buffer, so that what the session holds
+        // (and the output limit counts) is what the peer has yet to read.
+        if (c.out_pos >= k_read_chunk && c.out_pos * 2 >= s.out.size()) {
+          s.out.erase(0, c.out_pos);
+          c.out_pos = 0;
+        }
         update_interest(c, true);
         return true;
       }
@@ -464,6 +500,16 @@ void Server::after_events() {
 void Server::cron() {
   m_engine.cron();
   const EngineConfig& cfg = m_engine.config();
+  // As Valkey's clientsCron: a client whose output stalls at its soft limit is closed once
+  // the soft seconds pass, even when nothing more is written to it.
+  for (auto& c : m_by_fd) {
+    if (c && !c->closing) {
+      if (auto client = m_engine.enforce_output_buffer_limit(*c->session)) {
+        m_log.warning("Client " + *client + " closed for overcoming of output buffer limits.");
+        close_connection(*c);
+      }
+    }
+  }
   if (cfg.timeout > 0) {
     int64_t now = m_engine.clock().now_ms();
     for (auto& c : m_by_fd) {
@@ -518,15 +564,34 @@ int Server::run() {
       int fd = events[i].data.fd;
       if (fd == m_signal_fd) {
         signalfd_siginfo si;
+        uint32_t signo = SIGTERM;
         while (::read(m_signal_fd, &si, sizeof(si)) == sizeof(si)) {
+          signo = si.ssi_signo;
           m_log.warning(si.ssi_signo == SIGINT ? "Received SIGINT scheduling shutdown..."
                                                : "Received SIGTERM scheduling shutdown...");
         }
-        // As Valkey: save first when save rules exist; a failed save keeps the server up
-        // rather than lose the data.
-        if (auto failed = m_engine.snapshots().save_for_shutdown(m_engine, false, false)) {
-          m_log.warning("Error trying to save the DB, can't exit: " + *failed);
-          continue;
+        // As Valkey: save first when save rules exist (or shutdown-on-<signal> says save,
+        // unless it says nosave); a failed save keeps the server up rather than lose the
+        // data, unless it says force.
+        const std::string& how = signo == SIGINT ? m_engine.config().shutdown_on_sigint
+                                                 : m_engine.config().shutdown_on_sigterm;
+        auto has_word = [&](std::string_view word) {
+          for (size_t start = 0; start < how.size();) {
+            size_t end = std::min(how.find(' ', start), how.size());
+            if (std::string_view(how).substr(start, end - start) == word) {
+              return true;
+            }
+            start = end + 1;
+          }
+          return false;
+        };
+        if (auto failed = m_engine.snapshots().save_for_shutdown(m_engine, has_word("save"),
+                                                                 has_word("nosave"))) {
+          if (!has_word("force")) {
+            m_log.warning("Error trying to save the DB, can't exit: " + *failed);
+            continue;
+          }
+          m_log.warning("Error trying to save the DB. Exit anyway: " + *failed);
         }
         m_stopping = true;
         continue;

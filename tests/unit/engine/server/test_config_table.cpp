@@ -167,7 +167,12 @@ TEST_SUITE("engine::config_table") {
                                   "notify-keyspace-events",
                                   "save",
                                   "rdbcompression",
-                                  "rdbchecksum"}) {
+                                  "rdbchecksum",
+                                  "client-output-buffer-limit",
+                                  "stop-writes-on-bgsave-error",
+                                  "unixsocketgroup",
+                                  "shutdown-on-sigint",
+                                  "shutdown-on-sigterm"}) {
       CAPTURE(name);
       CHECK(find_directive(name)->implemented());
     }
@@ -429,22 +434,22 @@ TEST_SUITE("engine::config_table") {
 
   TEST_CASE("unimplemented directives are kept and reported with their location") {
     std::vector<std::string> warnings;
-    EngineConfig config = load("port 1\nappendonly yes\nslowlog-max-len 64\n", &warnings);
+    EngineConfig config = load("port 1\nactivedefrag yes\nslowlog-max-len 64\n", &warnings);
     REQUIRE(warnings.size() == 2);
     CHECK(warnings[0].find("valkey.conf:2") != std::string::npos);
-    CHECK(warnings[0].find("'appendonly'") != std::string::npos);
+    CHECK(warnings[0].find("'activedefrag'") != std::string::npos);
     CHECK(warnings[1].find("valkey.conf:3") != std::string::npos);
-    CHECK(get(config, "appendonly") == "yes");
+    CHECK(get(config, "activedefrag") == "yes");
     CHECK(get(config, "slowlog-max-len") == "64");
     CHECK(get(config, "appendfsync") == "everysec");
   }
 
   TEST_CASE("aliases set the primary setting") {
     EngineConfig config = load(
-        "slaveof 10.0.0.5 6380\nmasterauth pw\nhash-max-ziplist-entries 64\n"
+        "slave-announce-ip 10.0.0.5\nmasterauth pw\nhash-max-ziplist-entries 64\n"
         "slave-read-only no\n");
-    CHECK(get(config, "replicaof") == "10.0.0.5 6380");
-    CHECK(get(config, "slaveof") == "10.0.0.5 6380");
+    CHECK(get(config, "replica-announce-ip") == "10.0.0.5");
+    CHECK(get(config, "slave-announce-ip") == "10.0.0.5");
     CHECK(get(config, "primaryauth") == "pw");
     CHECK(get(config, "hash-max-listpack-entries") == "64");
     CHECK(get(config, "replica-read-only") == "no");
@@ -454,18 +459,14 @@ TEST_SUITE("engine::config_table") {
   TEST_CASE("statements and deprecated names are accepted with a warning") {
     std::vector<std::string> warnings;
     load(
-        "rename-command FLUSHALL \"\"\n"
-        "rename-command CONFIG hidden-config\n"
-        "user alice on >pw ~* +@all\n"
         "loadmodule /usr/lib/redis/modules/rejson.so\n"
         "list-max-ziplist-entries 512\n"
         "lua-replicate-commands yes\n"
         "search.timeout 500\n"
         "sentinel\n",
         &warnings);
-    CHECK(warnings.size() == 8);
-    CHECK(has_warning(warnings, "valkey.conf:1: 'rename-command'"));
-    CHECK(has_warning(warnings, "valkey.conf:4: 'loadmodule'"));
+    CHECK(warnings.size() == 5);
+    CHECK(has_warning(warnings, "valkey.conf:1: 'loadmodule'"));
     CHECK(has_warning(warnings, "'list-max-ziplist-entries' deprecated"));
     CHECK(has_warning(warnings, "'search.timeout' module setting ignored"));
   }
@@ -531,8 +532,8 @@ TEST_SUITE("engine::config_table") {
     CHECK((with_new.notify_keyspace_events & (1u << 14)) != 0);
     CHECK(load("notify-keyspace-events Ex\n").notify_keyspace_events == ((1u << 1) | (1u << 8)));
     CHECK(get(load("notify-keyspace-events g$lshzxetdKE\n"), "notify-keyspace-events") == "AKE");
-    CHECK(get(load("maxmemory-clients 10%\n"), "maxmemory-clients") == "10%");
-    CHECK(get(load("maxmemory-clients 1mb\n"), "maxmemory-clients") == "1048576");
+    // maxmemory-clients parses as Valkey's does, then is refused (see the refusals below).
+    CHECK(load_error("maxmemory-clients 10%\n").message.find("client eviction") == 0);
   }
 
   TEST_CASE("hz, io-threads and maxclients are clamped like Valkey runs them") {
@@ -545,13 +546,11 @@ TEST_SUITE("engine::config_table") {
     CHECK(config.maxclients == 2147483647);
   }
 
-  TEST_CASE("cluster mode refuses replicaof and forces one database") {
-    ConfigError error = load_error("cluster-enabled yes\nreplicaof 10.0.0.1 6379\n");
-    CHECK(error.message == "replicaof directive not allowed in cluster mode");
-    std::vector<std::string> warnings;
-    EngineConfig config = load("cluster-enabled yes\n", &warnings);
-    CHECK(config.databases == 1);
-    CHECK(has_warning(warnings, "Changing databases number from 16 to 1"));
+  TEST_CASE("cluster mode is refused at its line until keyshift has it") {
+    ConfigError error = load_error("port 7000\ncluster-enabled yes\nreplicaof 10.0.0.1 6379\n");
+    CHECK(error.line == 2);
+    CHECK(error.message == "cluster mode is not implemented by keyshift");
+    CHECK(load("cluster-enabled no\n").databases == 16);
   }
 
   TEST_CASE("Debian's stock redis.conf loads with no error") {
@@ -575,7 +574,7 @@ TEST_SUITE("engine::config_table") {
     CHECK(get(config, "client-output-buffer-limit") ==
           "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60");
     CHECK(get(config, "save") == "3600 1 300 100 60 10000");
-    CHECK(has_warning(warnings, "'appendonly'"));
+    CHECK(has_warning(warnings, "'lazyfree-lazy-eviction'"));
   }
 
   TEST_CASE("CONFIG GET with a plain name echoes the name as typed") {
@@ -758,8 +757,8 @@ TEST_SUITE("engine::config_table") {
     EngineConfig config = load(
         "bind 10.0.0.1 ::1\nport 7000\nrequirepass \"pa ss\\\"#\"\nmaxmemory 2gb\n"
         "maxmemory-policy allkeys-lru\nsave 900 1 300 10\nunixsocketperm 770\n"
-        "appendonly yes\nclient-output-buffer-limit pubsub 64mb 16mb 30\nlogfile \"\"\n"
-        "notify-keyspace-events Ex\nmaxmemory-clients 5%\n");
+        "activedefrag yes\nclient-output-buffer-limit pubsub 64mb 16mb 30\nlogfile \"\"\n"
+        "notify-keyspace-events Ex\nunixsocketgroup redis\n");
     std::string text = render_config(config);
     CHECK(text.find("port 7000\n") != std::string::npos);
     CHECK(text.find("maxmemory 2147483648\n") != std::string::npos);
@@ -775,5 +774,141 @@ TEST_SUITE("engine::config_table") {
     EngineConfig cleared_again = load(render_config(cleared));
     CHECK(get(cleared_again, "save").empty());
     CHECK(cleared_again.bind.empty());
+  }
+  TEST_CASE("a user line that restricts access is refused at its file and line") {
+    ConfigError error = load_error("port 7000\nuser default off\nuser alice on >pw ~* +@all\n");
+    CHECK(error.file == "valkey.conf");
+    CHECK(error.line == 2);
+    CHECK(error.text == "user default off");
+    CHECK(error.message.find("ACL users are not implemented by keyshift") == 0);
+    CHECK(load_error("user alice on >pw ~* +@all\n").line == 1);
+    for (std::string_view line :
+         {"user default", "user default on >secret ~* &* +@all", "user default on nopass ~* +@all",
+          "user default on nopass ~app:* &* +@all", "user default on nopass ~* &* +@all -flushall",
+          "user default on nopass ~* &* +@read", "user default on nopass ~* &* +@all reset",
+          "user default on nopass ~* &* +@all off", "user Default on nopass ~* &* +@all",
+          "user default on #5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8 ~* &* "
+          "+@all"}) {
+      CAPTURE(line);
+      CHECK(load_error(std::string(line) + "\n").message.find("ACL users") == 0);
+    }
+  }
+
+  TEST_CASE("a user line that leaves the default user open is accepted") {
+    for (std::string_view line : {"user default on nopass ~* &* +@all",
+                                  "user default ON NOPASS allkeys allchannels allcommands",
+                                  "user default reset on nopass ~* &* +@all sanitize-payload",
+                                  "user default on >x resetpass nopass %RW~* &* -@all +@all"}) {
+      CAPTURE(line);
+      std::vector<std::string> warnings;
+      load(std::string(line) + "\n", &warnings);
+      CHECK(warnings.empty());
+    }
+    // &* is what a reset grants when acl-pubsub-default is allchannels, even set later.
+    load("user default on nopass ~* +@all\nacl-pubsub-default allchannels\n");
+    // Valkey resets the default user after requirepass, so the two together would run open.
+    ConfigError error = load_error("requirepass s3cret\nuser default on nopass ~* &* +@all\n");
+    CHECK(error.line == 2);
+    CHECK(error.message.find("resets the default user") != std::string::npos);
+  }
+
+  TEST_CASE("the first refused line is the one reported") {
+    ConfigError error = load_error(
+        "user default on nopass ~* +@all\nuser alice on >pw ~* +@all\nrename-command KEYS \"\"\n");
+    CHECK(error.line == 2);
+    // Without acl-pubsub-default allchannels, line 1 grants no channel: judged at the end.
+    error = load_error("user default on nopass ~* +@all\nrename-command KEYS \"\"\n");
+    CHECK(error.line == 2);
+    error = load_error("user default on nopass ~* +@all\nport 7000\n");
+    CHECK(error.line == 1);
+  }
+
+  TEST_CASE("aclfile and rename-command are refused until keyshift enforces them") {
+    ConfigError acl = load_error("aclfile /etc/valkey/users.acl\n");
+    CHECK(acl.line == 1);
+    CHECK(acl.message.find("ACL files are not implemented by keyshift") == 0);
+    CHECK(get(load("aclfile \"\"\n"), "aclfile").empty());
+    for (std::string_view line :
+         {"rename-command FLUSHALL \"\"", "rename-command CONFIG b840fc02"}) {
+      CAPTURE(line);
+      ConfigError error = load_error("port 7000\n" + std::string(line) + "\n");
+      CHECK(error.line == 2);
+      CHECK(error.message.find("rename-command is not implemented by keyshift") == 0);
+    }
+  }
+
+  TEST_CASE("requirepass in an included file is the server's password") {
+    MemoryConfigFilesystem fs("/etc/valkey");
+    fs.add_file("/etc/valkey/valkey.conf", "port 7000\ninclude /etc/valkey/secret.conf\n");
+    fs.add_file("/etc/valkey/secret.conf", "requirepass \"in clu\\\"ded\"\n");
+    auto directives = read_config_file(fs, "/etc/valkey/valkey.conf");
+    REQUIRE(directives);
+    EngineConfig config;
+    std::vector<std::string> warnings;
+    REQUIRE_FALSE(apply_directives(*directives, config, warnings).has_value());
+    CHECK(config.requirepass == "in clu\"ded");
+    CHECK(warnings.empty());
+  }
+
+  TEST_CASE(
+      "settings whose other values keyshift cannot honour are refused in files and CONFIG SET") {
+    struct Case {
+      std::string_view line;
+      std::string_view accepted;
+      std::string_view message_start;
+    };
+    const Case cases[] = {
+        {"appendonly yes", "appendonly no", "AOF persistence is not implemented"},
+        {"replicaof 10.0.0.1 6379", "replicaof no one", "replication is not implemented"},
+        {"slaveof 10.0.0.1 6379", "slaveof no one", "replication is not implemented"},
+        {"min-replicas-to-write 1", "min-replicas-to-write 0", "replication is not implemented"},
+        {"cluster-enabled yes", "cluster-enabled no", "cluster mode is not implemented"},
+        {"tls-port 6380", "tls-port 0", "TLS is not implemented"},
+        {"maxmemory-clients 10mb", "maxmemory-clients 0", "client eviction is not implemented"},
+        {"syslog-enabled yes", "syslog-enabled no", "syslog is not implemented"},
+        {"socket-mark-id 7", "socket-mark-id 0", "socket marks are not implemented"},
+    };
+    for (const Case& c : cases) {
+      CAPTURE(c.line);
+      ConfigError error = load_error("port 7000\n" + std::string(c.line) + "\n");
+      CHECK(error.line == 2);
+      CHECK(error.message.find(c.message_start) == 0);
+      std::vector<std::string> warnings;
+      load(std::string(c.accepted) + "\n", &warnings);
+    }
+    EngineConfig config;
+    CHECK(set_error(config, Words{"appendonly", "yes"}) ==
+          "ERR CONFIG SET failed (possibly related to argument 'appendonly') - AOF persistence is "
+          "not implemented by keyshift: writes would not be logged to an append-only file");
+    CHECK(set_error(config, Words{"min-replicas-to-write", "2"}).find("replication is not") !=
+          std::string::npos);
+    CHECK(config_set(config, Words{"appendonly", "no"}, ClientLocality::remote));
+  }
+
+  TEST_CASE("client-output-buffer-limit reaches the engine's limits") {
+    EngineConfig config = load(
+        "client-output-buffer-limit pubsub 1mb 0 0\n"
+        "client-output-buffer-limit normal 10mb 5mb 30\n");
+    CHECK(config.client_output_buffer_limits[2].hard_bytes == 1048576);
+    CHECK(config.client_output_buffer_limits[2].soft_bytes == 0);
+    CHECK(config.client_output_buffer_limits[0].hard_bytes == 10485760);
+    CHECK(config.client_output_buffer_limits[0].soft_bytes == 5242880);
+    CHECK(config.client_output_buffer_limits[0].soft_seconds == 30);
+    CHECK(config.client_output_buffer_limits[1].hard_bytes == 268435456);
+    CHECK(get(config, "client-output-buffer-limit") ==
+          "normal 10485760 5242880 30 slave 268435456 67108864 60 pubsub 1048576 0 0");
+    std::vector<std::string> warnings;
+    load("client-output-buffer-limit pubsub 1mb 0 0\n", &warnings);
+    CHECK(warnings.empty());
+  }
+
+  TEST_CASE("stop-writes-on-bgsave-error, unixsocketgroup and shutdown-on-* reach the engine") {
+    EngineConfig config = load("stop-writes-on-bgsave-error no\nunixsocketgroup www-data\n");
+    CHECK_FALSE(config.stop_writes_on_bgsave_error);
+    CHECK(config.unixsocketgroup == "www-data");
+    CHECK(EngineConfig{}.stop_writes_on_bgsave_error);
+    EngineConfig signals = load("shutdown-on-sigterm NOSAVE now\nshutdown-on-sigint force save\n");
+    CHECK(signals.shutdown_on_sigterm == "nosave now");
+    CHECK(signals.shutdown_on_sigint == "save force");
   }
 }
