@@ -1,6 +1,7 @@
 #include "migrate/rewrite/probe.hpp"
 
 #include "engine/resp/connection.hpp"
+#include "engine/util/strings.hpp"
 #include "migrate/rewrite/validate.hpp"
 
 #include <fmt/format.h>
@@ -24,15 +25,6 @@ namespace {
 namespace fs = std::filesystem;
 using engine::Unexpected;
 
-std::string upper(std::string s) {
-  for (char& c : s) {
-    if (c >= 'a' && c <= 'z') {
-      c = static_cast<char>(c - 'a' + 'A');
-    }
-  }
-  return s;
-}
-
 engine::Expected<ProbeResult, std::string> ask(engine::RespConnection& conn) {
   ProbeResult result;
   auto config = conn.call({"CONFIG", "GET", "*"});
@@ -49,7 +41,7 @@ engine::Expected<ProbeResult, std::string> ask(engine::RespConnection& conn) {
   auto commands = conn.call({"COMMAND", "LIST"});
   if (commands && !commands->is_error()) {
     for (const auto& name : commands->elements) {
-      result.commands.insert(upper(name.str));
+      result.commands.insert(engine::to_upper(name.str));
     }
   }
   auto info = conn.call({"INFO", "server"});

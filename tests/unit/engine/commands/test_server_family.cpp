@@ -60,6 +60,17 @@ struct Fixture {
   Session& me = engine.open_session(nullptr);
 };
 
+/// The settings valkey.conf at `path` gives, as `keyshift serve` would read them.
+EngineConfig load_config_file(const std::string& path) {
+  ks::RealConfigFilesystem real;
+  auto directives = ks::read_config_file(real, path);
+  REQUIRE(directives);
+  EngineConfig loaded;
+  std::vector<std::string> warnings;
+  CHECK_FALSE(ks::apply_directives(*directives, loaded, warnings).has_value());
+  return loaded;
+}
+
 EngineConfig debug_enabled() {
   EngineConfig c;
   c.enable_debug_command = ks::EnableMode::yes;
@@ -627,12 +638,7 @@ TEST_SUITE("engine::server_family") {
     CHECK(text.find("maxmemory-policy allkeys-lru\n") != std::string::npos);
     CHECK(text.find("maxmemory 2mb") == std::string::npos);
 
-    ks::RealConfigFilesystem real;
-    auto directives = ks::read_config_file(real, path.string());
-    REQUIRE(directives);
-    EngineConfig loaded;
-    std::vector<std::string> warnings;
-    CHECK_FALSE(ks::apply_directives(*directives, loaded, warnings).has_value());
+    EngineConfig loaded = load_config_file(path.string());
     CHECK(loaded.maxmemory == 3ull * 1024 * 1024);
     CHECK(loaded.maxmemory_policy == ks::EvictionPolicy::allkeys_lru);
     CHECK(loaded.bind == f.engine.config().bind);
@@ -643,6 +649,29 @@ TEST_SUITE("engine::server_family") {
     std::stringstream ss2;
     ss2 << again.rdbuf();
     CHECK(ss2.str() == text);
+    fs::remove_all(dir);
+  }
+
+  TEST_CASE("CONFIG REWRITE writes any byte of a value so that the file reads it back") {
+    namespace fs = std::filesystem;
+    fs::path dir =
+        fs::temp_directory_path() / ("keyshift-rewrite-bytes-" + std::to_string(getpid()));
+    fs::create_directories(dir);
+    fs::path path = dir / "valkey.conf";
+    { std::ofstream out(path); }
+    EngineConfig config;
+    config.config_file = path.string();
+    Fixture f(config);
+    const std::string secret = "caf\xc3\xa9 \"q\" \\ \x01\xff";
+    CHECK(is_ok(f.run({"CONFIG", "SET", "requirepass", secret})));
+    CHECK(is_ok(f.run({"CONFIG", "REWRITE"})));
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    CHECK(ss.str().find("requirepass \"caf\\xc3\\xa9 \\\"q\\\" \\\\ \\x01\\xff\"\n") !=
+          std::string::npos);
+    EngineConfig loaded = load_config_file(path.string());
+    CHECK(loaded.requirepass == secret);
     fs::remove_all(dir);
   }
 
