@@ -371,12 +371,8 @@ void Engine::dispatch(Session& session, std::span<const std::string_view> argv) 
       if (argv.size() < 2) {
         err = "ERR wrong number of arguments for '" + cmd->full_name + "' command";
       } else {
-        std::string upper(argv[0]);
-        for (char& c : upper) {
-          c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-        }
-        err = "ERR unknown subcommand '" + std::string(argv[1].substr(0, 128)) + "'. Try " + upper +
-              " HELP.";
+        err = "ERR unknown subcommand '" + std::string(argv[1].substr(0, 128)) + "'. Try " +
+              to_upper(argv[0]) + " HELP.";
       }
       for (char& c : err) {
         if (c == '\r' || c == '\n') {
@@ -420,9 +416,7 @@ void Engine::dispatch(Session& session, std::span<const std::string_view> argv) 
   }
   if ((spec.flags & k_cmd_protected) != 0) {
     bool allowed = m_config.enable_debug_command == EnableMode::yes ||
-                   (m_config.enable_debug_command == EnableMode::local &&
-                    (session.has(k_session_unix_socket) || session.has(k_session_in_process) ||
-                     session.addr.starts_with("127.") || session.addr.starts_with("::1:")));
+                   (m_config.enable_debug_command == EnableMode::local && is_local(session));
     if (!allowed) {
       reject(session, cmd, errors::k_debug_not_allowed, argv);
       return;

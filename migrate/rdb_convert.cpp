@@ -7,6 +7,7 @@
 #include "engine/persistence/rdb_writer.hpp"
 #include "engine/util/clock.hpp"
 #include "engine/util/glob.hpp"
+#include "engine/util/split_args.hpp"
 #include "migrate/rdb_dump.hpp"
 
 #include <algorithm>
@@ -172,7 +173,7 @@ class ConvertVisitor : public engine::RdbVisitor {
   }
 
   bool fail(const RdbKey& k, std::string message) {
-    m_error = engine::RdbError{k.offset, "key " + cli_quote(k.key) + " (db " +
+    m_error = engine::RdbError{k.offset, "key " + engine::quote_repr(k.key) + " (db " +
                                              std::to_string(k.db) + "): " + std::move(message)};
     return false;
   }
@@ -190,7 +191,7 @@ std::string list_keys(const RdbChange& change, size_t limit) {
   size_t shown = std::min(limit, change.keys.size());
   for (size_t i = 0; i < shown; ++i) {
     out += (i == 0 ? "" : ", ") + std::string("db") + std::to_string(change.keys[i].db) + " " +
-           cli_quote(change.keys[i].key);
+           engine::quote_repr(change.keys[i].key);
   }
   if (change.count > shown) {
     out += " and " + std::to_string(change.count - shown) + " more";
@@ -318,7 +319,7 @@ std::string render_convert_text(const RdbConvertReport& r, std::string_view in,
     text += "  " + what + "\n";
     if (verbose) {
       for (const RdbKeyRef& k : c.keys) {
-        text += "    db" + std::to_string(k.db) + " " + cli_quote(k.key) + "\n";
+        text += "    db" + std::to_string(k.db) + " " + engine::quote_repr(k.key) + "\n";
       }
     }
   };

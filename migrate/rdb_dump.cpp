@@ -1,8 +1,10 @@
 #include "migrate/rdb_dump.hpp"
 
 #include "compat/report/json_text.hpp"
+#include "engine/resp/request_writer.hpp"
 #include "engine/util/double_format.hpp"
 #include "engine/util/glob.hpp"
+#include "engine/util/split_args.hpp"
 #include "migrate/rdb_inspect.hpp"
 
 #include <algorithm>
@@ -188,7 +190,7 @@ void append_batched(std::string& out, std::vector<std::string_view> head,
     size_t end = std::min(items.size(), i + step);
     args.insert(args.end(), items.begin() + static_cast<std::ptrdiff_t>(i),
                 items.begin() + static_cast<std::ptrdiff_t>(end));
-    append_resp_command(out, args);
+    engine::append_request(out, args);
   }
 }
 
@@ -221,7 +223,7 @@ class DumpVisitor : public engine::RdbVisitor {
         break;
       case RdbDumpFormat::keys:
         m_out += std::to_string(k.db) + " " + std::string(kind_name(k.value.kind)) + " " +
-                 std::to_string(k.expire_ms) + " " + cli_quote(k.key) + "\n";
+                 std::to_string(k.expire_ms) + " " + engine::quote_repr(k.key) + "\n";
         break;
       case RdbDumpFormat::resp:
         if (k.value.kind == RdbKind::module || k.value.kind == RdbKind::path_hash) {
@@ -249,7 +251,7 @@ class DumpVisitor : public engine::RdbVisitor {
     if (!m_db || *m_db != k.db) {
       // The first key selects too: a --pipe connection may not start in db 0 (redis-cli -n).
       std::string db = std::to_string(k.db);
-      append_resp_command(m_out, {"SELECT", db});
+      engine::append_request(m_out, {"SELECT", db});
       m_db = k.db;
     }
     const RdbValue& v = k.value;
@@ -257,9 +259,9 @@ class DumpVisitor : public engine::RdbVisitor {
     switch (v.kind) {
       case RdbKind::string:
         if (k.expire_ms >= 0) {
-          append_resp_command(m_out, {"SET", k.key, v.str, "PXAT", expire});
+          engine::append_request(m_out, {"SET", k.key, v.str, "PXAT", expire});
         } else {
-          append_resp_command(m_out, {"SET", k.key, v.str});
+          engine::append_request(m_out, {"SET", k.key, v.str});
         }
         return;  // the TTL went with SET
       case RdbKind::list:
@@ -295,7 +297,7 @@ class DumpVisitor : public engine::RdbVisitor {
         return;
     }
     if (k.expire_ms >= 0) {
-      append_resp_command(m_out, {"PEXPIREAT", k.key, expire});
+      engine::append_request(m_out, {"PEXPIREAT", k.key, expire});
     }
   }
 
@@ -318,7 +320,7 @@ class DumpVisitor : public engine::RdbVisitor {
         std::vector<std::string_view> args{"HPEXPIREAT", k.key, at, "FIELDS", count};
         args.insert(args.end(), fields.begin() + static_cast<std::ptrdiff_t>(i),
                     fields.begin() + static_cast<std::ptrdiff_t>(end));
-        append_resp_command(m_out, args);
+        engine::append_request(m_out, args);
       }
     }
   }
@@ -332,7 +334,7 @@ class DumpVisitor : public engine::RdbVisitor {
         args.emplace_back(field);
         args.emplace_back(value);
       }
-      append_resp_command(m_out, args);
+      engine::append_request(m_out, args);
       live.emplace(e.id.ms, e.id.seq);
     }
     if (s.entries.empty()) {
@@ -342,28 +344,28 @@ class DumpVisitor : public engine::RdbVisitor {
         first.seq = 1;
       }
       std::string id = stream_id_text(first);
-      append_resp_command(m_out, {"XADD", key, "MAXLEN", "0", id, "x", "x"});
+      engine::append_request(m_out, {"XADD", key, "MAXLEN", "0", id, "x", "x"});
     }
     std::string last = stream_id_text(s.last_id);
     std::string added = std::to_string(s.entries_added);
     std::string max_deleted = stream_id_text(s.max_deleted_id);
-    append_resp_command(m_out,
-                        {"XSETID", key, last, "ENTRIESADDED", added, "MAXDELETEDID", max_deleted});
+    engine::append_request(
+        m_out, {"XSETID", key, last, "ENTRIESADDED", added, "MAXDELETEDID", max_deleted});
     for (const engine::RdbStreamGroup& g : s.groups) {
       std::string delivered = stream_id_text(g.last_delivered);
       if (g.entries_read >= 0) {
         std::string read = std::to_string(g.entries_read);
-        append_resp_command(m_out,
-                            {"XGROUP", "CREATE", key, g.name, delivered, "ENTRIESREAD", read});
+        engine::append_request(m_out,
+                               {"XGROUP", "CREATE", key, g.name, delivered, "ENTRIESREAD", read});
       } else {
-        append_resp_command(m_out, {"XGROUP", "CREATE", key, g.name, delivered});
+        engine::append_request(m_out, {"XGROUP", "CREATE", key, g.name, delivered});
       }
       std::map<std::pair<uint64_t, uint64_t>, const engine::RdbStreamNack*> nacks;
       for (const engine::RdbStreamNack& n : g.pending) {
         nacks[{n.id.ms, n.id.seq}] = &n;
       }
       for (const engine::RdbStreamConsumer& c : g.consumers) {
-        append_resp_command(m_out, {"XGROUP", "CREATECONSUMER", key, g.name, c.name});
+        engine::append_request(m_out, {"XGROUP", "CREATECONSUMER", key, g.name, c.name});
         for (const RdbStreamId& id : c.pending) {
           auto it = nacks.find({id.ms, id.seq});
           if (it == nacks.end() || live.count({id.ms, id.seq}) == 0) {
@@ -373,8 +375,8 @@ class DumpVisitor : public engine::RdbVisitor {
           std::string pid = stream_id_text(id);
           std::string time = std::to_string(it->second->delivery_time_ms);
           std::string count = std::to_string(it->second->delivery_count);
-          append_resp_command(m_out, {"XCLAIM", key, g.name, c.name, "0", pid, "TIME", time,
-                                      "RETRYCOUNT", count, "FORCE", "JUSTID"});
+          engine::append_request(m_out, {"XCLAIM", key, g.name, c.name, "0", pid, "TIME", time,
+                                         "RETRYCOUNT", count, "FORCE", "JUSTID"});
         }
       }
     }
@@ -389,57 +391,6 @@ class DumpVisitor : public engine::RdbVisitor {
 };
 
 }  // namespace
-
-void append_resp_command(std::string& out, const std::vector<std::string_view>& args) {
-  out += "*" + std::to_string(args.size()) + "\r\n";
-  for (std::string_view a : args) {
-    out += "$" + std::to_string(a.size()) + "\r\n";
-    out += a;
-    out += "\r\n";
-  }
-}
-
-std::string cli_quote(std::string_view bytes) {
-  static constexpr char k_hex[] = "0123456789abcdef";
-  std::string out = "\"";
-  for (char ch : bytes) {
-    const auto c = static_cast<uint8_t>(ch);
-    switch (ch) {
-      case '\\':
-        out += "\\\\";
-        break;
-      case '"':
-        out += "\\\"";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\a':
-        out += "\\a";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      default:
-        // redis-cli's sdscatrepr: isprint() in the C locale, so every byte >= 0x80 is escaped.
-        if (c >= 0x20 && c < 0x7f) {
-          out.push_back(ch);
-        } else {
-          out += "\\x";
-          out.push_back(k_hex[c >> 4]);
-          out.push_back(k_hex[c & 15]);
-        }
-    }
-  }
-  out.push_back('"');
-  return out;
-}
 
 std::string stream_id_text(const RdbStreamId& id) {
   return std::to_string(id.ms) + "-" + std::to_string(id.seq);

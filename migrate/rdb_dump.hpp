@@ -54,13 +54,6 @@ engine::Expected<RdbDumpStats, engine::RdbError> dump_rdb(std::string_view file,
                                                           const RdbDumpOptions& options,
                                                           const RdbDumpSink& sink);
 
-/// The RESP framing of one command (`*N\r\n$len\r\narg\r\n...`), appended to `out`.
-void append_resp_command(std::string& out, const std::vector<std::string_view>& args);
-
-/// `bytes` quoted as redis-cli prints a bulk string: "..." with \n, \r, \t, \a, \b, \\, \"
-/// and \xNN for other non-printable bytes.
-std::string cli_quote(std::string_view bytes);
-
 /// "ms-seq".
 std::string stream_id_text(const engine::RdbStreamId& id);
 

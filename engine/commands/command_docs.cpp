@@ -1,7 +1,8 @@
 #include "engine/commands/command_docs.hpp"
 
+#include "engine/util/strings.hpp"
+
 #include <algorithm>
-#include <cctype>
 
 namespace keyshift::engine {
 namespace {
@@ -69,11 +70,7 @@ std::string_view arg_type_name(ArgType type) {
 uint32_t acl_category_by_name(std::string_view name) {
   for (size_t i = 0; i < std::size(k_acl_category_names); ++i) {
     std::string_view cat = k_acl_category_names[i];
-    if (cat.size() == name.size() &&
-        std::equal(cat.begin(), cat.end(), name.begin(), [](char a, char b) {
-          return std::tolower(static_cast<unsigned char>(a)) ==
-                 std::tolower(static_cast<unsigned char>(b));
-        })) {
+    if (iequals(cat, name)) {
       return 1u << i;
     }
   }

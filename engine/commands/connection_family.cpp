@@ -190,8 +190,8 @@ constexpr uint32_t k_conn = k_cmd_loading | k_cmd_stale;
 constexpr CommandSpec k_connection_commands[] = {
     {"ping", -1, k_cmd_fast, 0, 0, 0, cmd_ping, "@fast @connection"},
     {"echo", 2, k_cmd_fast | k_conn, 0, 0, 0, cmd_echo, "@fast @connection"},
-    {"quit", -1, k_cmd_allow_busy | k_cmd_no_auth | k_conn | k_cmd_fast, 0, 0, 0, cmd_quit,
-     "@fast @connection"},
+    {"quit", -1, k_cmd_allow_busy | k_cmd_noscript | k_cmd_no_auth | k_conn | k_cmd_fast, 0, 0, 0,
+     cmd_quit, "@fast @connection"},
     {"reset", 1, k_cmd_noscript | k_cmd_no_auth | k_conn | k_cmd_fast | k_cmd_allow_busy, 0, 0, 0,
      cmd_reset, "@fast @connection"},
     {"auth", -2, k_cmd_noscript | k_conn | k_cmd_fast | k_cmd_no_auth | k_cmd_allow_busy, 0, 0, 0,

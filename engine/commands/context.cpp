@@ -1,23 +1,8 @@
 #include "engine/commands/context.hpp"
 
-#include "engine/util/strconv.hpp"
-
-#include <cctype>
+#include "engine/util/net_address.hpp"
 
 namespace keyshift::engine {
-
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) {
-    return false;
-  }
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
 
 void CmdContext::reply_arity_error() {
   std::string msg = "ERR wrong number of arguments for '";
@@ -26,51 +11,13 @@ void CmdContext::reply_arity_error() {
   m_reply.error(msg);
 }
 
-std::string_view ArgParser::next() {
-  if (!has_next()) {
-    fail(errors::k_syntax);
-    return {};
-  }
-  return m_args[m_pos++];
-}
-
-bool ArgParser::accept(std::string_view keyword) {
-  if (has_next() && iequals(m_args[m_pos], keyword)) {
-    ++m_pos;
-    return true;
-  }
-  return false;
-}
-
-int64_t ArgParser::next_int() {
-  std::string_view s = next();
-  int64_t v = 0;
-  if (ok() && !parse_i64(s, v)) {
-    fail(errors::k_not_integer);
-  }
-  return v;
-}
-
-double ArgParser::next_double() {
-  std::string_view s = next();
-  double v = 0;
-  if (ok() && !parse_double(s, v)) {
-    fail(errors::k_not_float);
-  }
-  return v;
-}
-
-void ArgParser::fail(std::string_view error) {
-  if (m_error.empty()) {
-    m_error.assign(error);
-  }
+bool is_local(const Session& session) {
+  return session.has(k_session_unix_socket) || session.has(k_session_in_process) ||
+         is_local_ip(addr_ip(session.addr));
 }
 
 void reply_help(CmdContext& ctx, std::initializer_list<std::string_view> lines) {
-  std::string heading(ctx.arg(0));
-  for (char& c : heading) {
-    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  }
+  std::string heading = to_upper(ctx.arg(0));
   ReplyBuilder& r = ctx.reply();
   r.array(lines.size() + 3);
   r.simple(heading + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:");

@@ -3,6 +3,7 @@
 #include "engine/commands/errors.hpp"
 #include "engine/engine.hpp"
 #include "engine/resp/reply_builder.hpp"
+#include "engine/util/strings.hpp"
 
 #include <initializer_list>
 #include <span>
@@ -46,44 +47,9 @@ class CmdContext {
   ReplyBuilder m_reply;
 };
 
-/// Reads typed arguments in order and keeps the first error, so a handler parses first and
-/// checks once:
-///   ArgParser p(ctx.args(), 2); int64_t n = p.next_int(); if (!p.ok()) return p.reply(ctx);
-class ArgParser {
- public:
-  ArgParser(std::span<const std::string_view> args, size_t start) : m_args(args), m_pos(start) {}
-
-  /// True if arguments remain.
-  bool has_next() const { return m_pos < m_args.size(); }
-  /// Number of arguments left.
-  size_t remaining() const { return m_pos < m_args.size() ? m_args.size() - m_pos : 0; }
-  /// The next raw argument (syntax error if none).
-  std::string_view next();
-  /// The next argument without consuming it ("" if none).
-  std::string_view peek() const { return has_next() ? m_args[m_pos] : std::string_view(); }
-  /// Consumes the next argument if it equals `keyword` case-insensitively.
-  bool accept(std::string_view keyword);
-  /// The next argument as an integer (not-an-integer error otherwise).
-  int64_t next_int();
-  /// The next argument as a double (not-a-float error otherwise).
-  double next_double();
-  /// Records `error` unless an earlier error is kept.
-  void fail(std::string_view error);
-  /// True while no error was recorded.
-  bool ok() const { return m_error.empty(); }
-  /// The first error.
-  std::string_view error() const { return m_error; }
-  /// Writes the first error as the reply.
-  void reply_error(CmdContext& ctx) const { ctx.reply().error(m_error); }
-
- private:
-  std::span<const std::string_view> m_args;
-  size_t m_pos;
-  std::string m_error;
-};
-
-/// Case-insensitive ASCII comparison.
-bool iequals(std::string_view a, std::string_view b);
+/// Valkey's connIsLocal(): a unix-socket or in-process client, or a TCP peer on a loopback
+/// address (is_local_ip). Protected commands and protected configs in `local` mode ask this.
+bool is_local(const Session& session);
 
 /// Valkey's addReplyHelp(): a heading naming the command, the subcommand `lines`, then HELP
 /// itself.

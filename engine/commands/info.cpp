@@ -5,6 +5,7 @@
 #include "engine/persistence/snapshots.hpp"
 #include "engine/pubsub.hpp"
 #include "engine/server/config_table.hpp"
+#include "engine/util/strings.hpp"
 #include "engine/watch.hpp"
 
 #include <sys/resource.h>
@@ -12,7 +13,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <set>
 
@@ -67,14 +67,6 @@ class InfoWriter {
   std::string m_out;
   int m_sections = 0;
 };
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return out;
-}
 
 /// Valkey replaces the characters that would break INFO's format in names it prints.
 std::string safe_info_string(std::string_view s) {
@@ -558,7 +550,7 @@ std::string generate_info(Engine& engine, std::span<const std::string_view> sect
     wanted.insert(std::begin(k_default), std::end(k_default));
   }
   for (std::string_view s : sections) {
-    std::string name = lower(s);
+    std::string name = to_lower(s);
     if (name == "default") {
       wanted.insert(std::begin(k_default), std::end(k_default));
     } else if (name == "all" || name == "everything") {

@@ -197,21 +197,22 @@ void cmd_pubsub_help(CmdContext& ctx) {
 constexpr uint32_t k_ps = k_cmd_pubsub | k_cmd_loading | k_cmd_stale;
 
 constexpr CommandSpec k_pubsub_commands[] = {
-    {"subscribe", -2, k_ps | k_cmd_noscript, 0, 0, 0, cmd_subscribe, ""},
-    {"unsubscribe", -1, k_ps | k_cmd_noscript, 0, 0, 0, cmd_unsubscribe, ""},
-    {"psubscribe", -2, k_ps | k_cmd_noscript, 0, 0, 0, cmd_psubscribe, ""},
-    {"punsubscribe", -1, k_ps | k_cmd_noscript, 0, 0, 0, cmd_punsubscribe, ""},
-    {"publish", 3, k_ps | k_cmd_fast | k_cmd_may_replicate, 0, 0, 0, cmd_publish, ""},
-    {"ssubscribe", -2, k_ps | k_cmd_noscript, 1, -1, 1, cmd_ssubscribe, ""},
-    {"sunsubscribe", -1, k_ps | k_cmd_noscript, 1, -1, 1, cmd_sunsubscribe, ""},
-    {"spublish", 3, k_ps | k_cmd_fast | k_cmd_may_replicate, 1, 1, 1, cmd_spublish, ""},
+    {"subscribe", -2, k_ps | k_cmd_noscript, 0, 0, 0, cmd_subscribe, "@pubsub @slow"},
+    {"unsubscribe", -1, k_ps | k_cmd_noscript, 0, 0, 0, cmd_unsubscribe, "@pubsub @slow"},
+    {"psubscribe", -2, k_ps | k_cmd_noscript, 0, 0, 0, cmd_psubscribe, "@pubsub @slow"},
+    {"punsubscribe", -1, k_ps | k_cmd_noscript, 0, 0, 0, cmd_punsubscribe, "@pubsub @slow"},
+    {"publish", 3, k_ps | k_cmd_fast | k_cmd_may_replicate, 0, 0, 0, cmd_publish, "@pubsub @fast"},
+    {"ssubscribe", -2, k_ps | k_cmd_noscript, 1, -1, 1, cmd_ssubscribe, "@pubsub @slow"},
+    {"sunsubscribe", -1, k_ps | k_cmd_noscript, 1, -1, 1, cmd_sunsubscribe, "@pubsub @slow"},
+    {"spublish", 3, k_ps | k_cmd_fast | k_cmd_may_replicate, 1, 1, 1, cmd_spublish,
+     "@pubsub @fast"},
     {"pubsub", -2, 0, 0, 0, 0, nullptr, "@slow"},
-    {"pubsub|channels", -2, k_ps, 0, 0, 0, cmd_pubsub_channels, ""},
-    {"pubsub|help", 2, k_cmd_loading | k_cmd_stale, 0, 0, 0, cmd_pubsub_help, ""},
-    {"pubsub|numpat", 2, k_ps, 0, 0, 0, cmd_pubsub_numpat, ""},
-    {"pubsub|numsub", -2, k_ps, 0, 0, 0, cmd_pubsub_numsub, ""},
-    {"pubsub|shardchannels", -2, k_ps, 0, 0, 0, cmd_pubsub_shardchannels, ""},
-    {"pubsub|shardnumsub", -2, k_ps, 0, 0, 0, cmd_pubsub_shardnumsub, ""},
+    {"pubsub|channels", -2, k_ps, 0, 0, 0, cmd_pubsub_channels, "@pubsub @slow"},
+    {"pubsub|help", 2, k_cmd_loading | k_cmd_stale, 0, 0, 0, cmd_pubsub_help, "@slow"},
+    {"pubsub|numpat", 2, k_ps, 0, 0, 0, cmd_pubsub_numpat, "@pubsub @slow"},
+    {"pubsub|numsub", -2, k_ps, 0, 0, 0, cmd_pubsub_numsub, "@pubsub @slow"},
+    {"pubsub|shardchannels", -2, k_ps, 0, 0, 0, cmd_pubsub_shardchannels, "@pubsub @slow"},
+    {"pubsub|shardnumsub", -2, k_ps, 0, 0, 0, cmd_pubsub_shardnumsub, "@pubsub @slow"},
 };
 
 }  // namespace

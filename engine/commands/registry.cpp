@@ -1,36 +1,20 @@
 #include "engine/commands/registry.hpp"
 
-#include <cctype>
+#include "engine/util/strings.hpp"
 
 namespace keyshift::engine {
-namespace {
-
-// ASCII only, and inline: command lookup runs for every request.
-inline char lower(char c) {
-  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c;
-}
-
-}  // namespace
 
 size_t CommandRegistry::CaseInsensitiveHash::operator()(std::string_view s) const {
   uint64_t h = 1469598103934665603ull;
   for (char c : s) {
-    h = (h ^ static_cast<uint8_t>(lower(c))) * 1099511628211ull;
+    h = (h ^ static_cast<uint8_t>(ascii_lower(c))) * 1099511628211ull;
   }
   return static_cast<size_t>(h);
 }
 
 bool CommandRegistry::CaseInsensitiveEqual::operator()(std::string_view a,
                                                        std::string_view b) const {
-  if (a.size() != b.size()) {
-    return false;
-  }
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (lower(a[i]) != lower(b[i])) {
-      return false;
-    }
-  }
-  return true;
+  return iequals(a, b);
 }
 
 CommandRegistry::CommandRegistry() = default;

@@ -23,7 +23,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -43,32 +42,10 @@ namespace {
 
 // --- Shared helpers ---------------------------------------------------------------------
 
-std::string to_upper(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  }
-  return out;
-}
-
-std::string to_lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return out;
-}
-
 /// Valkey's addReplySubcommandSyntaxError().
 std::string subcommand_syntax_error(CmdContext& ctx) {
   return "ERR unknown subcommand or wrong number of arguments for '" +
          std::string(ctx.arg(1).substr(0, 128)) + "'. Try " + to_upper(ctx.arg(0)) + " HELP.";
-}
-
-/// True for a client on the same host (unix socket, loopback, in-process).
-bool is_local(const Session& s) {
-  return s.has(k_session_unix_socket) || s.has(k_session_in_process) ||
-         s.addr.starts_with("127.") || s.addr.starts_with("[::1]:") || s.addr.starts_with("::1:");
 }
 
 /// The entry for `key` even if its TTL has passed (Valkey's dbFind: DEBUG and MEMORY look at
@@ -154,46 +131,6 @@ void cmd_config_resetstat(CmdContext& ctx) {
   ctx.reply().ok();
 }
 
-/// A config-file word, quoted when the config reader would otherwise split or unescape it.
-std::string config_word(std::string_view word) {
-  bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
-    return c > ' ' && c < 0x7f && c != '"' && c != '\'' && c != '\\';
-  });
-  if (plain) {
-    return std::string(word);
-  }
-  std::string out = "\"";
-  for (char c : word) {
-    switch (c) {
-      case '\\':
-        out += "\\\\";
-        break;
-      case '"':
-        out += "\\\"";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < ' ' || static_cast<unsigned char>(c) >= 0x7f) {
-          char esc[8];
-          std::snprintf(esc, sizeof(esc), "\\x%02x", static_cast<unsigned char>(c));
-          out += esc;
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += '"';
-  return out;
-}
-
 /// The config-file line for `spec` holding `value` (CONFIG GET form).
 std::string config_line(const DirectiveSpec& spec, const std::string& value) {
   std::string line(spec.name);
@@ -205,7 +142,7 @@ std::string config_line(const DirectiveSpec& spec, const std::string& value) {
   }
   for (const std::string& w : words) {
     line += ' ';
-    line += config_word(w);
+    line += quote_arg(w);
   }
   return line;
 }

@@ -118,11 +118,6 @@ ListValue* make_list(CmdContext& ctx, const std::vector<std::string>& elements) 
 
 // --- Patterns -----------------------------------------------------------------------------
 
-/// The part of `s` before its first NUL (Valkey searches patterns as C strings).
-std::string_view c_string(std::string_view s) {
-  return s.substr(0, s.find('\0'));
-}
-
 /// The value a BY or GET pattern names for element `subst` (Valkey's lookupKeyByPattern):
 /// "#" is the element itself; otherwise the first '*' is replaced by the element, and a
 /// "->field" suffix after it reads a hash field instead of a string key. nullopt when the

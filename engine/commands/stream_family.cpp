@@ -193,12 +193,8 @@ void reply_entry(ReplyBuilder& rb, const StreamEntryView& e) {
 }
 
 std::string subcommand_error(const CmdContext& ctx) {
-  std::string cmd(ctx.arg(0));
-  for (char& c : cmd) {
-    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  }
   return "ERR unknown subcommand or wrong number of arguments for '" +
-         std::string(ctx.arg(1).substr(0, 128)) + "'. Try " + cmd + " HELP.";
+         std::string(ctx.arg(1).substr(0, 128)) + "'. Try " + to_upper(ctx.arg(0)) + " HELP.";
 }
 
 // --- Keyspace access ----------------------------------------------------------------------

@@ -29,16 +29,6 @@ namespace {
 
 // --- Helpers ----------------------------------------------------------------------------
 
-/// The part of an argument before its first NUL: Valkey compares option words with
-/// strcasecmp, i.e. as C strings.
-std::string_view c_string(std::string_view s) {
-  return s.substr(0, s.find('\0'));
-}
-
-bool is_keyword(std::string_view arg, std::string_view keyword) {
-  return iequals(c_string(arg), keyword);
-}
-
 ZSetLimits limits_of(CmdContext& ctx) {
   const EngineConfig& c = ctx.engine().config();
   return ZSetLimits{c.zset_max_listpack_entries, c.zset_max_listpack_value};
@@ -1365,50 +1355,9 @@ void cmd_zdiff(CmdContext& ctx) {
 
 // --- ZSCAN ------------------------------------------------------------------------------
 
-bool is_c_space(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
-}
-
-/// A SCAN cursor as Valkey's string2ull reads it: a strict integer (negative ones are
-/// rejected), else strtoull's lenient form (leading blanks, a sign, leading zeros).
-bool parse_cursor(std::string_view arg, uint64_t& out) {
-  std::string_view s = c_string(arg);
-  int64_t strict = 0;
-  if (parse_i64(s, strict)) {
-    if (strict < 0) {
-      return false;
-    }
-    out = static_cast<uint64_t>(strict);
-    return true;
-  }
-  size_t i = 0;
-  while (i < s.size() && is_c_space(s[i])) {
-    ++i;
-  }
-  bool negative = false;
-  if (i < s.size() && (s[i] == '+' || s[i] == '-')) {
-    negative = s[i] == '-';
-    ++i;
-  }
-  size_t digits = i;
-  uint64_t v = 0;
-  for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) {
-    uint64_t d = static_cast<uint64_t>(s[i] - '0');
-    if (v > (UINT64_MAX - d) / 10) {
-      return false;  // strtoull's ERANGE
-    }
-    v = v * 10 + d;
-  }
-  if (i == digits || i != s.size()) {
-    return false;
-  }
-  out = negative ? 0 - v : v;
-  return true;
-}
-
 void cmd_zscan(CmdContext& ctx) {
   uint64_t cursor = 0;
-  if (!parse_cursor(ctx.arg(2), cursor)) {
+  if (!parse_scan_cursor(ctx.arg(2), cursor)) {
     ctx.reply().error(errors::k_cursor_invalid);
     return;
   }

@@ -1,5 +1,8 @@
 #include "engine/resp/connection.hpp"
 
+#include "engine/resp/request_writer.hpp"
+#include "engine/resp/server_url.hpp"
+
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -17,39 +20,6 @@
 namespace keyshift::engine {
 namespace {
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') {
-    return c - '0';
-  }
-  if (c >= 'a' && c <= 'f') {
-    return c - 'a' + 10;
-  }
-  if (c >= 'A' && c <= 'F') {
-    return c - 'A' + 10;
-  }
-  return -1;
-}
-
-// URL components may carry percent-encoded bytes (a password with '@' or ':').
-Expected<std::string, std::string> percent_decode(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != '%') {
-      out.push_back(text[i]);
-      continue;
-    }
-    int hi = i + 1 < text.size() ? hex_value(text[i + 1]) : -1;
-    int lo = i + 2 < text.size() ? hex_value(text[i + 2]) : -1;
-    if (hi < 0 || lo < 0) {
-      return Unexpected{std::string("bad percent escape")};
-    }
-    out.push_back(static_cast<char>(hi * 16 + lo));
-    i += 2;
-  }
-  return out;
-}
-
 bool parse_int(std::string_view text, int& out) {
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
   return ec == std::errc() && ptr == text.data() + text.size();
@@ -66,17 +36,14 @@ int finish_connect(int fd, std::chrono::milliseconds timeout) {
   do {
     rc = ::poll(&pfd, 1, static_cast<int>(timeout.count()));
   } while (rc < 0 && errno == EINTR);
-  if (rc == 0) {
+  if (rc == 0)
     return ETIMEDOUT;
-  }
-  if (rc < 0) {
+  if (rc < 0)
     return errno;
-  }
   int err = 0;
   socklen_t len = sizeof(err);
-  if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) {
+  if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
     return errno;
-  }
   return err;
 }
 
@@ -90,9 +57,8 @@ int connect_with_timeout(int fd, const sockaddr* addr, socklen_t len,
     err = errno == EINPROGRESS ? finish_connect(fd, timeout) : errno;
   }
   ::fcntl(fd, F_SETFL, flags);
-  if (err != 0) {
+  if (err != 0)
     return err;
-  }
   timeval tv{};
   tv.tv_sec = static_cast<time_t>(timeout.count() / 1000);
   tv.tv_usec = static_cast<suseconds_t>((timeout.count() % 1000) * 1000);
@@ -104,12 +70,10 @@ int connect_with_timeout(int fd, const sockaddr* addr, socklen_t len,
 }  // namespace
 
 std::string RespEndpoint::describe() const {
-  if (!unix_path.empty()) {
+  if (!unix_path.empty())
     return "unix:" + unix_path;
-  }
-  if (host.find(':') != std::string::npos) {
+  if (host.find(':') != std::string::npos)
     return "[" + host + "]:" + std::to_string(port);
-  }
   return host + ":" + std::to_string(port);
 }
 
@@ -118,108 +82,70 @@ Expected<RespEndpoint, std::string> parse_redis_url(std::string_view url) {
   auto fail = [&](std::string_view why) -> Expected<RespEndpoint, std::string> {
     return Unexpected{"bad URL '" + std::string(url) + "': " + std::string(why)};
   };
-  size_t scheme_end = url.find("://");
-  if (scheme_end == std::string_view::npos) {
+  if (url.find("://") == std::string_view::npos) {
     return fail("expected SCHEME://");
   }
-  std::string_view scheme = url.substr(0, scheme_end);
-  std::string_view rest = url.substr(scheme_end + 3);
-  bool is_unix = scheme == "unix" || scheme == "redis+unix" || scheme == "redis-socket";
-  if (scheme == "rediss") {
+  if (url.starts_with("rediss:") || url.starts_with("tls:")) {
     return fail("TLS (rediss://) is not supported");
   }
-  if (!is_unix && scheme != "redis") {
-    return fail("scheme must be redis:// or unix://");
+  auto parsed = parse_server_url(url);
+  if (!parsed) {
+    return fail(
+        "expected redis://[[user]:password@]host[:port][/db] or unix://[[user]:password@]/path");
   }
-
-  std::string_view query;
-  if (size_t q = rest.find('?'); q != std::string_view::npos) {
-    query = rest.substr(q + 1);
-    rest = rest.substr(0, q);
+  const ServerUrl& u = *parsed;
+  auto decode = [&](const std::optional<std::string>& part) -> std::optional<std::string> {
+    return part ? percent_decode(*part) : std::optional<std::string>(std::string());
+  };
+  std::optional<std::string> user = decode(u.user);
+  std::optional<std::string> pass = decode(u.password);
+  if (!user || !pass) {
+    return fail("bad percent escape in user or password");
   }
-  // Userinfo ends at the last '@' so that an unencoded '@' in a password still works.
-  if (size_t at = rest.rfind('@'); at != std::string_view::npos) {
-    std::string_view userinfo = rest.substr(0, at);
-    rest = rest.substr(at + 1);
-    std::string_view user = userinfo;
-    std::string_view pass;
-    if (size_t colon = userinfo.find(':'); colon != std::string_view::npos) {
-      user = userinfo.substr(0, colon);
-      pass = userinfo.substr(colon + 1);
-    } else {
-      // redis://secret@host: a lone userinfo is the password, as redis-cli reads it.
-      pass = userinfo;
-      user = {};
-    }
-    auto u = percent_decode(user);
-    auto p = percent_decode(pass);
-    if (!u || !p) {
-      return fail("bad percent escape in user or password");
-    }
-    ep.user = *u;
-    ep.password = *p;
+  if (u.user && !u.password) {
+    // redis://secret@host: a lone user info is the password, as redis-cli reads it.
+    std::swap(user, pass);
   }
-  if (is_unix) {
-    if (rest.empty() || rest.front() != '/') {
-      return fail("expected an absolute socket path");
-    }
-    auto path = percent_decode(rest);
+  ep.user = *user;
+  ep.password = *pass;
+  if (u.socket_form) {
+    auto path = percent_decode(u.socket);
     if (!path) {
-      return fail(path.error());
+      return fail("bad percent escape in the socket path");
     }
     ep.unix_path = *path;
   } else {
-    std::string_view hostport = rest;
-    if (size_t slash = rest.find('/'); slash != std::string_view::npos) {
-      hostport = rest.substr(0, slash);
-      std::string_view db = rest.substr(slash + 1);
-      if (!db.empty() && !parse_int(db, ep.db)) {
-        return fail("database must be a number");
-      }
-    }
-    std::string_view host = hostport;
-    std::string_view port;
-    if (!hostport.empty() && hostport.front() == '[') {
-      size_t close = hostport.find(']');
-      if (close == std::string_view::npos) {
+    std::string_view host = u.host;
+    if (host.starts_with('[')) {
+      if (!host.ends_with(']')) {
         return fail("unterminated [IPv6] host");
       }
-      host = hostport.substr(1, close - 1);
-      std::string_view after = hostport.substr(close + 1);
-      if (!after.empty()) {
-        if (after.front() != ':') {
-          return fail("expected :PORT after ]");
-        }
-        port = after.substr(1);
-      }
-    } else if (size_t colon = hostport.rfind(':'); colon != std::string_view::npos) {
-      host = hostport.substr(0, colon);
-      port = hostport.substr(colon + 1);
+      host = host.substr(1, host.size() - 2);
     }
     if (!host.empty()) {
       ep.host = std::string(host);
     }
-    if (!port.empty() && (!parse_int(port, ep.port) || ep.port <= 0 || ep.port > 65535)) {
+    if (u.port <= 0 || u.port > 65535) {
       return fail("port must be 1-65535");
     }
+    ep.port = u.port;
+    if (!u.path_rest.empty() && u.path_rest != "/") {
+      return fail("database must be a number");
+    }
+    if (u.db_path && !parse_int(*u.db_path, ep.db)) {
+      return fail("database must be a number");
+    }
   }
-  while (!query.empty()) {
-    size_t amp = query.find('&');
-    std::string_view pair = query.substr(0, amp);
-    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
-    size_t eq = pair.find('=');
-    std::string_view name = pair.substr(0, eq);
-    std::string_view value =
-        eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1);
-    auto decoded = percent_decode(value);
+  for (const auto& [name, raw] : u.query) {
+    auto decoded = percent_decode(raw.value_or(""));
     if (!decoded) {
-      return fail(decoded.error());
+      return fail("bad percent escape");
     }
     if (name == "db" || name == "database") {
       if (!parse_int(*decoded, ep.db)) {
-        return fail("db must be a number");
+        return fail("database must be a number");
       }
-    } else if (name == "password") {
+    } else if (name == "password" || name == "auth") {
       ep.password = *decoded;
     } else if (name == "user" || name == "username") {
       ep.user = *decoded;
@@ -237,19 +163,6 @@ Expected<RespEndpoint, std::string> parse_redis_url(std::string_view url) {
   return ep;
 }
 
-void encode_command(const std::vector<std::string>& args, std::string& out) {
-  out += '*';
-  out += std::to_string(args.size());
-  out += "\r\n";
-  for (const std::string& arg : args) {
-    out += '$';
-    out += std::to_string(arg.size());
-    out += "\r\n";
-    out += arg;
-    out += "\r\n";
-  }
-}
-
 RespConnection::RespConnection(int fd, RespEndpoint endpoint, std::chrono::milliseconds timeout)
     : m_fd(fd), m_endpoint(std::move(endpoint)), m_timeout(timeout) {}
 
@@ -262,9 +175,8 @@ RespConnection::RespConnection(RespConnection&& other) noexcept
 
 RespConnection& RespConnection::operator=(RespConnection&& other) noexcept {
   if (this != &other) {
-    if (m_fd >= 0) {
+    if (m_fd >= 0)
       ::close(m_fd);
-    }
     m_fd = std::exchange(other.m_fd, -1);
     m_endpoint = std::move(other.m_endpoint);
     m_timeout = other.m_timeout;
@@ -275,9 +187,8 @@ RespConnection& RespConnection::operator=(RespConnection&& other) noexcept {
 }
 
 RespConnection::~RespConnection() {
-  if (m_fd >= 0) {
+  if (m_fd >= 0)
     ::close(m_fd);
-  }
 }
 
 std::string RespConnection::error_text(std::string_view what) const {
@@ -294,14 +205,12 @@ Expected<RespConnection, std::string> RespConnection::connect(const RespEndpoint
   if (!endpoint.unix_path.empty()) {
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
-    if (endpoint.unix_path.size() >= sizeof(addr.sun_path)) {
+    if (endpoint.unix_path.size() >= sizeof(addr.sun_path))
       return failure("path too long", 0);
-    }
     std::memcpy(addr.sun_path, endpoint.unix_path.c_str(), endpoint.unix_path.size() + 1);
     fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
+    if (fd < 0)
       return failure("socket", errno);
-    }
     if (int err =
             connect_with_timeout(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr), timeout);
         err != 0) {
@@ -325,25 +234,22 @@ Expected<RespConnection, std::string> RespConnection::connect(const RespEndpoint
         continue;
       }
       last_err = connect_with_timeout(fd, ai->ai_addr, ai->ai_addrlen, timeout);
-      if (last_err == 0) {
+      if (last_err == 0)
         break;
-      }
       ::close(fd);
       fd = -1;
     }
     ::freeaddrinfo(found);
-    if (fd < 0) {
+    if (fd < 0)
       return failure("connect", last_err);
-    }
     int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   }
   RespConnection conn(fd, endpoint, timeout);
   auto login = [&](const std::vector<std::string>& args) -> Expected<bool, std::string> {
     auto reply = conn.call(args);
-    if (!reply) {
+    if (!reply)
       return Unexpected{reply.error()};
-    }
     if (reply->is_error()) {
       return Unexpected{"cannot connect to " + endpoint.describe() + ": " + args[0] +
                         " failed: " + reply->str};
@@ -356,18 +262,15 @@ Expected<RespConnection, std::string> RespConnection::connect(const RespEndpoint
       hello.insert(hello.end(),
                    {"AUTH", endpoint.user.empty() ? "default" : endpoint.user, endpoint.password});
     }
-    if (auto ok = login(hello); !ok) {
+    if (auto ok = login(hello); !ok)
       return Unexpected{ok.error()};
-    }
   } else if (!endpoint.password.empty()) {
     std::vector<std::string> auth{"AUTH"};
-    if (!endpoint.user.empty()) {
+    if (!endpoint.user.empty())
       auth.push_back(endpoint.user);
-    }
     auth.push_back(endpoint.password);
-    if (auto ok = login(auth); !ok) {
+    if (auto ok = login(auth); !ok)
       return Unexpected{ok.error()};
-    }
   }
   if (endpoint.db != 0) {
     if (auto ok = login({"SELECT", std::to_string(endpoint.db)}); !ok) {
@@ -435,7 +338,7 @@ Expected<RespValue, std::string> RespConnection::read_reply() {
 
 Expected<RespValue, std::string> RespConnection::call(const std::vector<std::string>& args) {
   std::string request;
-  encode_command(args, request);
+  append_request(request, args);
   if (auto sent = send_raw(request); !sent) {
     return Unexpected{sent.error()};
   }
@@ -446,7 +349,7 @@ Expected<std::vector<RespValue>, std::string> RespConnection::pipeline(
     const std::vector<std::vector<std::string>>& commands) {
   std::string request;
   for (const auto& args : commands) {
-    encode_command(args, request);
+    append_request(request, args);
   }
   if (auto sent = send_raw(request); !sent) {
     return Unexpected{sent.error()};

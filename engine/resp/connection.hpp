@@ -25,12 +25,11 @@ struct RespEndpoint {
   std::string describe() const;
 };
 
-/// Parses redis://[[user]:password@]host[:port][/db], unix://[[user]:password@]/path[?db=N]
-/// (also redis+unix:// and a `password=` query). rediss:// is refused: no TLS here.
+/// Reads a server URL (parse_server_url) as redis-cli does: redis://[[user]:password@]host
+/// [:port][/db], tcp://..., unix://[[user]:password@]/path (also redis+unix://, unix:/path)
+/// with db/database, password/auth, user/username and protocol queries; a lone user info is
+/// the password. rediss:// and tls:// are refused: no TLS here.
 Expected<RespEndpoint, std::string> parse_redis_url(std::string_view url);
-
-/// Encodes a command as a RESP array of bulk strings, appending to `out`.
-void encode_command(const std::vector<std::string>& args, std::string& out);
 
 /// A blocking connection to a RESP server, for setup, probing and import work (not the
 /// benchmark hot path). Errors are returned as text naming the endpoint; a server error

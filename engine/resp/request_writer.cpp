@@ -25,14 +25,17 @@ size_t request_size(std::span<const std::string_view> args) {
   return n;
 }
 
-void append_request(std::string& out, std::span<const std::string_view> args) {
+namespace {
+
+template <typename Arg>
+void append_multibulk(std::string& out, std::span<const Arg> args) {
   char head[24];
   head[0] = '*';
   char* end = write_decimal(head + 1, args.size());
   *end++ = '\r';
   *end++ = '\n';
   out.append(head, end);
-  for (std::string_view a : args) {
+  for (const Arg& a : args) {
     end = write_bulk_header(head, a.size());
     out.append(head, end);
     out.append(a);
@@ -40,25 +43,29 @@ void append_request(std::string& out, std::span<const std::string_view> args) {
   }
 }
 
+}  // namespace
+
+void append_request(std::string& out, std::span<const std::string_view> args) {
+  append_multibulk(out, args);
+}
+
+void append_request(std::string& out, std::span<const std::string> args) {
+  append_multibulk(out, args);
+}
+
+void append_request(std::string& out, std::initializer_list<std::string_view> args) {
+  append_multibulk(out, std::span<const std::string_view>(args.begin(), args.size()));
+}
+
 RequestTemplate RequestTemplate::multibulk(std::span<const std::string_view> args) {
   RequestTemplate t;
   t.m_bytes.reserve(request_size(args));
-  char head[24];
-  head[0] = '*';
-  char* end = write_decimal(head + 1, args.size());
-  *end++ = '\r';
-  *end++ = '\n';
-  t.m_bytes.append(head, end);
-  for (std::string_view a : args) {
-    end = write_bulk_header(head, a.size());
-    t.m_bytes.append(head, end);
-    size_t base = t.m_bytes.size();
-    for (size_t at = a.find(k_placeholder); at != std::string_view::npos;
-         at = a.find(k_placeholder, at + k_placeholder.size())) {
-      t.m_slots.push_back(static_cast<uint32_t>(base + at));
-    }
-    t.m_bytes.append(a);
-    t.m_bytes.append("\r\n");
+  append_multibulk(t.m_bytes, args);
+  // A placeholder has no CR or LF, so every match lies inside one argument's bytes.
+  std::string_view bytes = t.m_bytes;
+  for (size_t at = bytes.find(k_placeholder); at != std::string_view::npos;
+       at = bytes.find(k_placeholder, at + k_placeholder.size())) {
+    t.m_slots.push_back(static_cast<uint32_t>(at));
   }
   return t;
 }

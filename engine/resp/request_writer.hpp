@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <span>
 #include <string>
 #include <string_view>
@@ -12,8 +13,12 @@
 // write into caller-owned memory and never allocate once a template is built.
 namespace keyshift::engine {
 
-/// Appends `args` as one RESP multibulk request to `out`.
+/// Appends `args` as one RESP multibulk request (an array of bulk strings) to `out`.
 void append_request(std::string& out, std::span<const std::string_view> args);
+/// The same for owned arguments.
+void append_request(std::string& out, std::span<const std::string> args);
+/// The same for a list written in place: append_request(out, {"SELECT", db}).
+void append_request(std::string& out, std::initializer_list<std::string_view> args);
 
 /// Bytes `append_request` writes for `args`.
 size_t request_size(std::span<const std::string_view> args);

@@ -2,6 +2,7 @@
 
 #include "engine/util/glob.hpp"
 #include "engine/util/split_args.hpp"
+#include "engine/util/strings.hpp"
 
 #include <fmt/format.h>
 
@@ -21,30 +22,6 @@ namespace {
 constexpr int k_max_include_depth = 64;
 
 constexpr std::string_view k_unbalanced_quotes = "Unbalanced quotes in configuration line";
-
-char to_lower(char c) {
-  return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    c = to_lower(c);
-  }
-  return out;
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) {
-    return false;
-  }
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (to_lower(a[i]) != to_lower(b[i])) {
-      return false;
-    }
-  }
-  return true;
-}
 
 bool has_wildcard(std::string_view path) {
   return path.find_first_of("*?[") != path.npos;
@@ -292,7 +269,7 @@ Expected<std::vector<Directive>, ConfigError> parse_config_text(std::string_view
       continue;
     }
     Directive directive;
-    directive.name = lower(words[0]);
+    directive.name = to_lower(words[0]);
     directive.args.assign(std::make_move_iterator(words.begin() + 1),
                           std::make_move_iterator(words.end()));
     directive.file = std::string(file);
@@ -387,7 +364,7 @@ Expected<CommandLine, ConfigError> parse_command_line(std::span<const std::strin
       continue;
     }
     Directive directive;
-    directive.name = lower(line.words[0]);
+    directive.name = to_lower(line.words[0]);
     directive.args.assign(std::make_move_iterator(line.words.begin() + 1),
                           std::make_move_iterator(line.words.end()));
     directive.file = std::string(k_command_line_source);

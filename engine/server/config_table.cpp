@@ -4,6 +4,7 @@
 #include "engine/util/glob.hpp"
 #include "engine/util/split_args.hpp"
 #include "engine/util/strconv.hpp"
+#include "engine/util/strings.hpp"
 
 #include <fmt/format.h>
 
@@ -37,16 +38,6 @@ constexpr int k_shutdown_nosave = 2;
 
 constexpr std::string_view k_wrong_arg_count = "wrong number of arguments";
 constexpr std::string_view k_bad_directive = "Bad directive or wrong number of arguments";
-
-char to_lower(char c) {
-  return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return to_lower(x) == to_lower(y);
-         });
-}
 
 std::string join(std::span<const std::string> words, std::string_view separator) {
   std::string out;
@@ -1257,44 +1248,6 @@ class DirectiveApplier {
   std::vector<const Directive*> m_users;
 };
 
-// Renders `word` so that split_args() reads it back unchanged.
-std::string quote_word(std::string_view word) {
-  bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
-    return c > ' ' && c < 0x7f && c != '"' && c != '\'' && c != '\\';
-  });
-  if (plain) {
-    return std::string(word);
-  }
-  std::string out = "\"";
-  for (char c : word) {
-    switch (c) {
-      case '\\':
-        out += "\\\\";
-        break;
-      case '"':
-        out += "\\\"";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < ' ' || static_cast<unsigned char>(c) >= 0x7f) {
-          out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += '"';
-  return out;
-}
-
 }  // namespace
 
 std::span<const DirectiveSpec> directive_table() {
@@ -1476,11 +1429,11 @@ std::string render_config(const EngineConfig& config) {
     if ((spec.flags & k_flag_multi_arg) != 0 && !value.empty()) {
       for (const std::string& word : split_on_spaces(value)) {
         out += ' ';
-        out += quote_word(word);
+        out += quote_arg(word);
       }
     } else {
       out += ' ';
-      out += quote_word(value);
+      out += quote_arg(value);
     }
     out += '\n';
   }

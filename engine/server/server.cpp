@@ -2,6 +2,7 @@
 
 #include "engine/persistence/snapshots.hpp"
 #include "engine/resp/reply_builder.hpp"
+#include "engine/util/net_address.hpp"
 #include "engine/util/strconv.hpp"
 
 #include <fmt/format.h>
@@ -23,6 +24,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 namespace keyshift::engine {
 namespace {
@@ -34,34 +36,25 @@ std::string errno_text() {
   return std::strerror(errno);
 }
 
-std::string peer_name(const sockaddr_storage& sa) {
+/// The IP text and port of a TCP peer or local end, as inet_ntop writes them.
+std::pair<std::string, int> ip_and_port(const sockaddr_storage& sa) {
   char host[INET6_ADDRSTRLEN] = {0};
-  int port = 0;
   if (sa.ss_family == AF_INET) {
     const auto* in = reinterpret_cast<const sockaddr_in*>(&sa);
     inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
-    port = ntohs(in->sin_port);
-    return std::string(host) + ":" + std::to_string(port);
+    return {host, ntohs(in->sin_port)};
   }
   if (sa.ss_family == AF_INET6) {
     const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&sa);
     inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
-    port = ntohs(in6->sin6_port);
-    return std::string(host) + ":" + std::to_string(port);
+    return {host, ntohs(in6->sin6_port)};
   }
-  return "?:0";
+  return {"?", 0};
 }
 
-bool is_loopback(const sockaddr_storage& sa) {
-  if (sa.ss_family == AF_INET) {
-    const auto* in = reinterpret_cast<const sockaddr_in*>(&sa);
-    return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
-  }
-  if (sa.ss_family == AF_INET6) {
-    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&sa);
-    return IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr) != 0;
-  }
-  return false;
+std::string peer_name(const sockaddr_storage& sa) {
+  auto [ip, port] = ip_and_port(sa);
+  return format_addr(ip, port);
 }
 
 constexpr std::string_view k_protected_mode_error =
@@ -255,7 +248,8 @@ void Server::accept_from(int listen_fd, bool is_unix) {
       ::close(fd);
       continue;
     }
-    if (!is_unix && cfg.protected_mode && cfg.requirepass.empty() && !is_loopback(sa)) {
+    if (!is_unix && cfg.protected_mode && cfg.requirepass.empty() &&
+        !is_local_ip(ip_and_port(sa).first)) {
       [[maybe_unused]] ssize_t w =
           ::write(fd, k_protected_mode_error.data(), k_protected_mode_error.size());
       ++m_engine.stats().rejected_connections;

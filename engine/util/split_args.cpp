@@ -1,5 +1,9 @@
 #include "engine/util/split_args.hpp"
 
+#include "engine/util/strings.hpp"
+
+#include <algorithm>
+
 namespace keyshift::engine {
 namespace {
 
@@ -7,24 +11,66 @@ bool is_blank(char c) {
   return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\0';
 }
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') {
-    return c - '0';
-  }
-  if (c >= 'a' && c <= 'f') {
-    return c - 'a' + 10;
-  }
-  if (c >= 'A' && c <= 'F') {
-    return c - 'A' + 10;
-  }
-  return -1;
+bool is_hex(char c) {
+  return hex_digit_value(c) >= 0;
 }
 
-bool is_hex(char c) {
-  return hex_value(c) >= 0;
+bool is_printable(unsigned char c) {
+  return c >= 0x20 && c < 0x7f;
 }
 
 }  // namespace
+
+std::string quote_repr(std::string_view bytes) {
+  static constexpr char k_hex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() + 2);
+  out += '"';
+  for (char c : bytes) {
+    switch (c) {
+      case '\\':
+      case '"':
+        out += '\\';
+        out += c;
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\a':
+        out += "\\a";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      default: {
+        auto u = static_cast<unsigned char>(c);
+        if (is_printable(u)) {
+          out += c;
+        } else {
+          out += "\\x";
+          out += k_hex[u >> 4];
+          out += k_hex[u & 0xf];
+        }
+      }
+    }
+  }
+  out += '"';
+  return out;
+}
+
+std::string quote_arg(std::string_view word) {
+  bool bare = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
+    return is_printable(static_cast<unsigned char>(c)) && c != ' ' && c != '"' && c != '\'' &&
+           c != '\\';
+  });
+  return bare ? std::string(word) : quote_repr(word);
+}
 
 bool split_args(std::string_view line, std::vector<std::string>& out) {
   out.clear();
@@ -49,7 +95,8 @@ bool split_args(std::string_view line, std::vector<std::string>& out) {
         char c = line[i];
         if (c == '\\' && i + 3 < n && line[i + 1] == 'x' && is_hex(line[i + 2]) &&
             is_hex(line[i + 3])) {
-          word.push_back(static_cast<char>(hex_value(line[i + 2]) * 16 + hex_value(line[i + 3])));
+          word.push_back(
+              static_cast<char>(hex_digit_value(line[i + 2]) * 16 + hex_digit_value(line[i + 3])));
           i += 3;
         } else if (c == '\\' && i + 1 < n) {
           ++i;

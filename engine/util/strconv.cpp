@@ -1,5 +1,7 @@
 #include "engine/util/strconv.hpp"
 
+#include "engine/util/strings.hpp"
+
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -54,6 +56,41 @@ bool parse_i64(std::string_view s, int64_t& out) {
     }
     out = static_cast<int64_t>(v);
   }
+  return true;
+}
+
+bool parse_scan_cursor(std::string_view arg, uint64_t& out) {
+  std::string_view s = c_string(arg);
+  int64_t strict = 0;
+  if (parse_i64(s, strict)) {
+    if (strict < 0) {
+      return false;
+    }
+    out = static_cast<uint64_t>(strict);
+    return true;
+  }
+  size_t i = 0;
+  while (i < s.size() && is_c_space(s[i])) {
+    ++i;
+  }
+  bool negative = false;
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) {
+    negative = s[i] == '-';
+    ++i;
+  }
+  size_t digits = i;
+  uint64_t v = 0;
+  for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) {
+    auto d = static_cast<uint64_t>(s[i] - '0');
+    if (v > (UINT64_MAX - d) / 10) {
+      return false;  // strtoull's ERANGE
+    }
+    v = v * 10 + d;
+  }
+  if (i == digits || i != s.size()) {
+    return false;
+  }
+  out = negative ? 0 - v : v;
   return true;
 }
 

@@ -12,6 +12,10 @@ namespace keyshift::engine {
 bool parse_i64(std::string_view s, int64_t& out);
 /// Strict unsigned parse (string2ull semantics).
 bool parse_u64(std::string_view s, uint64_t& out);
+/// A SCAN cursor as Valkey's string2ull reads it (from the argument's first NUL on nothing
+/// counts): a strict integer, negative ones rejected, else strtoull's lenient form (leading
+/// C-locale blanks, a sign, leading zeros; "-1" wraps to 2^64-1 as in C).
+bool parse_scan_cursor(std::string_view arg, uint64_t& out);
 /// Parses a double as Valkey's getDoubleFromObject: whole input, no leading blank, not NaN.
 bool parse_double(std::string_view s, double& out);
 /// Parses a long double as Valkey's string2ld (INCRBYFLOAT).

@@ -1,5 +1,7 @@
 #include "migrate/rewrite/apps_rewrite.hpp"
 
+#include "engine/resp/server_url.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -63,15 +65,6 @@ int to_int(std::string_view s, int fallback) {
   return std::stoi(std::string(s));
 }
 
-// Splits "host:port" ("[::1]:6379" too).
-std::pair<std::string, int> host_port(std::string_view text, int default_port) {
-  size_t colon = text.rfind(':');
-  if (colon == std::string_view::npos || (text.starts_with('[') && text.back() == ']')) {
-    return {std::string(text), default_port};
-  }
-  return {std::string(text.substr(0, colon)), to_int(text.substr(colon + 1), -1)};
-}
-
 std::string tcp_text(const Endpoint& e) {
   return fmt::format("{}:{}", e.host, e.port);
 }
@@ -92,157 +85,9 @@ std::string pct_encode(std::string_view text) {
   return out;
 }
 
+// Percent escapes decoded; a broken escape stays as written (apps wrote it, not us).
 std::string pct_decode(std::string_view text) {
-  std::string out;
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '%' && i + 2 < text.size() &&
-        std::isxdigit(static_cast<unsigned char>(text[i + 1])) != 0 &&
-        std::isxdigit(static_cast<unsigned char>(text[i + 2])) != 0) {
-      out += static_cast<char>(std::stoi(std::string(text.substr(i + 1, 2)), nullptr, 16));
-      i += 2;
-    } else {
-      out += text[i];
-    }
-  }
-  return out;
-}
-
-// A server URL split into the parts a rewrite touches; everything else is kept as written.
-struct ServerUrl {
-  std::string scheme;
-  bool slashes = false;  // "//" after "scheme:"
-  bool socket_form = false;
-  std::string socket;
-  std::string authority_host;  // host[:port] as written (TCP)
-  std::string host;
-  int port = 6379;
-  std::optional<std::string> user;      // encoded, as written
-  std::optional<std::string> password;  // encoded, as written
-  std::optional<std::string> db_path;   // "N" of "/N" (TCP)
-  std::string path_rest;                // anything after "/N" before '?'
-  std::vector<std::pair<std::string, std::optional<std::string>>> query;
-  bool has_query = false;
-
-  std::string render() const {
-    std::string out = scheme + ":" + (slashes ? "//" : "");
-    if (user || password) {
-      out += user.value_or("");
-      out += password ? ":" + *password : "";
-      out += "@";
-    }
-    if (socket_form) {
-      out += socket;
-    } else {
-      out += authority_host;
-      out += db_path ? "/" + *db_path : "";
-      out += path_rest;
-    }
-    if (has_query || !query.empty()) {
-      out += "?";
-      for (size_t i = 0; i < query.size(); ++i) {
-        out += i == 0 ? "" : "&";
-        out += query[i].first;
-        out += query[i].second ? "=" + *query[i].second : "";
-      }
-    }
-    return out;
-  }
-
-  // The index of the first query parameter named one of `names`, or -1.
-  long param(std::initializer_list<std::string_view> names, int nth = 0) const {
-    for (size_t i = 0; i < query.size(); ++i) {
-      for (std::string_view n : names) {
-        if (query[i].first == n && nth-- == 0) {
-          return static_cast<long>(i);
-        }
-      }
-    }
-    return -1;
-  }
-};
-
-std::optional<ServerUrl> parse_server_url(std::string_view url) {
-  ServerUrl u;
-  size_t colon = url.find(':');
-  if (colon == std::string_view::npos) {
-    return std::nullopt;
-  }
-  u.scheme = std::string(url.substr(0, colon));
-  std::string_view rest = url.substr(colon + 1);
-  u.socket_form = u.scheme == "unix" || u.scheme == "redis+socket";
-  if (!u.socket_form && u.scheme != "redis" && u.scheme != "rediss" && u.scheme != "tcp" &&
-      u.scheme != "tls") {
-    return std::nullopt;
-  }
-  if (rest.starts_with("//")) {
-    u.slashes = true;
-    rest.remove_prefix(2);
-  } else if (!u.socket_form) {
-    return std::nullopt;
-  }
-  std::string_view query;
-  if (size_t q = rest.find('?'); q != std::string_view::npos) {
-    query = rest.substr(q + 1);
-    u.has_query = true;
-    rest = rest.substr(0, q);
-  }
-  auto split_userinfo = [&](std::string_view info) {
-    size_t c = info.find(':');
-    u.user = std::string(info.substr(0, c));
-    if (c != std::string_view::npos) {
-      u.password = std::string(info.substr(c + 1));
-    }
-  };
-  if (u.socket_form) {
-    if (!rest.starts_with('/')) {
-      size_t at = rest.find('@');
-      if (at == std::string_view::npos) {
-        return std::nullopt;
-      }
-      split_userinfo(rest.substr(0, at));
-      rest.remove_prefix(at + 1);
-    }
-    if (!rest.starts_with('/')) {
-      return std::nullopt;
-    }
-    u.socket = std::string(rest);
-  } else {
-    size_t slash = rest.find('/');
-    std::string_view authority = rest.substr(0, slash);
-    std::string_view path = slash == std::string_view::npos ? "" : rest.substr(slash + 1);
-    if (size_t at = authority.rfind('@'); at != std::string_view::npos) {
-      split_userinfo(authority.substr(0, at));
-      authority.remove_prefix(at + 1);
-    }
-    u.authority_host = std::string(authority);
-    auto [host, port] = host_port(authority, 6379);
-    u.host = host;
-    u.port = port;
-    if (slash != std::string_view::npos) {
-      size_t digits = path.find_first_not_of("0123456789");
-      if (digits != 0 && !path.empty()) {
-        u.db_path = std::string(path.substr(0, digits));
-        u.path_rest = std::string(digits == std::string_view::npos ? "" : path.substr(digits));
-      } else {
-        u.path_rest = "/" + std::string(path);
-      }
-    }
-  }
-  while (!query.empty()) {
-    size_t amp = query.find('&');
-    std::string_view item = query.substr(0, amp);
-    size_t eq = item.find('=');
-    if (eq == std::string_view::npos) {
-      u.query.emplace_back(std::string(item), std::nullopt);
-    } else {
-      u.query.emplace_back(std::string(item.substr(0, eq)), std::string(item.substr(eq + 1)));
-    }
-    if (amp == std::string_view::npos) {
-      break;
-    }
-    query.remove_prefix(amp + 1);
-  }
-  return u;
+  return engine::percent_decode(text).value_or(std::string(text));
 }
 
 bool points_at_server(const AppsRewriteOptions& o, std::string_view socket, std::string_view host,
@@ -466,7 +311,7 @@ class AppRewriter {
         if (address.starts_with("unix:") && is_old_socket(m_o, address.substr(5))) {
           replaced = m_o.to.socket.empty() ? tcp_text(dest) : "unix:" + m_o.to.socket;
         } else if (!address.starts_with("unix:")) {
-          auto [host, port] = host_port(address, 80);
+          auto [host, port] = engine::split_host_port(address, 80);
           if (tcp_matches(m_o, host, port)) {
             replaced = dest.socket.empty() ? tcp_text(dest) : "unix:" + dest.socket;
           }
@@ -564,7 +409,7 @@ class AppRewriter {
             warn(j, fmt::format("{}: {}", name, r.problem));
           } else if (value.find("://") == std::string::npos &&
                      value.find(':') != std::string::npos && value.find('/') == std::string::npos) {
-            auto [host, port] = host_port(value, 6379);
+            auto [host, port] = engine::split_host_port(value, 6379);
             if (tcp_matches(m_o, host, port)) {
               const Endpoint& dest = tcp_dest(m_o);
               if (dest.socket.empty()) {
@@ -1333,11 +1178,11 @@ UrlRewrite rewrite_server_url(std::string_view url, const AppsRewriteOptions& o,
     }
     return out;
   }
-  auto parsed = parse_server_url(url);
+  auto parsed = engine::parse_server_url(url);
   if (!parsed) {
     return out;
   }
-  ServerUrl u = std::move(*parsed);
+  engine::ServerUrl u = std::move(*parsed);
   bool tls = u.scheme == "rediss" || u.scheme == "tls";
   bool php = client == UrlClient::phpredis || u.scheme == "tcp" || u.scheme == "tls";
   if (u.socket_form) {
@@ -1472,7 +1317,7 @@ std::optional<Endpoint> parse_endpoint_url(std::string_view text) {
     return e;
   }
   if (text.find("://") == std::string_view::npos && !text.starts_with("unix:")) {
-    auto [host, port] = host_port(text, 6379);
+    auto [host, port] = engine::split_host_port(text, 6379);
     if (host.empty() || port <= 0 || port > 65535) {
       return std::nullopt;
     }
@@ -1480,7 +1325,7 @@ std::optional<Endpoint> parse_endpoint_url(std::string_view text) {
     e.port = port;
     return e;
   }
-  auto u = parse_server_url(text);
+  auto u = engine::parse_server_url(text);
   if (!u) {
     return std::nullopt;
   }

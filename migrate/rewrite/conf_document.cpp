@@ -1,36 +1,9 @@
 #include "migrate/rewrite/conf_document.hpp"
 
 #include "engine/util/split_args.hpp"
-
-#include <fmt/format.h>
+#include "engine/util/strings.hpp"
 
 namespace keyshift::migrate {
-namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') {
-      c = static_cast<char>(c - 'A' + 'a');
-    }
-  }
-  return out;
-}
-
-bool needs_quotes(std::string_view word) {
-  if (word.empty()) {
-    return true;
-  }
-  for (char c : word) {
-    auto u = static_cast<unsigned char>(c);
-    if (c == ' ' || c == '\t' || c == '"' || c == '\'' || c == '\\' || u < 0x20 || u == 0x7f) {
-      return true;
-    }
-  }
-  return false;
-}
-
-}  // namespace
 
 std::string ConfDocument::render() const {
   std::string out;
@@ -75,7 +48,7 @@ engine::Expected<ConfDocument, ConfError> parse_conf_document(std::string_view t
       }
       if (!words.empty()) {
         line.directive = true;
-        line.name = lower(words[0]);
+        line.name = engine::to_lower(words[0]);
         line.args.assign(words.begin() + 1, words.end());
       }
     }
@@ -84,37 +57,11 @@ engine::Expected<ConfDocument, ConfError> parse_conf_document(std::string_view t
   return doc;
 }
 
-std::string quote_conf_word(std::string_view word) {
-  if (!needs_quotes(word)) {
-    return std::string(word);
-  }
-  std::string out = "\"";
-  for (char c : word) {
-    auto u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (u < 0x20 || u == 0x7f) {
-      out += fmt::format("\\x{:02x}", u);
-    } else {
-      out += c;
-    }
-  }
-  out += '"';
-  return out;
-}
-
 std::string format_directive(std::string_view name, const std::vector<std::string>& args) {
   std::string out(name);
   for (const std::string& arg : args) {
     out += ' ';
-    out += quote_conf_word(arg);
+    out += engine::quote_arg(arg);
   }
   return out;
 }
@@ -125,7 +72,7 @@ std::string replace_directive_arg(const ConfLine& line, size_t index, std::strin
     return line.text;
   }
   const std::string& old = args[index];
-  if (!needs_quotes(old) && !needs_quotes(value)) {
+  if (engine::quote_arg(old) == old && engine::quote_arg(value) == value) {
     // Find the index-th bare word after the name so "dir  /var/lib/redis" keeps its spacing.
     std::string_view text = line.text;
     size_t pos = text.find_first_not_of(" \t");

@@ -44,10 +44,6 @@ engine::Expected<ConfDocument, ConfError> parse_conf_document(std::string_view t
 /// A line holding `name` and `args`, quoting only the words that need it.
 std::string format_directive(std::string_view name, const std::vector<std::string>& args);
 
-/// `word` as the server reads it back: bare when it has no blank, quote or backslash and is
-/// not empty, otherwise double-quoted with escapes.
-std::string quote_conf_word(std::string_view word);
-
 /// `line` with argument `index` set to `value`: replaced where it is written when it was
 /// written bare, so the spacing stays; otherwise the line is rebuilt from its words.
 std::string replace_directive_arg(const ConfLine& line, size_t index, std::string_view value);

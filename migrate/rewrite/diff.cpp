@@ -1,5 +1,7 @@
 #include "migrate/rewrite/diff.hpp"
 
+#include "engine/util/strings.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -207,9 +209,7 @@ std::string redact_secrets(std::string_view text) {
       eol.insert(eol.begin(), body.back());
       body.pop_back();
     }
-    std::string lowered = body;
-    std::transform(lowered.begin(), lowered.end(), lowered.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::string lowered = engine::to_lower(body);
     size_t first = lowered.find_first_not_of(" \t");
     bool comment = first != std::string::npos && lowered[first] == '#';
     body = std::regex_replace(body, k_conf, "$1********$3");

@@ -2,6 +2,8 @@
 
 #include "compat/process/server_process.hpp"
 #include "engine/resp/connection.hpp"
+#include "engine/util/strings.hpp"
+#include "migrate/rewrite/validate.hpp"
 
 #include <fmt/format.h>
 
@@ -13,15 +15,6 @@ namespace keyshift::migrate {
 namespace {
 
 using engine::Unexpected;
-
-std::string upper(std::string s) {
-  for (char& c : s) {
-    if (c >= 'a' && c <= 'z') {
-      c = static_cast<char>(c - 'a' + 'A');
-    }
-  }
-  return s;
-}
 
 engine::Expected<ProbeResult, std::string> ask(engine::RespConnection& conn) {
   ProbeResult result;
@@ -39,7 +32,7 @@ engine::Expected<ProbeResult, std::string> ask(engine::RespConnection& conn) {
   auto commands = conn.call({"COMMAND", "LIST"});
   if (commands && !commands->is_error()) {
     for (const auto& name : commands->elements) {
-      result.commands.insert(upper(name.str));
+      result.commands.insert(engine::to_upper(name.str));
     }
   }
   auto info = conn.call({"INFO", "server"});

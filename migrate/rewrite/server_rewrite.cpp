@@ -2,6 +2,7 @@
 
 #include "engine/server/config.hpp"
 #include "engine/server/config_table.hpp"
+#include "engine/util/strings.hpp"
 #include "migrate/rewrite/conf_document.hpp"
 
 #include <fmt/format.h>
@@ -55,20 +56,6 @@ std::string join_path(std::string_view base, std::string_view path) {
     out += '/';
   }
   return out + std::string(path);
-}
-
-std::string upper(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'a' && c <= 'z') {
-      c = static_cast<char>(c - 'a' + 'A');
-    }
-  }
-  return out;
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-  return upper(a) == upper(b);
 }
 
 bool starts_with_any(std::string_view s, const std::vector<std::string>& prefixes) {
@@ -278,7 +265,7 @@ class ServerRewriter {
       return std::nullopt;
     }
     if (name == "rename-command" && !line.args.empty()) {
-      std::string command = upper(line.args[0]);
+      std::string command = engine::to_upper(line.args[0]);
       bool redis_only =
           std::find(m_redis.redis_only_commands.begin(), m_redis.redis_only_commands.end(),
                     command) != m_redis.redis_only_commands.end();
@@ -364,7 +351,7 @@ class ServerRewriter {
     }
     for (const ValueFix& fix : m_target.values) {
       if ((fix.directive == name || fix.directive == primary) && line.args.size() == 1 &&
-          iequals(line.args[0], fix.value)) {
+          engine::iequals(line.args[0], fix.value)) {
         if (fix.drop) {
           drop(doc, line, fix.reason, out);
         } else {
@@ -445,7 +432,8 @@ class ServerRewriter {
           i > 0 &&
           ((category && std::find(m_redis.acl_categories.begin(), m_redis.acl_categories.end(),
                                   rule.substr(2)) != m_redis.acl_categories.end()) ||
-           (sign && !category && starts_with_any(upper(rule.substr(1)), m_redis.command_prefixes)));
+           (sign && !category &&
+            starts_with_any(engine::to_upper(rule.substr(1)), m_redis.command_prefixes)));
       if (!module_rule) {
         kept.push_back(rule);
       }

@@ -229,13 +229,17 @@ class ConnectionClosed(Exception):
 class RespConn:
     """One raw connection. `command(*args)` returns (raw_bytes, value) of one reply."""
 
-    def __init__(self, port=None, path=None, timeout=REPLY_TIMEOUT):
+    def __init__(self, port=None, path=None, timeout=REPLY_TIMEOUT, host=HOST, source=None):
+        """TCP to `host`:`port` (from the local address `source` when given, e.g. 127.0.0.2)
+        or the unix socket `path`."""
         if path is not None:
             self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             self.sock.settimeout(timeout)
             self.sock.connect(path)
         else:
-            self.sock = socket.create_connection((HOST, port), timeout=timeout)
+            self.sock = socket.create_connection(
+                (host, port), timeout=timeout,
+                source_address=(source, 0) if source is not None else None)
         self.buf = bytearray()
         self.pos = 0
         self.closed = False

@@ -18,8 +18,8 @@ import time
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (Err, Push, Skip, encode_command, eq, ok, redis_module,  # noqa: E402
-                     render, run_tests, test)
+from harness import (Err, Push, RespConn, Server, Skip, encode_command, eq, ok,  # noqa: E402
+                     redis_module, render, run_tests, test)
 
 BOUND = 10.0  # upper bound for "this eventually happens"; never a timing check
 
@@ -349,6 +349,68 @@ def push_inside_multi_serves_a_blocked_client_after_exec(h):
     eq(result.get("v"), (b"it:m", b"a"), "served after the transaction")
     eq(r.lrange("it:m", 0, -1), [b"b"], "the rest")
     r.close()
+
+
+# The peers of the `local` test: how to reach the server and what Valkey 8 calls them
+# (socket.c connSocketIsLocal: any 127.x or ::1; unix.c: a unix socket is always local).
+LOCAL_PEERS = [("127.0.0.1", dict(host="127.0.0.1", source="127.0.0.1")),
+               ("127.0.0.2", dict(host="127.0.0.1", source="127.0.0.2")),
+               ("::1", dict(host="::1", source="::1")),
+               ("unix socket", dict(unix=True))]
+LOCAL_MODE = ["--bind", "127.0.0.1", "::1", "--enable-debug-command", "local",
+              "--enable-protected-configs", "local"]
+
+
+def local_mode_replies(srv):
+    """For each peer of LOCAL_PEERS: the raw replies to a protected command and a protected
+    config, and CLIENT INFO's addr with its port written as P."""
+    out = []
+    for name, how in LOCAL_PEERS:
+        if how.get("unix"):
+            c = RespConn(path=srv.unixsocket)
+        else:
+            c = RespConn(port=srv.port, host=how["host"], source=how["source"])
+        with c:
+            debug = c.command("DEBUG", "SLEEP", "0")[0]
+            config = c.command("CONFIG", "SET", "dir", srv.workdir)[0]
+            info = c.call("CLIENT", "INFO").decode()
+            addr = [f for f in info.split() if f.startswith("addr=")][0]
+            out.append((name, debug, config, addr.rsplit(":", 1)[0] + ":P"))
+    return out
+
+
+def valkey_server(h):
+    """valkey-server from KEYSHIFT_VALKEY_SERVER, started with LOCAL_MODE, or None."""
+    binary = os.environ.get("KEYSHIFT_VALKEY_SERVER")
+    if not binary:
+        return None
+    workdir = h._dir("valkey-local")
+    sock = os.path.join(workdir, "valkey.sock")
+
+    def make(port):
+        argv = [binary, "--port", str(port), "--unixsocket", sock, "--save", "",
+                "--appendonly", "no", "--dir", workdir, "--daemonize", "no",
+                "--logfile", ""] + LOCAL_MODE
+        return Server("valkey-local", argv, port, workdir, unixsocket=sock)
+
+    return h._launch(make)
+
+
+@test
+def local_mode_accepts_every_loopback_peer_and_the_unix_socket_as_valkey_does(h):
+    srv = h.keyshift(*LOCAL_MODE, name="ks-local")
+    got = local_mode_replies(srv)
+    addrs = {"127.0.0.1": "addr=127.0.0.1:P", "127.0.0.2": "addr=127.0.0.2:P",
+             "::1": "addr=[::1]:P", "unix socket": "addr=%s:P" % srv.unixsocket}
+    for name, debug, config, addr in got:
+        eq(debug, b"+OK\r\n", "DEBUG from %s in local mode" % name)
+        eq(config, b"+OK\r\n", "a protected config from %s in local mode" % name)
+        eq(addr, addrs[name], "CLIENT INFO addr of %s" % name)
+    valkey = valkey_server(h)
+    if valkey is not None:
+        want = local_mode_replies(valkey)
+        eq([g[:3] for g in got], [w[:3] for w in want], "replies against valkey-server")
+        eq([g[3] for g in got[:3]], [w[3] for w in want[:3]], "TCP addresses in CLIENT INFO")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 #include "tests/unit/engine/corpus_json.hpp"
 
+#include "engine/util/split_args.hpp"
 #include "migrate/rdb_dump.hpp"
 
 #include <doctest/doctest.h>
@@ -171,7 +172,7 @@ TEST_SUITE("migrate::rdb_dump") {
   }
 
   TEST_CASE("The keys format quotes non-printable bytes as redis-cli does") {
-    CHECK(keyshift::migrate::cli_quote(std::string_view("a b\n\"\\\x00\xff", 8)) ==
+    CHECK(keyshift::engine::quote_repr(std::string_view("a b\n\"\\\x00\xff", 8)) ==
           "\"a b\\n\\\"\\\\\\x00\\xff\"");
   }
 

@@ -636,58 +636,6 @@ TEST_SUITE("engine::hash_family") {
     CHECK(h({"DEBUG", "DIGEST"}) != "0000000000000000000000000000000000000000");
   }
 
-  TEST_CASE("the hash command table matches Valkey 8 and Redis 7.4") {
-    Harness h;
-    struct Row {
-      std::string_view name;
-      int arity;
-      uint32_t flags;
-      std::string_view acl;
-    };
-    constexpr uint32_t w = ks::k_cmd_write;
-    constexpr uint32_t r = ks::k_cmd_readonly;
-    constexpr uint32_t f = ks::k_cmd_fast;
-    constexpr uint32_t d = ks::k_cmd_denyoom;
-    const Row rows[] = {
-        {"hset", -4, w | d | f, "@write @hash @fast"},
-        {"hsetnx", 4, w | d | f, "@write @hash @fast"},
-        {"hmset", -4, w | d | f, "@write @hash @fast"},
-        {"hget", 3, r | f, "@read @hash @fast"},
-        {"hmget", -3, r | f, "@read @hash @fast"},
-        {"hgetall", 2, r, "@read @hash @slow"},
-        {"hkeys", 2, r, "@read @hash @slow"},
-        {"hvals", 2, r, "@read @hash @slow"},
-        {"hdel", -3, w | f, "@write @hash @fast"},
-        {"hexists", 3, r | f, "@read @hash @fast"},
-        {"hlen", 2, r | f, "@read @hash @fast"},
-        {"hstrlen", 3, r | f, "@read @hash @fast"},
-        {"hincrby", 4, w | d | f, "@write @hash @fast"},
-        {"hincrbyfloat", 4, w | d | f, "@write @hash @fast"},
-        {"hrandfield", -2, r, "@read @hash @slow"},
-        {"hscan", -3, r, "@read @hash @slow"},
-        {"hexpire", -6, w | d | f, "@write @hash @fast"},
-        {"hpexpire", -6, w | d | f, "@write @hash @fast"},
-        {"hexpireat", -6, w | d | f, "@write @hash @fast"},
-        {"hpexpireat", -6, w | d | f, "@write @hash @fast"},
-        {"httl", -5, r | f, "@read @hash @fast"},
-        {"hpttl", -5, r | f, "@read @hash @fast"},
-        {"hexpiretime", -5, r | f, "@read @hash @fast"},
-        {"hpexpiretime", -5, r | f, "@read @hash @fast"},
-        {"hpersist", -5, w | f, "@write @hash @fast"},
-    };
-    for (const Row& row : rows) {
-      CAPTURE(row.name);
-      ks::Command* c = h.engine.registry().find(row.name);
-      REQUIRE(c != nullptr);
-      CHECK(c->spec.arity == row.arity);
-      CHECK(c->spec.flags == row.flags);
-      CHECK(c->spec.first_key == 1);
-      CHECK(c->spec.last_key == 1);
-      CHECK(c->spec.step == 1);
-      CHECK(c->spec.acl_categories == row.acl);
-    }
-  }
-
   TEST_CASE("HSET creating a key keeps its listpack without growth headroom") {
     Harness h;
     h.fill("h", 10);

@@ -110,10 +110,18 @@ TEST_SUITE("engine::resp::connection") {
     CHECK(!ks::parse_redis_url("host:6379"));
   }
 
-  TEST_CASE("commands are encoded as arrays of bulk strings") {
-    std::string out;
-    ks::encode_command({"SET", "k", ""}, out);
-    CHECK(out == "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$0\r\n\r\n");
+  TEST_CASE("a lone user info is the password, and PHP's tcp:// names a TCP server") {
+    auto lone = ks::parse_redis_url("redis://s%3Acret@h:6390");
+    REQUIRE(lone);
+    CHECK(lone->user.empty());
+    CHECK(lone->password == "s:cret");
+    auto tcp = ks::parse_redis_url("tcp://10.0.0.7:6381?database=4&auth=pw");
+    REQUIRE(tcp);
+    CHECK(tcp->host == "10.0.0.7");
+    CHECK(tcp->port == 6381);
+    CHECK(tcp->db == 4);
+    CHECK(tcp->password == "pw");
+    CHECK(!ks::parse_redis_url("tls://h:1"));
   }
 
   TEST_CASE("a connection over TCP and over the unix socket runs commands and pipelines") {

@@ -39,6 +39,17 @@ TEST_SUITE("engine::request_writer") {
           std::vector<std::string>{"SET", "key", std::string("a\r\nb\0c", 6), ""});
   }
 
+  TEST_CASE("owned arguments encode to the same bytes as views of them") {
+    std::vector<std::string> owned{"SET", "k", ""};
+    std::vector<std::string_view> views(owned.begin(), owned.end());
+    std::string a;
+    std::string b;
+    append_request(a, owned);
+    append_request(b, views);
+    CHECK(a == "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$0\r\n\r\n");
+    CHECK(a == b);
+  }
+
   TEST_CASE("a template replaces each placeholder with its own 12-digit number") {
     std::vector<std::string_view> args{"MSET", "key:__rand_int__", "v", "key:__rand_int__", "w"};
     auto t = RequestTemplate::multibulk(args);

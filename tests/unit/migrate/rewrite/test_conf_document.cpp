@@ -1,3 +1,4 @@
+#include "engine/util/split_args.hpp"
 #include "migrate/rewrite/conf_document.hpp"
 #include "migrate/rewrite/diff.hpp"
 #include "migrate/rewrite/layout.hpp"
@@ -5,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 namespace m = keyshift::migrate;
 
@@ -42,9 +44,23 @@ TEST_SUITE("migrate::rewrite::conf_document") {
     CHECK(m::replace_directive_arg(doc->lines[0], 0, "/var/lib/valkey") ==
           "dir   /var/lib/valkey\t# x");
     CHECK(m::replace_directive_arg(doc->lines[1], 0, "/d") == "logfile /d");
-    CHECK(m::quote_conf_word("") == "\"\"");
-    CHECK(m::quote_conf_word("a\"b\n") == "\"a\\\"b\\n\"");
-    CHECK(m::quote_conf_word("plain") == "plain");
+    CHECK(keyshift::engine::quote_arg("") == "\"\"");
+    CHECK(keyshift::engine::quote_arg("a\"b\n") == "\"a\\\"b\\n\"");
+    CHECK(keyshift::engine::quote_arg("plain") == "plain");
+  }
+}
+
+TEST_SUITE("migrate::rewrite::conf_document") {
+  TEST_CASE("a directive of any bytes reads back with the same arguments") {
+    const std::vector<std::string> args{"caf\xc3\xa9", "a b", "", "it's", "\x80\xff\x01", "x\\y"};
+    std::string line = m::format_directive("requirepass", args);
+    CHECK(line ==
+          "requirepass \"caf\\xc3\\xa9\" \"a b\" \"\" \"it's\" \"\\x80\\xff\\x01\" \"x\\\\y\"");
+    auto doc = m::parse_conf_document(line + "\n", "x.conf");
+    REQUIRE(doc);
+    REQUIRE(doc->lines.size() == 1);
+    CHECK(doc->lines[0].name == "requirepass");
+    CHECK(doc->lines[0].args == args);
   }
 }
 
