@@ -36,14 +36,17 @@ int finish_connect(int fd, std::chrono::milliseconds timeout) {
   do {
     rc = ::poll(&pfd, 1, static_cast<int>(timeout.count()));
   } while (rc < 0 && errno == EINTR);
-  if (rc == 0)
+  if (rc == 0) {
     return ETIMEDOUT;
-  if (rc < 0)
+  }
+  if (rc < 0) {
     return errno;
+  }
   int err = 0;
   socklen_t len = sizeof(err);
-  if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+  if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) {
     return errno;
+  }
   return err;
 }
 
@@ -57,8 +60,9 @@ int connect_with_timeout(int fd, const sockaddr* addr, socklen_t len,
     err = errno == EINPROGRESS ? finish_connect(fd, timeout) : errno;
   }
   ::fcntl(fd, F_SETFL, flags);
-  if (err != 0)
+  if (err != 0) {
     return err;
+  }
   timeval tv{};
   tv.tv_sec = static_cast<time_t>(timeout.count() / 1000);
   tv.tv_usec = static_cast<suseconds_t>((timeout.count() % 1000) * 1000);
@@ -70,10 +74,12 @@ int connect_with_timeout(int fd, const sockaddr* addr, socklen_t len,
 }  // namespace
 
 std::string RespEndpoint::describe() const {
-  if (!unix_path.empty())
+  if (!unix_path.empty()) {
     return "unix:" + unix_path;
-  if (host.find(':') != std::string::npos)
+  }
+  if (host.find(':') != std::string::npos) {
     return "[" + host + "]:" + std::to_string(port);
+  }
   return host + ":" + std::to_string(port);
 }
 
@@ -175,8 +181,9 @@ RespConnection::RespConnection(RespConnection&& other) noexcept
 
 RespConnection& RespConnection::operator=(RespConnection&& other) noexcept {
   if (this != &other) {
-    if (m_fd >= 0)
+    if (m_fd >= 0) {
       ::close(m_fd);
+    }
     m_fd = std::exchange(other.m_fd, -1);
     m_endpoint = std::move(other.m_endpoint);
     m_timeout = other.m_timeout;
@@ -187,8 +194,9 @@ RespConnection& RespConnection::operator=(RespConnection&& other) noexcept {
 }
 
 RespConnection::~RespConnection() {
-  if (m_fd >= 0)
+  if (m_fd >= 0) {
     ::close(m_fd);
+  }
 }
 
 std::string RespConnection::error_text(std::string_view what) const {
@@ -205,12 +213,14 @@ Expected<RespConnection, std::string> RespConnection::connect(const RespEndpoint
   if (!endpoint.unix_path.empty()) {
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
-    if (endpoint.unix_path.size() >= sizeof(addr.sun_path))
+    if (endpoint.unix_path.size() >= sizeof(addr.sun_path)) {
       return failure("path too long", 0);
+    }
     std::memcpy(addr.sun_path, endpoint.unix_path.c_str(), endpoint.unix_path.size() + 1);
     fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
+    if (fd < 0) {
       return failure("socket", errno);
+    }
     if (int err =
             connect_with_timeout(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr), timeout);
         err != 0) {
@@ -234,22 +244,25 @@ Expected<RespConnection, std::string> RespConnection::connect(const RespEndpoint
         continue;
       }
       last_err = connect_with_timeout(fd, ai->ai_addr, ai->ai_addrlen, timeout);
-      if (last_err == 0)
+      if (last_err == 0) {
         break;
+      }
       ::close(fd);
       fd = -1;
     }
     ::freeaddrinfo(found);
-    if (fd < 0)
+    if (fd < 0) {
       return failure("connect", last_err);
+    }
     int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   }
   RespConnection conn(fd, endpoint, timeout);
   auto login = [&](const std::vector<std::string>& args) -> Expected<bool, std::string> {
     auto reply = conn.call(args);
-    if (!reply)
+    if (!reply) {
       return Unexpected{reply.error()};
+    }
     if (reply->is_error()) {
       return Unexpected{"cannot connect to " + endpoint.describe() + ": " + args[0] +
                         " failed: " + reply->str};
@@ -262,15 +275,18 @@ Expected<RespConnection, std::string> RespConnection::connect(const RespEndpoint
       hello.insert(hello.end(),
                    {"AUTH", endpoint.user.empty() ? "default" : endpoint.user, endpoint.password});
     }
-    if (auto ok = login(hello); !ok)
+    if (auto ok = login(hello); !ok) {
       return Unexpected{ok.error()};
+    }
   } else if (!endpoint.password.empty()) {
     std::vector<std::string> auth{"AUTH"};
-    if (!endpoint.user.empty())
+    if (!endpoint.user.empty()) {
       auth.push_back(endpoint.user);
+    }
     auth.push_back(endpoint.password);
-    if (auto ok = login(auth); !ok)
+    if (auto ok = login(auth); !ok) {
       return Unexpected{ok.error()};
+    }
   }
   if (endpoint.db != 0) {
     if (auto ok = login({"SELECT", std::to_string(endpoint.db)}); !ok) {
