@@ -258,7 +258,8 @@ def dump_payloads_of_strings_are_byte_identical_with_redis_server(h):
     # redis-server 7.0 compresses with the lzf_c.c Valkey 8.0.1 has; the value bytes of a
     # DUMP payload (before the RDB version and CRC, which differ: 10 against 11) must match.
     rng = random.Random(20261201)
-    sizes = ([rng.randint(21, 64) for _ in range(300)] + [rng.randint(64, 2000) for _ in range(300)]
+    sizes = ([rng.randint(21, 64) for _ in range(300)]
+             + [rng.randint(64, 2000) for _ in range(300)]
              + [rng.randint(2000, 70000) for _ in range(120)])
     values = [compressible(rng, n) for n in sizes]
     ref = sources(h)[0]
