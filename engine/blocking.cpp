@@ -77,6 +77,12 @@ void block_for_keys(CmdContext& ctx, std::span<const std::string_view> keys, Blo
   ctx.engine().blocking().block(ctx.session(), ctx.command(), ctx.args(), keys, type, deadline_ms);
 }
 
+void block_until_timeout(CmdContext& ctx, int64_t deadline_ms, BlockTimeoutReply timeout_reply) {
+  Blocking& blocking = ctx.engine().blocking();
+  blocking.block(ctx.session(), ctx.command(), ctx.args(), {}, BlockType::none, deadline_ms);
+  blocking.set_timeout_reply(ctx.session(), timeout_reply);
+}
+
 Blocking::KeyMap& Blocking::keys_of(int db) {
   if (static_cast<size_t>(db) >= m_by_db.size()) {
     m_by_db.resize(static_cast<size_t>(db) + 1);
@@ -287,10 +293,15 @@ void Blocking::handle_timeouts(int64_t now_ms) {
     }
     Session& s = *found->second;
     Command* cmd = s.block.cmd;
+    BlockTimeoutReply timeout_reply = take_timeout_reply(s);
     s.block.deadline_ms = 0;  // already out of the timeout index
     detach(s);
     s.block = BlockState{};
-    ReplyBuilder(s.out, s.resp).null_array();
+    if (timeout_reply != nullptr) {
+      timeout_reply(m_engine, s);
+    } else {
+      ReplyBuilder(s.out, s.resp).null_array();
+    }
     finish(s, cmd, false);
   }
 }
@@ -304,6 +315,7 @@ bool Blocking::unblock(Session& s, bool with_error) {
     return false;
   }
   Command* cmd = s.block.cmd;
+  BlockTimeoutReply timeout_reply = take_timeout_reply(s);
   detach(s);
   s.block = BlockState{};
   ReplyBuilder rb(s.out, s.resp);
@@ -311,6 +323,8 @@ bool Blocking::unblock(Session& s, bool with_error) {
     rb.error(k_unblocked_error);
     ++m_engine.stats().total_error_replies;
     ++m_engine.stats().error_counts[std::string(rb.last_error_code())];
+  } else if (timeout_reply != nullptr) {
+    timeout_reply(m_engine, s);
   } else {
     rb.null_array();
   }
@@ -318,7 +332,22 @@ bool Blocking::unblock(Session& s, bool with_error) {
   return true;
 }
 
+void Blocking::set_timeout_reply(Session& s, BlockTimeoutReply reply) {
+  m_timeout_replies[s.id()] = reply;
+}
+
+BlockTimeoutReply Blocking::take_timeout_reply(Session& s) {
+  auto it = m_timeout_replies.find(s.id());
+  if (it == m_timeout_replies.end()) {
+    return nullptr;
+  }
+  BlockTimeoutReply reply = it->second;
+  m_timeout_replies.erase(it);
+  return reply;
+}
+
 void Blocking::forget(Session& s) {
+  m_timeout_replies.erase(s.id());
   if (s.has(k_session_blocked)) {
     detach(s);
     s.block = BlockState{};

@@ -57,6 +57,14 @@ bool may_block(const CmdContext& ctx);
 void block_for_keys(CmdContext& ctx, std::span<const std::string_view> keys, BlockType type,
                     int64_t deadline_ms);
 
+/// Writes the reply of a client whose wait on no key ends by its timeout or by CLIENT
+/// UNBLOCK ... TIMEOUT, into `session.out`.
+using BlockTimeoutReply = void (*)(Engine& engine, Session& session);
+/// Blocks the client of `ctx` on no key until `deadline_ms` (0: forever); `timeout_reply`
+/// answers then (WAIT and WAITAOF: the acknowledgements counted by that time). The handler
+/// writes no reply.
+void block_until_timeout(CmdContext& ctx, int64_t deadline_ms, BlockTimeoutReply timeout_reply);
+
 /// The clients blocked on keys of one engine (Valkey's blocked.c), their timeouts and the
 /// keys signalled ready since they were last served.
 class Blocking {
@@ -91,6 +99,8 @@ class Blocking {
   /// CLIENT UNBLOCK: ends the wait of `s` as a timeout, or with the UNBLOCKED error; false
   /// if it is not blocked.
   bool unblock(Session& s, bool with_error);
+  /// Ends the wait of the just blocked `s` with `reply` instead of a null array on timeout.
+  void set_timeout_reply(Session& s, BlockTimeoutReply reply);
   /// Forgets `s` without a reply (the client is going away).
   void forget(Session& s);
   /// Keys some client is blocked on, over all databases (INFO total_blocking_keys).
@@ -114,6 +124,9 @@ class Blocking {
   Engine& m_engine;
   std::vector<KeyMap> m_by_db;
   std::set<std::pair<int64_t, uint64_t>> m_deadlines;  // (deadline ms, session id)
+  BlockTimeoutReply take_timeout_reply(Session& s);
+
+  std::unordered_map<uint64_t, BlockTimeoutReply> m_timeout_replies;  // by session id
   std::vector<std::pair<int, std::string>> m_ready;
   std::set<std::pair<int, std::string>, std::less<>> m_ready_set;
   bool m_serving = false;

@@ -219,4 +219,17 @@ inline constexpr std::string_view k_restore_idletime = "ERR Invalid IDLETIME val
 inline constexpr std::string_view k_restore_freq =
     "ERR Invalid FREQ value, must be >= 0 and <= 255";
 
+// WAIT / WAITAOF (src/replication.c waitCommand, waitaofCommand; src/timeout.c).
+inline constexpr std::string_view k_timeout_not_integer =
+    "ERR timeout is not an integer or out of range";
+inline constexpr std::string_view k_wait_on_replica =
+    "ERR WAIT cannot be used with replica instances. Please also note that if a replica is "
+    "configured to be writable (which is not the default) writes to replicas are just local "
+    "and are not propagated.";
+inline constexpr std::string_view k_waitaof_on_replica =
+    "ERR WAITAOF cannot be used with replica instances. Please also note that writes to "
+    "replicas are just local and are not propagated.";
+inline constexpr std::string_view k_waitaof_appendonly_disabled =
+    "ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.";
+
 }  // namespace keyshift::engine::errors

@@ -21,6 +21,8 @@ void register_all_families(CommandRegistry& registry) {
   register_stream_family(registry);
   register_blocking_family(registry);
   register_scripting_family(registry);
+  register_replication_family(registry);
+  register_migrate_family(registry);
 }
 
 }  // namespace keyshift::engine

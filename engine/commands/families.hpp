@@ -21,5 +21,7 @@ void register_pubsub_family(CommandRegistry& registry);
 void register_blocking_family(CommandRegistry& registry);
 void register_scripting_family(CommandRegistry& registry);
 void register_stream_family(CommandRegistry& registry);
+void register_replication_family(CommandRegistry& registry);
+void register_migrate_family(CommandRegistry& registry);
 
 }  // namespace keyshift::engine

@@ -416,6 +416,12 @@ void cmd_lset(CmdContext& ctx) {
   if (!parse_long(ctx, ctx.arg(2), INT64_MIN, INT64_MAX, {}, index)) {
     return;
   }
+  // Valkey 8.0.1 quirk, kept for identical replies: lsetCommand parses a long but passes it to
+  // listTypeReplaceAtIndex(robj *, int index, robj *) (src/t_list.c), so only the low 32 bits
+  // count: -9223372036854775808 becomes 0, 9223372036854775807 becomes -1 and 4294967296
+  // becomes 0, each a valid index on any non-empty list. C++20 defines this narrowing as
+  // modular, as gcc does for Valkey.
+  index = static_cast<int32_t>(index);
   std::string_view value = ctx.arg(3);
   ListLimits limits = list_limits(ctx.engine());
   bool replaced = false;

@@ -855,6 +855,24 @@ std::optional<std::vector<KeyRef>> variable_flag_keys(const Command& c,
   return std::nullopt;
 }
 
+/// MIGRATE's keys when its incomplete KEYS spec matched (Valkey's migrateGetKeys, which
+/// getKeysFromCommandWithSpecs falls back on): what follows KEYS, options before it skipped
+/// with their arguments; none when the key argument is not empty.
+std::vector<KeyRef> migrate_keys(std::span<const std::string_view> argv) {
+  constexpr uint32_t k_flags = k_key_rw | k_key_access | k_key_delete_;
+  for (size_t i = 6; i < argv.size(); ++i) {
+    if (iequals(argv[i], "keys")) {
+      std::vector<KeyRef> keys;
+      for (size_t j = i + 1; argv[3].empty() && j < argv.size(); ++j) {
+        keys.push_back({j, k_flags});
+      }
+      return keys;
+    }
+    i += iequals(argv[i], "auth") ? 1 : iequals(argv[i], "auth2") ? 2 : 0;
+  }
+  return {{3, k_flags}};
+}
+
 void getkeys(CmdContext& ctx, bool with_flags) {
   std::span<const std::string_view> argv = ctx.args().subspan(2);
   CommandRegistry& registry = ctx.engine().registry();
@@ -889,6 +907,9 @@ void getkeys(CmdContext& ctx, bool with_flags) {
     keys = variable_flag_keys(*c, argv);
     if (!keys) {
       keys = keys_from_specs(*doc, *c, argv);
+    }
+    if (!keys && c->full_name == "migrate") {
+      keys = migrate_keys(argv);
     }
     if (keys && keys->empty()) {
       keys.reset();

@@ -181,7 +181,15 @@ enum SetOption : uint32_t {
   k_opt_persist = 256,
 };
 
-bool parse_set_options(CmdContext& ctx, size_t pos, uint32_t allowed, SetParams& p, bool& persist) {
+// The expire option a SET/GETEX named last (the last one wins); its number is only parsed
+// when the command gets that far, as Valkey's getExpireMillisecondsOrReply does.
+struct ExpireArg {
+  uint32_t opt = 0;
+  std::string_view text;
+};
+
+bool parse_set_options(CmdContext& ctx, size_t pos, uint32_t allowed, SetParams& p, bool& persist,
+                       ExpireArg& expire) {
   uint32_t seen = 0;
   constexpr uint32_t k_expire_opts = k_opt_ex | k_opt_px | k_opt_exat | k_opt_pxat;
   for (size_t i = pos; i < ctx.argc(); ++i) {
@@ -224,18 +232,8 @@ bool parse_set_options(CmdContext& ctx, size_t pos, uint32_t allowed, SetParams&
     }
     seen |= opt;
     if (opt & k_expire_opts) {
-      int64_t v = 0;
-      if (!parse_i64(ctx.arg(i + 1), v)) {
-        ctx.reply().error(errors::k_not_integer);
-        return false;
-      }
-      bool seconds = opt == k_opt_ex || opt == k_opt_exat;
-      bool absolute = opt == k_opt_exat || opt == k_opt_pxat;
-      if (!to_absolute_ms(v, seconds ? TtlUnit::seconds : TtlUnit::milliseconds, absolute,
-                          ctx.now_ms(), p.expire_ms)) {
-        ctx.reply().error(invalid_expire_error(ctx.command().full_name));
-        return false;
-      }
+      expire.opt = opt;
+      expire.text = ctx.arg(i + 1);
       ++i;
     }
   }
@@ -244,6 +242,27 @@ bool parse_set_options(CmdContext& ctx, size_t pos, uint32_t allowed, SetParams&
   p.get = (seen & k_opt_get) != 0;
   p.keep_ttl = (seen & k_opt_keepttl) != 0;
   persist = (seen & k_opt_persist) != 0;
+  return true;
+}
+
+// Turns the expire option into p.expire_ms, replying with Valkey's error when it is not a
+// number or not a valid time. Without an expire option it leaves p alone.
+bool resolve_expire(CmdContext& ctx, const ExpireArg& expire, SetParams& p) {
+  if (expire.opt == 0) {
+    return true;
+  }
+  int64_t v = 0;
+  if (!parse_i64(expire.text, v)) {
+    ctx.reply().error(errors::k_not_integer);
+    return false;
+  }
+  bool seconds = expire.opt == k_opt_ex || expire.opt == k_opt_exat;
+  bool absolute = expire.opt == k_opt_exat || expire.opt == k_opt_pxat;
+  if (!to_absolute_ms(v, seconds ? TtlUnit::seconds : TtlUnit::milliseconds, absolute, ctx.now_ms(),
+                      p.expire_ms)) {
+    ctx.reply().error(invalid_expire_error(ctx.command().full_name));
+    return false;
+  }
   return true;
 }
 
@@ -267,10 +286,12 @@ void reply_set(CmdContext& ctx, const Result<SetResult>& r, bool get) {
 void cmd_set(CmdContext& ctx) {
   SetParams p;
   bool persist = false;
+  ExpireArg expire;
   if (!parse_set_options(ctx, 3,
                          k_opt_nx | k_opt_xx | k_opt_get | k_opt_keepttl | k_opt_ex | k_opt_px |
                              k_opt_exat | k_opt_pxat,
-                         p, persist)) {
+                         p, persist, expire) ||
+      !resolve_expire(ctx, expire, p)) {
     return;
   }
   p.already_expired = p.expire_ms >= 0 && p.expire_ms <= ctx.now_ms();
@@ -339,10 +360,13 @@ void cmd_getdel(CmdContext& ctx) {
 void cmd_getex(CmdContext& ctx) {
   SetParams p;
   bool persist = false;
+  ExpireArg expire;
   if (!parse_set_options(ctx, 2, k_opt_ex | k_opt_px | k_opt_exat | k_opt_pxat | k_opt_persist, p,
-                         persist)) {
+                         persist, expire)) {
     return;
   }
+  // Valkey's getexCommand: syntax first, then the lookup and type check, and only then the
+  // expire value, so a missing key answers nil whatever the number.
   Db& db = ctx.db();
   Entry* e = db.lookup_read(ctx.arg(1));
   if (e == nullptr) {
@@ -351,6 +375,9 @@ void cmd_getex(CmdContext& ctx) {
   }
   if (e->type() != ObjType::string) {
     ctx.reply().error(errors::k_wrong_type);
+    return;
+  }
+  if (!resolve_expire(ctx, expire, p)) {
     return;
   }
   IntBuffer buf;

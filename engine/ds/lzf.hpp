@@ -5,8 +5,10 @@
 //   000LLLLL                     literal run of L+1 bytes (1..32) follows
 //   LLLooooo oooooooo            back reference, L in 1..6: copy L+2 bytes
 //   111ooooo LLLLLLLL oooooooo   back reference: copy 7+L+2 bytes
-// where the 13-bit o counts back from the output position minus one. The compressor is
-// our own; any valid LZF stream decompresses, whoever produced it.
+// where the 13-bit o counts back from the output position minus one. The compressor makes
+// the same choices as Valkey's (and Redis's) lzf_compress, so DUMP payloads and RDB files
+// are byte for byte what Valkey writes; any valid LZF stream decompresses, whoever produced
+// it.
 
 #include <cstddef>
 #include <optional>
@@ -15,8 +17,8 @@
 
 namespace keyshift::engine {
 
-/// Compresses `in` into `out` (room for `out_cap` bytes); returns the bytes written, or 0
-/// when the result would not fit (incompressible data: keep it raw).
+/// Compresses `in` into `out` (room for `out_cap` bytes) exactly as Valkey's lzf_compress
+/// does; returns the bytes written, or 0 when Valkey's would not fit (keep it raw).
 size_t lzf_compress(const void* in, size_t in_len, void* out, size_t out_cap);
 
 /// Decompresses `in` into `out` (room for `out_cap` bytes); returns the bytes written, or 0

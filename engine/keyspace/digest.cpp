@@ -153,8 +153,20 @@ Digest ZSetDigestBuilder::finish(bool has_expire) const {
 HashDigestBuilder::HashDigestBuilder(const Digest& seed)
     : m_state(start_value(DigestType::hash, seed)) {}
 
-void HashDigestBuilder::add(std::string_view field, std::string_view value) {
-  xor_pair(m_state, field, value);
+void HashDigestBuilder::add(std::string_view field, std::string_view value, bool has_ttl) {
+  if (!has_ttl) {
+    xor_pair(m_state, field, value);
+    return;
+  }
+  // Redis 7.4 (src/debug.c xorObjectDigest, "hash-field expiration") marks a field with a
+  // TTL by XORing SHA1("!!hexpire!!") into the field's own digest before it joins the
+  // hash's; like "!!expire!!" for keys, the time itself is not digested. Valkey 8 has no
+  // field TTLs, so only such hashes digest differently from it.
+  Digest element;
+  element.mix_in(field);
+  element.mix_in(value);
+  element.xor_in("!!hexpire!!");
+  m_state.xor_in(element.view());
 }
 
 Digest HashDigestBuilder::finish(bool has_expire) const {

@@ -131,8 +131,9 @@ class HashDigestBuilder {
  public:
   /// Starts a hash digest from `seed`.
   explicit HashDigestBuilder(const Digest& seed = {});
-  /// Adds a field with its value (integers as decimal text).
-  void add(std::string_view field, std::string_view value);
+  /// Adds a field with its value (integers as decimal text); `has_ttl` when the field has
+  /// its own expire time (Redis 7.4 hash-field expiration).
+  void add(std::string_view field, std::string_view value, bool has_ttl = false);
   /// The finished digest; `has_expire` if the key has a TTL.
   Digest finish(bool has_expire) const;
 

@@ -499,7 +499,8 @@ void HashValue::heap_fix(uint32_t slot) {
 
 Digest digest_hash(const HashValue& hash, bool has_expire, const Digest& seed) {
   HashDigestBuilder builder(seed);
-  hash.for_each([&](const HashField& f) { builder.add(f.field, f.value); });
+  hash.for_each(
+      [&](const HashField& f) { builder.add(f.field, f.value, f.expire_ms != k_hash_no_expire); });
   return builder.finish(has_expire);
 }
 

@@ -191,7 +191,61 @@ def _xsetid_below_max_deleted(raw):
             if raw == b"+OK\r\n" else raw)
 
 
+def _lset_low_32_bits(raw):
+    # LSET keeps only the low 32 bits of its index in Valkey 8 (src/t_list.c lsetCommand
+    # passes its long index to listTypeReplaceAtIndex(robj *o, int index, ...)), so these
+    # huge indexes land inside the 3-element list "wrap"; Redis 7.0 passed the long through
+    # to quicklistReplaceAtIndex and answered "index out of range".
+    return b"+OK\r\n" if raw == b"-ERR index out of range\r\n" else raw
+
+
+def _timeout_overflow(raw):
+    # A millisecond timeout that overflows when added to the current time is refused in
+    # Valkey 8 (src/timeout.c getTimeoutFromObjectOrReply: "timeout is out of range");
+    # Redis 7.0 added it anyway, and WAIT 0 then answered 0 at once.
+    return b"-ERR timeout is out of range\r\n" if raw.startswith(b":") else raw
+
+
+# WAITAOF is new in Redis 7.2 (Valkey 8 src/replication.c waitaofCommand); these are the
+# replies of a Valkey 8 primary with no replicas and appendonly no: numlocal must be 0 or 1
+# (getRangeLongFromObjectOrReply) and 1 needs an AOF, numreplicas must not be negative
+# (getPositiveLongFromObjectOrReply), then the timeout is checked as WAIT's. With nothing to
+# wait for it answers [local fsync done, replicas acked] = [0, 0]; when it has to wait for a
+# replica it blocks until the timeout and answers the same.
+_WAITAOF_REPLIES = {
+    "WAITAOF 0 0 0": b"*2\r\n:0\r\n:0\r\n",
+    "WAITAOF 0 0 1000": b"*2\r\n:0\r\n:0\r\n",
+    "WAITAOF 0 1 1": b"*2\r\n:0\r\n:0\r\n",
+    "WAITAOF 1 0 0": b"-ERR WAITAOF cannot be used when numlocal is set but appendonly is "
+                     b"disabled.\r\n",
+    "WAITAOF 1 1 0": b"-ERR WAITAOF cannot be used when numlocal is set but appendonly is "
+                     b"disabled.\r\n",
+    "WAITAOF 2 0 0": b"-ERR value is out of range, value must between 0 and 1\r\n",
+    "WAITAOF -1 0 0": b"-ERR value is out of range, value must between 0 and 1\r\n",
+    "WAITAOF x 0 0": b"-ERR value is not an integer or out of range\r\n",
+    "WAITAOF 0 -1 0": b"-ERR value is out of range, must be positive\r\n",
+    "WAITAOF 0 x 0": b"-ERR value is not an integer or out of range\r\n",
+    "WAITAOF 0 0 -1": b"-ERR timeout is negative\r\n",
+    "WAITAOF 0 0 x": b"-ERR timeout is not an integer or out of range\r\n",
+    "WAITAOF 0 0 9223372036854775807": b"-ERR timeout is out of range\r\n",
+    "WAITAOF 0 0": b"-ERR wrong number of arguments for 'waitaof' command\r\n",
+}
+
+
+def _waitaof(line):
+    return _new_option(_WAITAOF_REPLIES[line])
+
+
 ALLOWED = [
+    (re.compile(r"^LSET wrap (-9223372036854775808|9223372036854775807|4294967296|4294967297) v$"),
+     _lset_low_32_bits, "LSET keeps the low 32 bits of its index in Valkey 8"),
+    (re.compile(r"^WAIT 0 9223372036854775807$"), _timeout_overflow,
+     "a timeout overflowing now + timeout is refused in Valkey 8"),
+] + [
+    (re.compile("^" + re.escape(line) + "$"), _waitaof(line),
+     "WAITAOF (Redis 7.2+, Valkey 8) on a primary without replicas or AOF")
+    for line in _WAITAOF_REPLIES
+] + [
     (re.compile(r"^HELLO\b", re.I), _hello_identity,
      "HELLO reports server=valkey, version=8.0.1 (Valkey 8) instead of redis/7.0.x"),
     (re.compile(r"^OBJECT\s+ENCODING\s+l\b", re.I), _small_list_encoding,

@@ -215,6 +215,26 @@ TEST_SUITE("engine::list_family") {
     CHECK(h({"LSET", "s", "0", "x"}) == err(k_wrongtype));
   }
 
+  TEST_CASE("LSET keeps only the low 32 bits of the index, as Valkey 8.0.1 does") {
+    Harness h;
+    h({"RPUSH", "l", "a", "b", "c"});
+    CHECK(h({"LSET", "l", "-9223372036854775808", "first"}) == "OK");  // index 0
+    CHECK(h({"LSET", "l", "9223372036854775807", "last"}) == "OK");    // index -1
+    CHECK(h({"LSET", "l", "4294967297", "middle"}) == "OK");           // index 1
+    CHECK(h({"LRANGE", "l", "0", "-1"}) == arr({"first", "middle", "last"}));
+    CHECK(h({"LSET", "l", "-2147483649", "x"}) == err("ERR index out of range"));  // 2^31 - 1
+    CHECK(h({"LSET", "l", "4294967299", "x"}) == err("ERR index out of range"));   // 3
+    // The same for a quicklist.
+    for (int i = 0; i < 200; ++i) {
+      h({"RPUSH", "q", std::string(100, static_cast<char>('a' + i % 26))});
+    }
+    CHECK(h.encoding("q") == bulk("quicklist"));
+    CHECK(h({"LSET", "q", "-9223372036854775808", "head"}) == "OK");
+    CHECK(h({"LSET", "q", "9223372036854775807", "tail"}) == "OK");
+    CHECK(h({"LINDEX", "q", "0"}) == bulk("head"));
+    CHECK(h({"LINDEX", "q", "-1"}) == bulk("tail"));
+  }
+
   TEST_CASE("LINSERT puts the element next to the first pivot") {
     Harness h;
     CHECK(h({"LINSERT", "l", "BEFORE", "a", "x"}) == num(0));

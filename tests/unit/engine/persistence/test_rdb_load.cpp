@@ -300,6 +300,42 @@ TEST_SUITE("engine::rdb_load") {
     CHECK(streams >= 20);
   }
 
+  TEST_CASE("every file Redis 7.4 loads with field TTLs gives Redis 7.4's digests") {
+    int files = 0;
+    int hashes = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(k_corpus)) {
+      if (entry.path().extension() != ".rdb") {
+        continue;
+      }
+      Json doc = JsonReader(read_file(entry.path().string() + ".json")).parse();
+      const Json* truth = server_keys(doc, "redis-7.4.1");
+      if (truth == nullptr ||
+          std::none_of(truth->items.begin(), truth->items.end(),
+                       [](const Json& t) { return t.find("field_ttls") != nullptr; })) {
+        continue;
+      }
+      CAPTURE(entry.path().filename().string());
+      Loaded l;
+      auto stats = load_rdb(l.engine, read_file(entry.path()));
+      REQUIRE_MESSAGE(stats.has_value(), stats.error().message, " at ", stats.error().offset);
+      ++files;
+      for (const Json& t : truth->items) {
+        std::string key = key_of(t);
+        CAPTURE(key);
+        l.run({"SELECT", t.at("db").text});
+        RespValue digest = l.run({"DEBUG", "DIGEST-VALUE", key});
+        REQUIRE(digest.elements.size() == 1);
+        CHECK(digest.elements[0].str == t.at("digest_value").text);
+        hashes += t.find("field_ttls") != nullptr ? 1 : 0;
+      }
+      CHECK(l.run({"DEBUG", "DIGEST"}).str ==
+            doc.at("servers").at("redis-7.4.1").at("digest").text);
+    }
+    MESSAGE(files, " files with field TTLs, ", hashes, " such hashes match Redis 7.4");
+    CHECK(files >= 1);
+    CHECK(hashes >= 7);
+  }
+
   TEST_CASE("a Redis 7.4 dump with field TTLs loads with its field TTLs") {
     std::filesystem::path file = k_corpus / "redis74-hash-field-ttl.rdb";
     Json doc = JsonReader(read_file(file.string() + ".json")).parse();

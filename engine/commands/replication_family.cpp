@@ -1,0 +1,157 @@
+// Replication acknowledgement commands: WAIT and WAITAOF. keyshift has no replicas and no
+// append-only file yet, so both answer as a Valkey 8.0.1 primary without replicas and with
+// appendonly no does (src/replication.c waitCommand, waitaofCommand). The seam for
+// replication is ReplicationAcks below: when replicas and AOF exist, it counts their acks,
+// and the clients these commands block are woken when the counts reach what they wait for.
+#include "engine/blocking.hpp"
+#include "engine/commands/context.hpp"
+#include "engine/commands/families.hpp"
+#include "engine/engine.hpp"
+#include "engine/session.hpp"
+#include "engine/util/strconv.hpp"
+
+#include <climits>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace keyshift::engine {
+namespace {
+
+/// What a primary knows about the acknowledgement of a client's writes. Without
+/// replication every count is zero: no replica acks anything, and with AOF off Valkey's
+/// fsynced_reploff is -1, below any write offset, so the local fsync never counts.
+struct ReplicationAcks {
+  /// Replicas that acknowledged every write of the client (replicationCountAcksByOffset).
+  static int64_t replicas(const Engine&, const Session&) { return 0; }
+  /// Replicas that fsynced every write of the client to their AOF.
+  static int64_t aof_replicas(const Engine&, const Session&) { return 0; }
+  /// 1 when this server fsynced every write of the client to its AOF.
+  static int64_t local_aof(const Engine&, const Session&) { return 0; }
+  /// Whether this server writes an AOF (appendonly yes, acted upon).
+  static bool aof_enabled(const Engine&) { return false; }
+  /// Whether this server is a replica (WAIT/WAITAOF refuse to run there).
+  static bool is_replica(const Engine&) { return false; }
+};
+
+/// Valkey's getTimeoutFromObjectOrReply with UNIT_MILLISECONDS: an integer, 0 for ever.
+bool parse_ms_timeout(CmdContext& ctx, std::string_view arg, int64_t& deadline_ms) {
+  int64_t ms = 0;
+  if (!parse_i64(arg, ms)) {
+    ctx.reply().error(errors::k_timeout_not_integer);
+    return false;
+  }
+  if (ms < 0) {
+    ctx.reply().error(errors::k_timeout_negative);
+    return false;
+  }
+  if (ms > 0) {
+    int64_t now = ctx.now_ms();
+    if (ms > INT64_MAX - now) {
+      ctx.reply().error(errors::k_timeout_out_of_range);
+      return false;
+    }
+    ms += now;
+  }
+  deadline_ms = ms;
+  return true;
+}
+
+/// Valkey's getRangeLongFromObjectOrReply without a message.
+bool parse_range(CmdContext& ctx, std::string_view arg, int64_t min, int64_t max, int64_t& out) {
+  if (!parse_i64(arg, out)) {
+    ctx.reply().error(errors::k_not_integer);
+    return false;
+  }
+  if (out < min || out > max) {
+    ctx.reply().error("ERR value is out of range, value must between " + std::to_string(min) +
+                      " and " + std::to_string(max));
+    return false;
+  }
+  return true;
+}
+
+void reply_wait(Engine& engine, Session& s) {
+  ReplyBuilder(s.out, s.resp).integer(ReplicationAcks::replicas(engine, s));
+}
+
+void reply_waitaof(Engine& engine, Session& s) {
+  ReplyBuilder r(s.out, s.resp);
+  r.array(2);
+  r.integer(ReplicationAcks::local_aof(engine, s));
+  r.integer(ReplicationAcks::aof_replicas(engine, s));
+}
+
+void cmd_wait(CmdContext& ctx) {
+  if (ReplicationAcks::is_replica(ctx.engine())) {
+    ctx.reply().error(errors::k_wait_on_replica);
+    return;
+  }
+  int64_t numreplicas = 0;
+  if (!parse_i64(ctx.arg(1), numreplicas)) {
+    ctx.reply().error(errors::k_not_integer);
+    return;
+  }
+  int64_t deadline_ms = 0;
+  if (!parse_ms_timeout(ctx, ctx.arg(2), deadline_ms)) {
+    return;
+  }
+  // Enough acks already, or a client that may not block (inside MULTI/EXEC or a script):
+  // the count now.
+  if (ReplicationAcks::replicas(ctx.engine(), ctx.session()) >= numreplicas || !may_block(ctx)) {
+    reply_wait(ctx.engine(), ctx.session());
+    return;
+  }
+  block_until_timeout(ctx, deadline_ms, reply_wait);
+}
+
+void cmd_waitaof(CmdContext& ctx) {
+  int64_t numlocal = 0;
+  int64_t numreplicas = 0;
+  int64_t deadline_ms = 0;
+  if (!parse_range(ctx, ctx.arg(1), 0, 1, numlocal)) {
+    return;
+  }
+  if (!parse_i64(ctx.arg(2), numreplicas)) {
+    ctx.reply().error(errors::k_not_integer);
+    return;
+  }
+  if (numreplicas < 0) {
+    ctx.reply().error(errors::k_must_be_positive);
+    return;
+  }
+  if (!parse_ms_timeout(ctx, ctx.arg(3), deadline_ms)) {
+    return;
+  }
+  const Engine& engine = ctx.engine();
+  if (ReplicationAcks::is_replica(engine)) {
+    ctx.reply().error(errors::k_waitaof_on_replica);
+    return;
+  }
+  if (numlocal != 0 && !ReplicationAcks::aof_enabled(engine)) {
+    ctx.reply().error(errors::k_waitaof_appendonly_disabled);
+    return;
+  }
+  const Session& s = ctx.session();
+  if ((ReplicationAcks::aof_replicas(engine, s) >= numreplicas &&
+       ReplicationAcks::local_aof(engine, s) >= numlocal) ||
+      !may_block(ctx)) {
+    reply_waitaof(ctx.engine(), ctx.session());
+    return;
+  }
+  block_until_timeout(ctx, deadline_ms, reply_waitaof);
+}
+
+constexpr CommandSpec k_replication_commands[] = {
+    {"wait", 3, k_cmd_blocking, 0, 0, 0, cmd_wait, "@slow @connection @blocking"},
+    {"waitaof", 4, k_cmd_blocking, 0, 0, 0, cmd_waitaof, "@slow @connection @blocking"},
+};
+
+}  // namespace
+
+void register_replication_family(CommandRegistry& registry) {
+  registry.add(k_replication_commands);
+}
+
+}  // namespace keyshift::engine
