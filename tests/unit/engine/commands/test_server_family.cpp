@@ -1118,6 +1118,14 @@ TEST_SUITE("engine::server_family") {
     CHECK(is_err(f.run({"CLIENT", "REPLY", "maybe"}), "ERR syntax error"));
   }
 
+  TEST_CASE("CLIENT REPLY ON right after SKIP is answered and ends the skip") {
+    Fixture f;
+    f.run({"SET", "k", "v"});
+    f.run({"CLIENT", "REPLY", "SKIP"});
+    CHECK(is_ok(f.run({"CLIENT", "REPLY", "ON"})));
+    CHECK(is_bulk(f.run({"GET", "k"}), "v"));
+  }
+
   TEST_CASE("CLIENT tracking queries report tracking as off and UNBLOCK finds nobody") {
     Fixture f;
     CHECK(is_int(f.run({"CLIENT", "GETREDIR"}), -1));
