@@ -332,19 +332,19 @@ void Engine::execute(Session& session, std::span<const std::string_view> argv) {
   }
   m_keyspace.command_time_ms = m_batch_time_ms != 0 ? m_batch_time_ms : m_clock.now_ms();
   // CLIENT REPLY OFF/SKIP: the reply is produced and then dropped, as Valkey refuses to
-  // queue it; CLIENT REPLY ON's own OK survives because the flag is cleared by then.
-  bool skip = session.has(k_session_reply_skip_next);
-  session.clear(k_session_reply_skip_next);
-  if (skip) {
+  // queue it; CLIENT REPLY ON's own OK survives because it clears both flags first (also
+  // when it is the command a SKIP silences).
+  if (session.has(k_session_reply_skip_next)) {
+    session.clear(k_session_reply_skip_next);
     session.set(k_session_reply_skip_current);
   }
   size_t mark = session.out.size();
   m_pubsub->set_current(&session);
   dispatch(session, argv);
-  session.clear(k_session_reply_skip_current);
-  if (skip || session.has(k_session_reply_off)) {
+  if (session.replies_silenced()) {
     session.out.resize(mark);
   }
+  session.clear(k_session_reply_skip_current);
   if (!session.kept_pushes.empty()) {
     session.out += session.kept_pushes;
     session.kept_pushes.clear();

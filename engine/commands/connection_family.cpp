@@ -1,6 +1,7 @@
 // Connection commands: PING, ECHO, QUIT, RESET, HELLO, AUTH, SELECT.
 #include "engine/commands/context.hpp"
 #include "engine/commands/families.hpp"
+#include "engine/commands/info.hpp"
 #include "engine/util/strconv.hpp"
 
 #include <optional>
@@ -151,10 +152,12 @@ void cmd_hello(CmdContext& ctx) {
   }
   ReplyBuilder& r = ctx.reply();
   r.map(7);
+  // extended-redis-compatibility: Valkey 8 then claims to be Redis 7.2.4 to old clients.
+  bool as_redis = ctx.engine().config().extended_redis_compatibility;
   r.bulk("server");
-  r.bulk("valkey");
+  r.bulk(as_redis ? "redis" : k_server_name);
   r.bulk("version");
-  r.bulk("8.0.1");
+  r.bulk(as_redis ? k_redis_version : k_valkey_version);
   r.bulk("proto");
   r.integer(s.resp);
   r.bulk("id");

@@ -218,6 +218,8 @@ inline constexpr std::string_view k_restore_ttl_negative = "ERR Invalid TTL valu
 inline constexpr std::string_view k_restore_idletime = "ERR Invalid IDLETIME value, must be >= 0";
 inline constexpr std::string_view k_restore_freq =
     "ERR Invalid FREQ value, must be >= 0 and <= 255";
+inline constexpr std::string_view k_cluster_disabled =
+    "ERR This instance has cluster support disabled";
 
 // WAIT / WAITAOF (src/replication.c waitCommand, waitaofCommand; src/timeout.c).
 inline constexpr std::string_view k_timeout_not_integer =

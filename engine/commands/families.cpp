@@ -23,6 +23,7 @@ void register_all_families(CommandRegistry& registry) {
   register_scripting_family(registry);
   register_replication_family(registry);
   register_migrate_family(registry);
+  register_cluster_family(registry);
 }
 
 }  // namespace keyshift::engine

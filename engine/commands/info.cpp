@@ -23,12 +23,6 @@
 namespace keyshift::engine {
 namespace {
 
-// What keyshift reports itself as: Valkey 8.0.1, with the Redis version Valkey 8 claims for
-// clients that gate features on redis_version.
-constexpr std::string_view k_redis_version = "7.2.4";
-constexpr std::string_view k_server_name = "valkey";
-constexpr std::string_view k_valkey_version = "8.0.1";
-
 // Script engine figures of an idle Valkey 8 (keyshift has no scripting yet).
 constexpr uint64_t k_lua_memory = 31744;
 constexpr uint64_t k_functions_memory = 33792;
@@ -189,7 +183,8 @@ void server_section(Engine& engine, InfoWriter& w) {
   w.field("redis_git_sha1", "00000000");
   w.field("redis_git_dirty", 0);
   w.field("redis_build_id", build_id());
-  w.field("server_mode", "standalone");
+  // extended-redis-compatibility renames the field as Valkey 8 does, for tools that parse it.
+  w.field(cfg.extended_redis_compatibility ? "redis_mode" : "server_mode", "standalone");
   w.field("os", std::string(k_uname.sysname) + " " + k_uname.release + " " + k_uname.machine);
   w.field("arch_bits", static_cast<int>(sizeof(void*) * 8));
   w.field("monotonic_clock", "POSIX clock_gettime");

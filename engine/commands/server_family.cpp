@@ -1311,7 +1311,7 @@ void cmd_client_reply(CmdContext& ctx) {
   std::string_view mode = ctx.arg(2);
   if (iequals(mode, "on")) {
     s.clear(k_session_reply_off);
-    s.clear(k_session_reply_skip_next);
+    s.clear(k_session_reply_skip_current);
     ctx.reply().ok();
   } else if (iequals(mode, "off")) {
     s.set(k_session_reply_off);

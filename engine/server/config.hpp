@@ -127,6 +127,8 @@ struct EngineConfig {
   bool disable_thp = true;
   /// keyshift's own: back the keyspace heap with transparent huge pages (see set_up_heap).
   bool huge_page_heap = true;
+  /// HELLO and INFO present the server as Redis 7.2.4 (Valkey 8's compatibility switch).
+  bool extended_redis_compatibility = false;
   std::string config_file;  // absolute path of the file this came from, if any
 
   // Directives Valkey knows but keyshift does not act on (activedefrag, io-threads, ...), by

@@ -244,6 +244,24 @@ TEST_SUITE("engine::server_family") {
     CHECK(info.get("listener0") == "name=tcp,bind=127.0.0.1,bind=-::1,port=6379");
   }
 
+  TEST_CASE("extended-redis-compatibility makes HELLO and INFO present Redis 7.2.4") {
+    Fixture f;
+    REQUIRE(is_ok(f.run({"CONFIG", "SET", "extended-redis-compatibility", "yes"})));
+    InfoText info(f.info({"server"}));
+    CHECK(info.get("redis_mode") == "standalone");
+    CHECK_FALSE(info.has("server_mode"));
+    RespValue hello = f.run({"HELLO", "3"});
+    CHECK(is_bulk(*field(hello, "server"), "redis"));
+    CHECK(is_bulk(*field(hello, "version"), "7.2.4"));
+    REQUIRE(is_ok(f.run({"CONFIG", "SET", "extended-redis-compatibility", "no"})));
+    hello = f.run({"HELLO", "2"});
+    CHECK(is_bulk(*field(hello, "server"), "valkey"));
+    CHECK(is_bulk(*field(hello, "version"), "8.0.1"));
+    InfoText plain(f.info({"server"}));
+    CHECK(plain.get("server_mode") == "standalone");
+    CHECK_FALSE(plain.has("redis_mode"));
+  }
+
   TEST_CASE("INFO server lists its fields in Valkey 8's order") {
     Fixture f;
     std::vector<std::string> expected{"redis_version",
@@ -1075,6 +1093,14 @@ TEST_SUITE("engine::server_family") {
     CHECK(is_nil(f.run({"GET", "k"})));
     CHECK(is_bulk(f.run({"GET", "k"}), "v"));
     CHECK(is_err(f.run({"CLIENT", "REPLY", "maybe"}), "ERR syntax error"));
+  }
+
+  TEST_CASE("CLIENT REPLY ON right after SKIP is answered and ends the skip") {
+    Fixture f;
+    f.run({"SET", "k", "v"});
+    f.run({"CLIENT", "REPLY", "SKIP"});
+    CHECK(is_ok(f.run({"CLIENT", "REPLY", "ON"})));
+    CHECK(is_bulk(f.run({"GET", "k"}), "v"));
   }
 
   TEST_CASE("CLIENT tracking queries report tracking as off and UNBLOCK finds nobody") {
