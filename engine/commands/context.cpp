@@ -1,6 +1,8 @@
 #include "engine/commands/context.hpp"
 
 #include "engine/util/net_address.hpp"
+#include "engine/util/strconv.hpp"
+#include "engine/util/strings.hpp"
 
 namespace keyshift::engine {
 
@@ -26,6 +28,19 @@ void reply_help(CmdContext& ctx, std::initializer_list<std::string_view> lines) 
   }
   r.simple("HELP");
   r.simple("    Print this help.");
+}
+
+std::string subcommand_syntax_error(CmdContext& ctx) {
+  return "ERR unknown subcommand or wrong number of arguments for '" +
+         std::string(ctx.arg(1).substr(0, 128)) + "'. Try " + to_upper(ctx.arg(0)) + " HELP.";
+}
+
+bool parse_int_arg(CmdContext& ctx, std::string_view text, int64_t& out, std::string_view error) {
+  if (!parse_i64(text, out)) {
+    ctx.reply().error(error);
+    return false;
+  }
+  return true;
 }
 
 }  // namespace keyshift::engine

@@ -7,6 +7,7 @@
 
 #include <initializer_list>
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace keyshift::engine {
@@ -50,6 +51,15 @@ class CmdContext {
 /// Valkey's connIsLocal(): a unix-socket or in-process client, or a TCP peer on a loopback
 /// address (is_local_ip). Protected commands and protected configs in `local` mode ask this.
 bool is_local(const Session& session);
+
+/// Valkey's addReplySubcommandSyntaxError() text: an unknown subcommand (or a wrong count of
+/// arguments for one) of the container command in `ctx.arg(0)`.
+std::string subcommand_syntax_error(CmdContext& ctx);
+
+/// A strict integer argument, as Valkey's getLongLongFromObjectOrReply(): false after
+/// replying `error` when `text` is not one.
+bool parse_int_arg(CmdContext& ctx, std::string_view text, int64_t& out,
+                   std::string_view error = errors::k_not_integer);
 
 /// Valkey's addReplyHelp(): a heading naming the command, the subcommand `lines`, then HELP
 /// itself.

@@ -15,6 +15,9 @@ void register_all_families(CommandRegistry& registry) {
   register_set_family(registry);
   register_sort_family(registry);
   register_server_family(registry);
+  register_command_family(registry);
+  register_client_family(registry);
+  register_debug_family(registry);
   register_persistence_family(registry);
   register_transaction_family(registry);
   register_pubsub_family(registry);

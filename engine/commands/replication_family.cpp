@@ -144,8 +144,8 @@ void cmd_waitaof(CmdContext& ctx) {
 }
 
 constexpr CommandSpec k_replication_commands[] = {
-    {"wait", 3, k_cmd_blocking, 0, 0, 0, cmd_wait, "@slow @connection @blocking"},
-    {"waitaof", 4, k_cmd_blocking, 0, 0, 0, cmd_waitaof, "@slow @connection @blocking"},
+    {"wait", 3, k_cmd_blocking, 0, 0, 0, cmd_wait, "@slow @blocking @connection"},
+    {"waitaof", 4, k_cmd_blocking, 0, 0, 0, cmd_waitaof, "@slow @blocking @connection"},
 };
 
 }  // namespace
