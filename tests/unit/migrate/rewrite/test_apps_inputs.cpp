@@ -1,10 +1,11 @@
+#include "tests/unit/migrate/rewrite/builtin_catalog.hpp"
+
+#include "compat/process/child_process.hpp"
 #include "engine/server/config_file.hpp"
 #include "migrate/rewrite/apps_inputs.hpp"
 #include "migrate/rewrite/target_table.hpp"
 
 #include <doctest/doctest.h>
-
-#include <stdlib.h>
 
 #include <filesystem>
 #include <fstream>
@@ -18,30 +19,19 @@ namespace fs = std::filesystem;
 namespace {
 
 const m::TargetCatalog& catalog() {
-  static const m::TargetCatalog k_catalog = [] {
-    auto c = m::parse_target_catalog(m::builtin_target_toml(), "builtin");
-    REQUIRE(c);
-    return std::move(*c);
-  }();
-  return k_catalog;
+  return m::testing::builtin_catalog();
 }
 
+// A scratch directory (removed afterwards) with files put into it.
 struct Tree {
-  Tree() {
-    std::string pattern = (fs::temp_directory_path() / "keyshift-apps-XXXXXX").string();
-    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
-    root = pattern;
-  }
-  ~Tree() {
-    std::error_code ec;
-    fs::remove_all(root, ec);
-  }
+  Tree() : dir("keyshift-apps-"), root(dir.path()) { REQUIRE_FALSE(root.empty()); }
   std::string put(const std::string& relative, const std::string& text) {
     fs::path p = fs::path(root) / relative;
     fs::create_directories(p.parent_path());
     std::ofstream(p, std::ios::binary) << text;
     return p.string();
   }
+  keyshift::compat::ScratchDir dir;
   std::string root;
 };
 
@@ -75,7 +65,7 @@ TEST_SUITE("migrate::rewrite::apps_inputs") {
     t.put("site/node_modules/pkg/.env", "REDIS_HOST=x\n");
     t.put("site/.git/config.php", "<?php\n");
     t.put("site/vendor/a/b.ini", "x\n");
-    t.put("site/a/b/c/d/e/f/deep.conf", "too deep\n");
+    t.put("site/a/b/c/d/e/f/g/deep.conf", "too deep\n");
     t.put("site/a/b/c/d/e/ok.conf", "deep enough\n");
     t.put("site/big.ini", std::string((2U << 20) + 1, 'x'));
     std::string single = t.put("other/app.ini", "x\n");

@@ -1,3 +1,5 @@
+#include "tests/unit/migrate/rewrite/builtin_catalog.hpp"
+
 #include "engine/server/config_file.hpp"
 #include "engine/server/config_table.hpp"
 #include "migrate/rewrite/server_rewrite.hpp"
@@ -14,12 +16,7 @@ namespace e = keyshift::engine;
 namespace {
 
 const m::TargetCatalog& catalog() {
-  static const m::TargetCatalog k_catalog = [] {
-    auto c = m::parse_target_catalog(m::builtin_target_toml(), "builtin");
-    REQUIRE(c);
-    return std::move(*c);
-  }();
-  return k_catalog;
+  return m::testing::builtin_catalog();
 }
 
 m::ServerRewrite rewrite(e::MemoryConfigFilesystem& fs, const std::string& target,
