@@ -119,8 +119,22 @@ bool decode(const HashBits& hash, Area& out) {
   return decode(k_lon_range, k_lat_range, hash, out);
 }
 
+/// A score's bits as Valkey's (uint64_t) cast yields them on x86-64, without the undefined
+/// behaviour of converting an out-of-range double in C++: negative scores wrap, scores of
+/// 2^64 and above become 0, those at or below -2^63 the "integer indefinite" value.
+uint64_t score_bits(double score) {
+  constexpr double k_two_63 = 9223372036854775808.0;
+  if (score >= 0) {
+    return score < 2 * k_two_63 ? static_cast<uint64_t>(score) : 0;
+  }
+  if (score > -k_two_63) {
+    return static_cast<uint64_t>(static_cast<int64_t>(score));
+  }
+  return 1ULL << 63;
+}
+
 bool decode_score(double score, std::array<double, 2>& lon_lat) {
-  HashBits hash{static_cast<uint64_t>(score), k_step_max};
+  HashBits hash{score_bits(score), k_step_max};
   Area area;
   if (!decode(hash, area)) {
     return false;

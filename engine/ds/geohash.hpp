@@ -53,6 +53,8 @@ bool decode(const HashBits& hash, Area& out);
 /// The centre of a stored score's cell as {lon, lat}, clamped to the limits; false when
 /// the score cannot be decoded.
 bool decode_score(double score, std::array<double, 2>& lon_lat);
+/// The cell bits of a stored score (any double, as Valkey's integer cast reads it).
+uint64_t score_bits(double score);
 /// The 52-bit score of a cell (its bits moved to the top of 52).
 uint64_t align_52(const HashBits& hash);
 

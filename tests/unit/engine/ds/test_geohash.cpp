@@ -58,6 +58,14 @@ TEST_SUITE("engine::geohash") {
     }
   }
 
+  TEST_CASE("any score reads as the bits Valkey's integer cast gives on x86-64") {
+    CHECK(geo::score_bits(3479099956230698.0) == 3479099956230698ULL);
+    CHECK(geo::score_bits(0.5) == 0);
+    CHECK(geo::score_bits(-1) == ~0ULL);
+    CHECK(geo::score_bits(1e300) == 0);
+    CHECK(geo::score_bits(-1e300) == 1ULL << 63);
+  }
+
   TEST_CASE("a zero hash does not decode") {
     geo::Area a;
     CHECK_FALSE(geo::decode(geo::HashBits{}, a));
