@@ -234,4 +234,30 @@ inline constexpr std::string_view k_waitaof_on_replica =
 inline constexpr std::string_view k_waitaof_appendonly_disabled =
     "ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.";
 
+// --- Geo -------------------------------------------------------------------------------
+inline constexpr std::string_view k_geo_bad_unit =
+    "ERR unsupported unit provided. please use M, KM, FT, MI";
+/// Followed by the pair as "%f,%f".
+inline constexpr std::string_view k_geo_bad_pair_prefix = "ERR invalid longitude,latitude pair ";
+inline constexpr std::string_view k_geo_need_radius = "ERR need numeric radius";
+inline constexpr std::string_view k_geo_negative_radius = "ERR radius cannot be negative";
+inline constexpr std::string_view k_geo_need_width = "ERR need numeric width";
+inline constexpr std::string_view k_geo_need_height = "ERR need numeric height";
+inline constexpr std::string_view k_geo_negative_box = "ERR height or width cannot be negative";
+inline constexpr std::string_view k_geo_bad_member = "ERR could not decode requested zset member";
+inline constexpr std::string_view k_geo_count_positive = "ERR COUNT must be > 0";
+inline constexpr std::string_view k_geo_any_needs_count =
+    "ERR the ANY argument requires COUNT argument";
+inline constexpr std::string_view k_geo_store_with_options =
+    "ERR STORE option in GEORADIUS is not compatible with WITHDIST, WITHHASH and WITHCOORD "
+    "options";
+inline constexpr std::string_view k_geosearchstore_with_options =
+    "ERR GEOSEARCHSTORE is not compatible with WITHDIST, WITHHASH and WITHCOORD options";
+/// Followed by the command name as the client typed it.
+inline constexpr std::string_view k_geo_need_from_prefix =
+    "ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for ";
+/// Followed by the command name as the client typed it.
+inline constexpr std::string_view k_geo_need_by_prefix =
+    "ERR exactly one of BYRADIUS and BYBOX can be specified for ";
+
 }  // namespace keyshift::engine::errors

@@ -12,6 +12,7 @@ void register_all_families(CommandRegistry& registry) {
   register_generic_family(registry);
   register_hash_family(registry);
   register_zset_family(registry);
+  register_geo_family(registry);
   register_set_family(registry);
   register_sort_family(registry);
   register_server_family(registry);
