@@ -21,6 +21,7 @@ void register_all_families(CommandRegistry& registry) {
   register_stream_family(registry);
   register_blocking_family(registry);
   register_scripting_family(registry);
+  register_hyperloglog_family(registry);
 }
 
 }  // namespace keyshift::engine

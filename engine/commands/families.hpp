@@ -21,5 +21,6 @@ void register_pubsub_family(CommandRegistry& registry);
 void register_blocking_family(CommandRegistry& registry);
 void register_scripting_family(CommandRegistry& registry);
 void register_stream_family(CommandRegistry& registry);
+void register_hyperloglog_family(CommandRegistry& registry);
 
 }  // namespace keyshift::engine
