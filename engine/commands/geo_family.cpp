@@ -30,30 +30,10 @@ bool is_keyword(std::string_view arg, std::string_view keyword) {
   return iequals(arg.substr(0, arg.find('\0')), keyword);
 }
 
-/// A double argument as Valkey's string2d reads it: the whole text, no leading blank, no
-/// NaN, no overflow to infinity or underflow to zero.
-bool parse_number(std::string_view s, double& out) {
-  if (s.empty() || std::isspace(static_cast<unsigned char>(s[0])) != 0) {
-    return false;
-  }
-  std::string text(s);
-  char* end = nullptr;
-  errno = 0;
-  double v = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() + text.size() || std::isnan(v)) {
-    return false;
-  }
-  if (errno == ERANGE && (std::isinf(v) || v == 0)) {
-    return false;
-  }
-  out = v;
-  return true;
-}
-
 /// Reads "longitude latitude" at `idx`; replies the error and returns false when either is
 /// not a number or the pair is outside the encodable range.
 bool parse_lon_lat(CmdContext& ctx, size_t idx, double& lon, double& lat) {
-  if (!parse_number(ctx.arg(idx), lon) || !parse_number(ctx.arg(idx + 1), lat)) {
+  if (!parse_string2d(ctx.arg(idx), lon) || !parse_string2d(ctx.arg(idx + 1), lat)) {
     ctx.reply().error(errors::k_not_float);
     return false;
   }
@@ -88,7 +68,7 @@ double parse_unit(CmdContext& ctx, std::string_view unit) {
 /// "radius unit" at `idx` into the shape; false with the error replied.
 bool parse_radius(CmdContext& ctx, size_t idx, geo::Shape& shape) {
   double r = 0;
-  if (!parse_number(ctx.arg(idx), r)) {
+  if (!parse_string2d(ctx.arg(idx), r)) {
     ctx.reply().error(errors::k_geo_need_radius);
     return false;
   }
@@ -109,11 +89,11 @@ bool parse_radius(CmdContext& ctx, size_t idx, geo::Shape& shape) {
 bool parse_box(CmdContext& ctx, size_t idx, geo::Shape& shape) {
   double w = 0;
   double h = 0;
-  if (!parse_number(ctx.arg(idx), w)) {
+  if (!parse_string2d(ctx.arg(idx), w)) {
     ctx.reply().error(errors::k_geo_need_width);
     return false;
   }
-  if (!parse_number(ctx.arg(idx + 1), h)) {
+  if (!parse_string2d(ctx.arg(idx + 1), h)) {
     ctx.reply().error(errors::k_geo_need_height);
     return false;
   }

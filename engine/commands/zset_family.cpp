@@ -53,26 +53,6 @@ void reply_score(ReplyBuilder& rb, double score) {
   rb.bulk(std::string_view(text, format_double_reply(score, text)));
 }
 
-/// A score argument as Valkey's getDoubleFromObject reads it (string2d): the whole text, no
-/// leading blank, no NaN, and no overflow to infinity or underflow to zero.
-bool parse_score(std::string_view s, double& out) {
-  if (s.empty() || std::isspace(static_cast<unsigned char>(s[0])) != 0) {
-    return false;
-  }
-  std::string text(s);
-  char* end = nullptr;
-  errno = 0;
-  double v = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() + text.size() || std::isnan(v)) {
-    return false;
-  }
-  if (errno == ERANGE && (std::isinf(v) || v == 0)) {
-    return false;
-  }
-  out = v;
-  return true;
-}
-
 /// The sorted set in `e` opened for a change: on commit it stores the value back into the
 /// entry (ZSetRef::sync: a reallocated listpack, or a skiplist that left the block) and adds
 /// the change in its size to the engine's memory count.
@@ -242,7 +222,7 @@ void zadd_generic(CmdContext& ctx, uint32_t flags) {
   std::vector<double> scores(elements);
   size_t max_len = 0;
   for (size_t j = 0; j < elements; ++j) {
-    if (!parse_score(ctx.arg(idx + 2 * j), scores[j])) {
+    if (!parse_string2d(ctx.arg(idx + 2 * j), scores[j])) {
       ctx.reply().error(errors::k_not_float);
       return;
     }
@@ -1181,7 +1161,7 @@ void zsetop_generic(CmdContext& ctx, std::optional<std::string_view> dst, size_t
         is_keyword(opt, "weights")) {
       ++j;
       for (size_t i = 0; i < n; ++i, ++j) {
-        if (!parse_score(ctx.arg(j), src[i].weight)) {
+        if (!parse_string2d(ctx.arg(j), src[i].weight)) {
           ctx.reply().error(errors::k_zsetop_weight_not_float);
           return;
         }

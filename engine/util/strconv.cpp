@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 namespace keyshift::engine {
 
@@ -91,6 +92,24 @@ bool parse_scan_cursor(std::string_view arg, uint64_t& out) {
     return false;
   }
   out = negative ? 0 - v : v;
+  return true;
+}
+
+bool parse_string2d(std::string_view s, double& out) {
+  if (s.empty() || std::isspace(static_cast<unsigned char>(s[0])) != 0) {
+    return false;
+  }
+  std::string text(s);
+  char* end = nullptr;
+  errno = 0;
+  double v = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || std::isnan(v)) {
+    return false;
+  }
+  if (errno == ERANGE && (std::isinf(v) || v == 0)) {
+    return false;
+  }
+  out = v;
   return true;
 }
 

@@ -18,6 +18,9 @@ bool parse_u64(std::string_view s, uint64_t& out);
 bool parse_scan_cursor(std::string_view arg, uint64_t& out);
 /// Parses a double as Valkey's getDoubleFromObject: whole input, no leading blank, not NaN.
 bool parse_double(std::string_view s, double& out);
+/// Parses a double as Valkey's string2d (scores, coordinates): whole input, no leading
+/// blank, not NaN, no overflow to infinity and no underflow to zero.
+bool parse_string2d(std::string_view s, double& out);
 /// Parses a long double as Valkey's string2ld (INCRBYFLOAT).
 bool parse_long_double(std::string_view s, long double& out);
 /// Writes `v` in decimal into `buf` (at least 21 bytes); returns the length.
