@@ -182,8 +182,8 @@ void run_bench(BenchOptions o) {
     throw UserError("keyshift: give either --test-time or -n/--requests, not both", 2);
   }
   bool explicit_target = !o.host.empty() || o.port != 0 || !o.socket.empty() || !o.url.empty();
-  migrate::BenchSettings s;
-  migrate::LoadOptions load;
+  compat::BenchSettings s;
+  compat::LoadOptions load;
   std::unique_ptr<compat::ServerProcess> engine;
   if (!o.url.empty()) {
     auto parsed = engine::parse_redis_url(o.url);
@@ -220,8 +220,8 @@ void run_bench(BenchOptions o) {
         2);
   }
 
-  migrate::BenchTest workload_test;
-  std::vector<migrate::BenchTest> tests;
+  compat::BenchTest workload_test;
+  std::vector<compat::BenchTest> tests;
   s.data_size = o.data_size != 0 ? o.data_size : (workload ? 32 : 3);
   s.requests = o.test_time > 0 ? 0 : (o.requests != 0 ? o.requests : 100'000);
   s.test_time = o.test_time;
@@ -235,8 +235,8 @@ void run_bench(BenchOptions o) {
         throw UserError("keyshift: --ratio 0:0 sends nothing", 2);
       }
       auto [ps, pg] = split_pair(o.key_pattern.empty() ? "R:R" : o.key_pattern, "--key-pattern");
-      workload_test.set_pattern = migrate::parse_key_pattern(ps);
-      workload_test.get_pattern = migrate::parse_key_pattern(pg);
+      workload_test.set_pattern = compat::parse_key_pattern(ps);
+      workload_test.get_pattern = compat::parse_key_pattern(pg);
       workload_test.key_minimum = o.key_minimum.value_or(0);
       workload_test.key_maximum = o.key_maximum.value_or(10'000'000);
       if (workload_test.key_maximum < workload_test.key_minimum) {
@@ -256,21 +256,21 @@ void run_bench(BenchOptions o) {
     } else if (!o.command.empty()) {
       s.mode = "command";
       s.command = o.command;
-      tests.push_back(migrate::custom_test(o.command, o.keyspace));
+      tests.push_back(compat::custom_test(o.command, o.keyspace));
     } else {
-      tests = migrate::redis_benchmark_tests(o.tests, s.data_size, o.keyspace);
+      tests = compat::redis_benchmark_tests(o.tests, s.data_size, o.keyspace);
       if (tests.empty()) {
         throw UserError("keyshift: -t selects no test", 2);
       }
     }
-  } catch (const migrate::BenchError& e) {
+  } catch (const compat::BenchError& e) {
     throw UserError(fmt::format("keyshift: {}", e.what()), 2);
   }
-  std::optional<migrate::PrefillSpec> prefill_spec;
+  std::optional<compat::PrefillSpec> prefill_spec;
   if (!o.prefill.empty()) {
     try {
-      prefill_spec = migrate::parse_prefill(o.prefill);
-    } catch (const migrate::BenchError& e) {
+      prefill_spec = compat::parse_prefill(o.prefill);
+    } catch (const compat::BenchError& e) {
       throw UserError(fmt::format("keyshift: {}", e.what()), 2);
     }
   }
@@ -296,8 +296,8 @@ void run_bench(BenchOptions o) {
   load.pipeline = o.pipeline;
   load.requests = s.requests;
   load.seconds = s.test_time;
-  s.transport = migrate::transport_of(load.target);
-  s.target = migrate::target_address(load.target);
+  s.transport = compat::transport_of(load.target);
+  s.target = compat::target_address(load.target);
   s.clients = o.clients;
   s.threads = o.threads;
   s.pipeline = o.pipeline;
@@ -308,7 +308,7 @@ void run_bench(BenchOptions o) {
     s.tests.push_back(t.title);
   }
 
-  migrate::BenchReport report;
+  compat::BenchReport report;
   report.settings = s;
   report.keyshift_version = KEYSHIFT_VERSION;
   report.started_at = utc_now();
@@ -316,7 +316,7 @@ void run_bench(BenchOptions o) {
   report.client_cpus = static_cast<uint32_t>(::sysconf(_SC_NPROCESSORS_ONLN));
   Progress progress;
   try {
-    report.target = migrate::query_target(load.target);
+    report.target = compat::query_target(load.target);
     if (prefill_spec) {
       auto keys_done = [&progress](uint64_t keys) {
         if (progress.enabled()) {
@@ -325,7 +325,7 @@ void run_bench(BenchOptions o) {
         }
       };
       report.prefill =
-          migrate::prefill(workload_test, load, *prefill_spec, report.target.maxmemory, keys_done);
+          compat::prefill(workload_test, load, *prefill_spec, report.target.maxmemory, keys_done);
       progress.clear();
       if (!o.quiet && !o.csv) {
         fmt::print("prefill: {} keys, used_memory {} bytes{} in {:.2f} s\n", report.prefill->keys,
@@ -337,50 +337,50 @@ void run_bench(BenchOptions o) {
       }
     }
     if (o.csv) {
-      std::fputs(migrate::render_csv_header().c_str(), stdout);
+      std::fputs(compat::render_csv_header().c_str(), stdout);
     }
     for (uint32_t run = 0; run < o.runs; ++run) {
-      std::vector<migrate::TestResult> results;
+      std::vector<compat::TestResult> results;
       for (const auto& t : tests) {
         load.progress = progress.for_test(t.title, load.requests);
         load.seed = run + 1;
-        migrate::TestResult r = migrate::run_test(t, load);
+        compat::TestResult r = compat::run_test(t, load);
         progress.clear();
-        migrate::TestResult shown = r;
+        compat::TestResult shown = r;
         if (o.runs > 1) {
           shown.title = fmt::format("{} (run {})", t.title, run + 1);
         }
         if (o.csv) {
-          std::fputs(migrate::render_csv_line(shown).c_str(), stdout);
+          std::fputs(compat::render_csv_line(shown).c_str(), stdout);
         } else if (o.quiet) {
-          std::fputs(migrate::render_quiet_line(shown).c_str(), stdout);
+          std::fputs(compat::render_quiet_line(shown).c_str(), stdout);
         } else {
-          std::fputs(migrate::render_summary(shown, s).c_str(), stdout);
+          std::fputs(compat::render_summary(shown, s).c_str(), stdout);
         }
         std::fflush(stdout);
         results.push_back(std::move(r));
       }
       report.runs.push_back(std::move(results));
     }
-  } catch (const migrate::BenchError& e) {
+  } catch (const compat::BenchError& e) {
     progress.clear();
     throw UserError(fmt::format("keyshift: {}", e.what()), 1);
   }
   if (o.runs > 1) {
-    for (auto& avg : migrate::average_runs(report.runs)) {
+    for (auto& avg : compat::average_runs(report.runs)) {
       avg.title += " (average)";
       if (o.csv) {
-        std::fputs(migrate::render_csv_line(avg).c_str(), stdout);
+        std::fputs(compat::render_csv_line(avg).c_str(), stdout);
       } else if (o.quiet) {
-        std::fputs(migrate::render_quiet_line(avg).c_str(), stdout);
+        std::fputs(compat::render_quiet_line(avg).c_str(), stdout);
       } else {
-        std::fputs(migrate::render_summary(avg, s).c_str(), stdout);
+        std::fputs(compat::render_summary(avg, s).c_str(), stdout);
       }
     }
   }
   std::fflush(stdout);
   if (!o.json_file.empty()) {
-    write_file_atomically(o.json_file, migrate::render_bench_json(report));
+    write_file_atomically(o.json_file, compat::render_bench_json(report));
   }
 }
 
@@ -395,15 +395,15 @@ std::string read_whole(const std::string& path) {
 }
 
 void run_compare(const CompareOptions& o) {
-  migrate::SavedRun before;
-  migrate::SavedRun after;
+  compat::SavedRun before;
+  compat::SavedRun after;
   try {
-    before = migrate::read_saved_run(read_whole(o.before), o.before);
-    after = migrate::read_saved_run(read_whole(o.after), o.after);
-  } catch (const migrate::BenchError& e) {
+    before = compat::read_saved_run(read_whole(o.before), o.before);
+    after = compat::read_saved_run(read_whole(o.after), o.after);
+  } catch (const compat::BenchError& e) {
     throw UserError(fmt::format("keyshift: {}", e.what()), 1);
   }
-  migrate::Comparison cmp = migrate::compare_runs(before, after);
+  compat::Comparison cmp = compat::compare_runs(before, after);
   if (!cmp.differences.empty()) {
     std::string list;
     for (const auto& d : cmp.differences) {
@@ -419,7 +419,7 @@ void run_compare(const CompareOptions& o) {
     }
     fmt::print(stderr, "keyshift: WARNING: the runs' settings differ:\n{}", list);
   }
-  std::string text = migrate::render_comparison(cmp, migrate::parse_compare_format(o.format));
+  std::string text = compat::render_comparison(cmp, compat::parse_compare_format(o.format));
   if (o.out.empty()) {
     std::fputs(text.c_str(), stdout);
   } else {

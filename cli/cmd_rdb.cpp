@@ -43,13 +43,13 @@ struct RdbOptions {
 
 /// A progress meter on stderr for reading `file` of `size` bytes: when asked (--progress), or
 /// when stderr is a terminal and the file is large; otherwise none.
-std::unique_ptr<migrate::ProgressMeter> progress_meter(const std::string& file, uint64_t size,
-                                                       bool forced) {
+std::unique_ptr<compat::ProgressMeter> progress_meter(const std::string& file, uint64_t size,
+                                                      bool forced) {
   if (!forced && (size <= k_progress_min_bytes || ::isatty(STDERR_FILENO) != 1)) {
     return nullptr;
   }
   auto start = std::chrono::steady_clock::now();
-  return std::make_unique<migrate::ProgressMeter>(
+  return std::make_unique<compat::ProgressMeter>(
       file, size,
       [](std::string_view line) {
         std::fwrite(line.data(), 1, line.size(), stderr);

@@ -297,17 +297,17 @@ void run_server(const ServerOptions& o) {
   }
   execute(o.common, rewritten->plan, validators, report);
   std::string extra = "\"target\": ";
-  migrate::append_json_string(extra, target->name);
+  compat::append_json_string(extra, target->name);
   extra += ", \"layout\": ";
-  migrate::append_json_string(extra, migrate::layout_name(rewritten->layout));
+  compat::append_json_string(extra, migrate::layout_name(rewritten->layout));
   extra += ", \"socket\": {\"before\": ";
-  migrate::append_json_bytes(extra, rewritten->before.socket);
+  compat::append_json_bytes(extra, rewritten->before.socket);
   extra += ", \"after\": ";
-  migrate::append_json_bytes(extra, rewritten->after.socket);
+  compat::append_json_bytes(extra, rewritten->after.socket);
   extra += "}";
   if (probed) {
     extra += ", \"probe\": {\"server\": ";
-    migrate::append_json_bytes(extra, probed->server);
+    compat::append_json_bytes(extra, probed->server);
     extra += fmt::format(", \"directives\": {}, \"commands\": {}}}", probed->directives.size(),
                          probed->commands.size());
   }
@@ -335,9 +335,9 @@ std::string mapping_json(const migrate::AppsRewriteOptions& options) {
   auto endpoint = [](const migrate::Endpoint& e) {
     std::string out;
     if (!e.socket.empty()) {
-      migrate::append_json_bytes(out, "unix://" + e.socket);
+      compat::append_json_bytes(out, "unix://" + e.socket);
     } else if (!e.host.empty()) {
-      migrate::append_json_bytes(out, fmt::format("{}:{}", e.host, e.port));
+      compat::append_json_bytes(out, fmt::format("{}:{}", e.host, e.port));
     } else {
       out = "null";
     }
@@ -346,7 +346,7 @@ std::string mapping_json(const migrate::AppsRewriteOptions& options) {
   std::string out = "\"mapping\": {\"from_sockets\": [";
   for (size_t i = 0; i < options.from_sockets.size(); ++i) {
     out += i == 0 ? "" : ", ";
-    migrate::append_json_bytes(out, options.from_sockets[i]);
+    compat::append_json_bytes(out, options.from_sockets[i]);
   }
   out += "], \"from\": " + endpoint(options.from) + ", \"to\": " + endpoint(options.to);
   out += ", \"tcp_to\": " + (options.tcp_to ? endpoint(*options.tcp_to) : std::string("null"));
@@ -442,15 +442,15 @@ void run_apps(const AppsOptions& o) {
     std::string lines;
     for (const auto& r : rewritten.renames) {
       std::string line = "{\"db\": " + std::to_string(r.db) + ", \"file\": ";
-      migrate::append_json_bytes(line, r.file);
+      compat::append_json_bytes(line, r.file);
       line += ", \"from_prefix\": ";
-      migrate::append_json_bytes(line, r.from);
+      compat::append_json_bytes(line, r.from);
       line += ", \"to_prefix\": ";
-      migrate::append_json_bytes(line, r.to);
+      compat::append_json_bytes(line, r.to);
       line += ", \"exclude_prefixes\": [";
       for (size_t i = 0; i < r.exclude.size(); ++i) {
         line += i == 0 ? "" : ", ";
-        migrate::append_json_bytes(line, r.exclude[i]);
+        compat::append_json_bytes(line, r.exclude[i]);
       }
       lines += line + "]}\n";
     }
@@ -467,13 +467,13 @@ void run_apps(const AppsOptions& o) {
   for (size_t i = 0; i < rewritten.collisions.size(); ++i) {
     const auto& c = rewritten.collisions[i];
     extra += i == 0 ? "{\"file\": " : ", {\"file\": ";
-    migrate::append_json_bytes(extra, c.file);
+    compat::append_json_bytes(extra, c.file);
     extra += ", \"prefix\": ";
-    migrate::append_json_bytes(extra, c.prefix);
+    compat::append_json_bytes(extra, c.prefix);
     extra += ", \"other_file\": ";
-    migrate::append_json_bytes(extra, c.other_file);
+    compat::append_json_bytes(extra, c.other_file);
     extra += ", \"other_prefix\": ";
-    migrate::append_json_bytes(extra, c.other_prefix);
+    compat::append_json_bytes(extra, c.other_prefix);
     extra += fmt::format(", \"db\": {}}}", c.db);
   }
   extra += "]";

@@ -228,7 +228,7 @@ void append_change_json(std::string& out, std::string_view name, const RdbChange
   out += "\":{\"count\":" + std::to_string(change.count) + ",\"keys\":[";
   for (size_t i = 0; i < change.keys.size(); ++i) {
     out += (i == 0 ? "{\"db\":" : ",{\"db\":") + std::to_string(change.keys[i].db) + ",\"key\":";
-    append_json_bytes(out, change.keys[i].key);
+    compat::append_json_bytes(out, change.keys[i].key);
     out.push_back('}');
   }
   out += "]}";
@@ -344,14 +344,14 @@ std::string render_convert_json(const RdbConvertReport& r, std::string_view in,
   std::string j = "{\"ok\":";
   j += r.ok ? "true" : "false";
   j += ",\"input\":";
-  append_json_bytes(j, in);
+  compat::append_json_bytes(j, in);
   j += ",\"output\":";
-  append_json_bytes(j, out);
+  compat::append_json_bytes(j, out);
   j += ",\"error\":";
   if (r.ok) {
     j += "null";
   } else {
-    append_json_bytes(j, r.error);
+    compat::append_json_bytes(j, r.error);
   }
   j += ",\"error_offset\":";
   j += r.error_offset ? std::to_string(*r.error_offset) : "null";

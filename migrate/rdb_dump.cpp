@@ -49,9 +49,9 @@ void append_stream_json(std::string& out, const RdbStream& s) {
     for (const auto& [field, value] : s.entries[i].fields) {
       out += first ? "" : ",";
       first = false;
-      append_json_bytes(out, field);
+      compat::append_json_bytes(out, field);
       out.push_back(',');
-      append_json_bytes(out, value);
+      compat::append_json_bytes(out, value);
     }
     out += "]]";
   }
@@ -59,7 +59,7 @@ void append_stream_json(std::string& out, const RdbStream& s) {
   for (size_t g = 0; g < s.groups.size(); ++g) {
     const engine::RdbStreamGroup& group = s.groups[g];
     out += g == 0 ? "{\"name\":" : ",{\"name\":";
-    append_json_bytes(out, group.name);
+    compat::append_json_bytes(out, group.name);
     out += ",\"last_delivered_id\":";
     append_id_json(out, group.last_delivered);
     out += ",\"entries_read\":";
@@ -75,7 +75,7 @@ void append_stream_json(std::string& out, const RdbStream& s) {
     for (size_t c = 0; c < group.consumers.size(); ++c) {
       const engine::RdbStreamConsumer& consumer = group.consumers[c];
       out += c == 0 ? "{\"name\":" : ",{\"name\":";
-      append_json_bytes(out, consumer.name);
+      compat::append_json_bytes(out, consumer.name);
       out += ",\"seen_time_ms\":" + std::to_string(consumer.seen_time_ms);
       out += ",\"active_time_ms\":";
       out += consumer.active_time_ms < 0 ? "null" : std::to_string(consumer.active_time_ms);
@@ -94,7 +94,7 @@ void append_stream_json(std::string& out, const RdbStream& s) {
 void append_key_json(std::string& out, const RdbKey& k) {
   const RdbValue& v = k.value;
   out += "{\"db\":" + std::to_string(k.db) + ",\"key\":";
-  append_json_bytes(out, k.key);
+  compat::append_json_bytes(out, k.key);
   out += ",\"type\":\"";
   out += kind_name(v.kind);
   out += "\",\"expire_ms\":";
@@ -102,14 +102,14 @@ void append_key_json(std::string& out, const RdbKey& k) {
   out += ",\"value\":";
   switch (v.kind) {
     case RdbKind::string:
-      append_json_bytes(out, v.str);
+      compat::append_json_bytes(out, v.str);
       break;
     case RdbKind::list:
     case RdbKind::set:
       out.push_back('[');
       for (size_t i = 0; i < v.items.size(); ++i) {
         out += i == 0 ? "" : ",";
-        append_json_bytes(out, v.items[i]);
+        compat::append_json_bytes(out, v.items[i]);
       }
       out.push_back(']');
       break;
@@ -117,7 +117,7 @@ void append_key_json(std::string& out, const RdbKey& k) {
       out.push_back('[');
       for (size_t i = 0; i < v.zset.size(); ++i) {
         out += i == 0 ? "[" : ",[";
-        append_json_bytes(out, v.zset[i].first);
+        compat::append_json_bytes(out, v.zset[i].first);
         out += ",\"" + engine::double_reply_text(v.zset[i].second) + "\"]";
       }
       out.push_back(']');
@@ -127,9 +127,9 @@ void append_key_json(std::string& out, const RdbKey& k) {
       bool any_ttl = false;
       for (size_t i = 0; i < v.hash.size(); ++i) {
         out += i == 0 ? "[" : ",[";
-        append_json_bytes(out, v.hash[i].field);
+        compat::append_json_bytes(out, v.hash[i].field);
         out.push_back(',');
-        append_json_bytes(out, v.hash[i].value);
+        compat::append_json_bytes(out, v.hash[i].value);
         out.push_back(']');
         any_ttl = any_ttl || v.hash[i].expire_ms >= 0;
       }
@@ -145,7 +145,7 @@ void append_key_json(std::string& out, const RdbKey& k) {
           }
           out += first ? "[" : ",[";
           first = false;
-          append_json_bytes(out, f.field);
+          compat::append_json_bytes(out, f.field);
           out += "," + std::to_string(f.expire_ms) + "]";
         }
         out.push_back(']');
@@ -157,20 +157,20 @@ void append_key_json(std::string& out, const RdbKey& k) {
       break;
     case RdbKind::module:
       out += "null,\"module\":";
-      append_json_string(out, v.module_name);
+      compat::append_json_string(out, v.module_name);
       break;
     case RdbKind::path_hash:
       // [[path, [[field, value], ...]], ...] in the file's order, binary-safe like a hash.
       out.push_back('[');
       for (size_t i = 0; i < v.paths.size(); ++i) {
         out += i == 0 ? "[" : ",[";
-        append_json_bytes(out, v.paths[i].path);
+        compat::append_json_bytes(out, v.paths[i].path);
         out += ",[";
         for (size_t j = 0; j < v.paths[i].fields.size(); ++j) {
           out += j == 0 ? "[" : ",[";
-          append_json_bytes(out, v.paths[i].fields[j].first);
+          compat::append_json_bytes(out, v.paths[i].fields[j].first);
           out.push_back(',');
-          append_json_bytes(out, v.paths[i].fields[j].second);
+          compat::append_json_bytes(out, v.paths[i].fields[j].second);
           out.push_back(']');
         }
         out += "]]";

@@ -274,7 +274,7 @@ engine::RdbKind kind_of_type(uint8_t type) {
 /// A key as text for a terminal: control bytes (and any byte of text that is not UTF-8) as
 /// \xHH, quoted when that or a blank makes it ambiguous, cut after `max` bytes.
 std::string printable(std::string_view bytes, size_t max = 60) {
-  const bool utf8 = is_valid_utf8(bytes);
+  const bool utf8 = compat::is_valid_utf8(bytes);
   std::string out;
   bool quote = bytes.empty();
   size_t i = 0;
@@ -343,14 +343,18 @@ class JsonObject {
       m_out += ", ";
     }
     m_first = false;
-    append_json_string(m_out, name);
+    compat::append_json_string(m_out, name);
     m_out += ": ";
     return m_out;
   }
   void number(std::string_view name, uint64_t v) { field(name) += std::to_string(v); }
   void signed_number(std::string_view name, int64_t v) { field(name) += std::to_string(v); }
-  void text(std::string_view name, std::string_view v) { append_json_string(field(name), v); }
-  void bytes(std::string_view name, std::string_view v) { append_json_bytes(field(name), v); }
+  void text(std::string_view name, std::string_view v) {
+    compat::append_json_string(field(name), v);
+  }
+  void bytes(std::string_view name, std::string_view v) {
+    compat::append_json_bytes(field(name), v);
+  }
   void boolean(std::string_view name, bool v) { field(name) += v ? "true" : "false"; }
   void null(std::string_view name) { field(name) += "null"; }
   void close() { m_out.push_back('}'); }
@@ -373,7 +377,7 @@ void append_strings(std::string& out, const std::vector<std::string>& items) {
     if (i > 0) {
       out += ", ";
     }
-    append_json_bytes(out, items[i]);
+    compat::append_json_bytes(out, items[i]);
   }
   out.push_back(']');
 }

@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace keyshift::migrate {
+namespace keyshift::compat {
 namespace {
 
 /// The options that shape the load; two runs compare only when they agree on all of them.
@@ -528,4 +528,4 @@ std::string render_comparison(const Comparison& cmp, CompareFormat format) {
   return render_text(cmp);
 }
 
-}  // namespace keyshift::migrate
+}  // namespace keyshift::compat

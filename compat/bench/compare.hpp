@@ -8,7 +8,7 @@
 
 // `keyshift bench compare`: two saved runs (--json files) side by side, per test, with the
 // change in requests/s and latency and which way it went.
-namespace keyshift::migrate {
+namespace keyshift::compat {
 
 /// One test of a saved run, as far as comparisons need it.
 struct SavedTest {
@@ -66,4 +66,4 @@ CompareFormat parse_compare_format(std::string_view text);
 /// charts, no scripts, no network) that reads on a phone.
 std::string render_comparison(const Comparison& cmp, CompareFormat format);
 
-}  // namespace keyshift::migrate
+}  // namespace keyshift::compat

@@ -27,7 +27,7 @@
 #include <mutex>
 #include <thread>
 
-namespace keyshift::migrate {
+namespace keyshift::compat {
 namespace {
 
 constexpr size_t k_read_chunk = 64 * 1024;
@@ -800,4 +800,4 @@ TestResult run_test(const BenchTest& test, const LoadOptions& options) {
   return result;
 }
 
-}  // namespace keyshift::migrate
+}  // namespace keyshift::compat

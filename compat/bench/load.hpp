@@ -17,7 +17,7 @@
 // for all their replies before the next (redis-benchmark's model). Requests are written
 // into per-connection buffers sized once, replies are only scanned for their ends, and
 // latencies go into fixed-size histograms: nothing is allocated per request.
-namespace keyshift::migrate {
+namespace keyshift::compat {
 
 /// A failure to reach or use the target, or an error reply; the message says which.
 class BenchError : public std::runtime_error {
@@ -110,4 +110,4 @@ TestResult run_test(const BenchTest& test, const LoadOptions& options);
 /// Opens a connected, logged-in socket to `target` (blocking mode); throws BenchError.
 int connect_target(const BenchTarget& target);
 
-}  // namespace keyshift::migrate
+}  // namespace keyshift::compat

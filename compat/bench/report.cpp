@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-namespace keyshift::migrate {
+namespace keyshift::compat {
 namespace {
 
 double ms(uint64_t ns) {
@@ -277,4 +277,4 @@ std::string render_bench_json(const BenchReport& r) {
   return out;
 }
 
-}  // namespace keyshift::migrate
+}  // namespace keyshift::compat

@@ -9,7 +9,7 @@
 
 // What `keyshift bench` prints and saves: redis-benchmark's -q and --csv lines, a short
 // summary per test, and the JSON file (`--json`) that `keyshift bench compare` reads.
-namespace keyshift::migrate {
+namespace keyshift::compat {
 
 /// Every setting that shapes the load; two runs are comparable when these match.
 struct BenchSettings {
@@ -82,4 +82,4 @@ std::vector<TestResult> average_runs(const std::vector<std::vector<TestResult>>&
 /// The --json document (schema in man/keyshift-bench.1).
 std::string render_bench_json(const BenchReport& report);
 
-}  // namespace keyshift::migrate
+}  // namespace keyshift::compat

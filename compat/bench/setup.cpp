@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace keyshift::migrate {
+namespace keyshift::compat {
 namespace {
 
 /// First chunk of a share prefill: enough keys to measure the bytes one key costs.
@@ -212,4 +212,4 @@ PrefillResult prefill(const BenchTest& workload, const LoadOptions& options,
   return result;
 }
 
-}  // namespace keyshift::migrate
+}  // namespace keyshift::compat

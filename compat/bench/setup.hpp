@@ -8,7 +8,7 @@
 #include <string_view>
 
 // Work around a measurement: who the target is, and filling it before a workload.
-namespace keyshift::migrate {
+namespace keyshift::compat {
 
 /// Reads INFO server/memory and CONFIG GET io-threads; throws BenchError when unreachable.
 TargetInfo query_target(const BenchTarget& target);
@@ -34,4 +34,4 @@ PrefillResult prefill(const BenchTest& workload, const LoadOptions& options,
                       const PrefillSpec& spec, uint64_t maxmemory,
                       const std::function<void(uint64_t)>& progress);
 
-}  // namespace keyshift::migrate
+}  // namespace keyshift::compat

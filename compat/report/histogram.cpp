@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-namespace keyshift::migrate {
+namespace keyshift::compat {
 
 uint64_t LatencyHistogram::upper_of(size_t index) {
   constexpr size_t k_linear = size_t{2} << k_sub_bits;
@@ -71,4 +71,4 @@ std::vector<std::pair<uint64_t, uint64_t>> LatencyHistogram::buckets() const {
   return out;
 }
 
-}  // namespace keyshift::migrate
+}  // namespace keyshift::compat

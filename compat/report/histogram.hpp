@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-namespace keyshift::migrate {
+namespace keyshift::compat {
 
 /// Latencies in nanoseconds counted in log-linear buckets (HdrHistogram's layout): 256
 /// linear sub-buckets per power of two, so any value is known to within 1/256 (0.4 %) with
@@ -73,4 +73,4 @@ class LatencyHistogram {
   uint64_t m_min = UINT64_MAX;
 };
 
-}  // namespace keyshift::migrate
+}  // namespace keyshift::compat

@@ -2,7 +2,7 @@
 
 #include <cstdint>
 
-namespace keyshift::migrate {
+namespace keyshift::compat {
 
 bool is_valid_utf8(std::string_view bytes) {
   size_t i = 0;
@@ -98,4 +98,4 @@ void append_json_bytes(std::string& out, std::string_view bytes) {
   out += "\"}";
 }
 
-}  // namespace keyshift::migrate
+}  // namespace keyshift::compat

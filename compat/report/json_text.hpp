@@ -5,7 +5,7 @@
 
 // Writing JSON by hand for reports: keys and values from RDB files are arbitrary bytes, and
 // the output must stay valid JSON whatever they hold.
-namespace keyshift::migrate {
+namespace keyshift::compat {
 
 /// True when `bytes` is well-formed UTF-8 (no overlongs, surrogates or code points > U+10FFFF).
 bool is_valid_utf8(std::string_view bytes);
@@ -17,4 +17,4 @@ void append_json_string(std::string& out, std::string_view text);
 /// {"hex": "..."} (lowercase), the corpus' convention, so no byte is lost or mangled.
 void append_json_bytes(std::string& out, std::string_view bytes);
 
-}  // namespace keyshift::migrate
+}  // namespace keyshift::compat

@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <string>
 
-namespace keyshift::migrate {
+namespace keyshift::compat {
 namespace {
 
 constexpr int k_max_depth = 64;
@@ -265,4 +265,4 @@ JsonValue parse_json(std::string_view text) {
   return Parser(text).document();
 }
 
-}  // namespace keyshift::migrate
+}  // namespace keyshift::compat

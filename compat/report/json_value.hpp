@@ -9,7 +9,7 @@
 
 // Reading JSON the tools wrote themselves (saved benchmark runs): a small strict parser
 // whose errors carry the byte offset, so a damaged file is named precisely.
-namespace keyshift::migrate {
+namespace keyshift::compat {
 
 /// A parsed JSON value; objects keep their members in file order.
 struct JsonValue {
@@ -35,4 +35,4 @@ class JsonError : public std::runtime_error {
 /// Parses one JSON document (RFC 8259; nesting up to 64 levels); throws JsonError.
 JsonValue parse_json(std::string_view text);
 
-}  // namespace keyshift::migrate
+}  // namespace keyshift::compat

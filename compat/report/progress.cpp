@@ -6,7 +6,7 @@
 #include <cmath>
 #include <utility>
 
-namespace keyshift::migrate {
+namespace keyshift::compat {
 
 ProgressMeter::ProgressMeter(std::string label, uint64_t total, Sink sink, Clock clock,
                              double interval)
@@ -50,4 +50,4 @@ std::string ProgressMeter::line(std::string_view label, uint64_t done, uint64_t 
   return out;
 }
 
-}  // namespace keyshift::migrate
+}  // namespace keyshift::compat

@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-namespace keyshift::migrate {
+namespace keyshift::compat {
 
 /// A progress line for reading a file: bytes read of the total, percent, MB/s and the time
 /// left, redrawn in place ("\r") at most every `interval` seconds. Where the line goes and
@@ -40,4 +40,4 @@ class ProgressMeter {
   bool m_drawn = false;
 };
 
-}  // namespace keyshift::migrate
+}  // namespace keyshift::compat

@@ -20,9 +20,9 @@ std::string after_header(const PlannedFile& file) {
 }
 
 void member(std::string& out, std::string_view key, std::string_view text) {
-  append_json_string(out, key);
+  compat::append_json_string(out, key);
   out += ": ";
-  append_json_bytes(out, text);
+  compat::append_json_bytes(out, text);
 }
 
 }  // namespace
@@ -128,20 +128,20 @@ std::string render_rewrite_json(const RewriteReport& report) {
   for (const std::string& w : report.warnings) {
     out += first ? "" : ", ";
     first = false;
-    append_json_bytes(out, redact_secrets(w));
+    compat::append_json_bytes(out, redact_secrets(w));
   }
   out += "], \"backup_dir\": ";
   if (report.backup_dir.empty()) {
     out += "null";
   } else {
-    append_json_bytes(out, report.backup_dir);
+    compat::append_json_bytes(out, report.backup_dir);
   }
   out += ", \"written\": [";
   first = true;
   for (const std::string& w : report.written) {
     out += first ? "" : ", ";
     first = false;
-    append_json_bytes(out, w);
+    compat::append_json_bytes(out, w);
   }
   out += "]";
   if (!report.extra_json.empty()) {

@@ -69,7 +69,7 @@ std::string nginx_prefix(const std::string& real_path, const std::string& temp) 
 
 std::optional<std::string> check_nginx(const std::string& nginx, const std::string& path,
                                        const std::string& real_path, std::string_view text) {
-  ScratchDir prefix("keyshift-check-");
+  compat::ScratchDir prefix("keyshift-check-");
   if (prefix.path().empty()) {
     return std::string("cannot create a temp directory for nginx -t");
   }
@@ -86,8 +86,8 @@ std::optional<std::string> check_nginx(const std::string& nginx, const std::stri
     }
   }
   // pid and error_log point into the temp directory: the system nginx is never touched.
-  ProcessResult r =
-      run_process({nginx, "-t", "-q", "-p", nginx_prefix(real_path, prefix.path()), "-c", conf});
+  compat::ProcessResult r = compat::run_process(
+      {nginx, "-t", "-q", "-p", nginx_prefix(real_path, prefix.path()), "-c", conf});
   if (r.status != 0) {
     return fmt::format("nginx -t: {}", last_lines(r.output));
   }
@@ -100,13 +100,13 @@ std::optional<std::string> check_with(const std::string& program, const std::str
                                       std::vector<std::string> args, std::string_view label,
                                       const std::string& shown_path,
                                       std::vector<std::string>& notes) {
-  std::string exe = find_program(program);
+  std::string exe = compat::find_program(program);
   if (exe.empty()) {
     notes.push_back(fmt::format("{}: not checked: {} is not installed", shown_path, what));
     return std::nullopt;
   }
   args.insert(args.begin(), exe);
-  ProcessResult r = run_process(args);
+  compat::ProcessResult r = compat::run_process(args);
   if (r.status != 0) {
     return fmt::format("{}: {}", label, last_lines(r.output));
   }
@@ -128,14 +128,15 @@ std::optional<std::string> validate_file(const PlannedFile& file, const std::str
       if (!validators.server_is_keyshift || validators.keyshift.empty()) {
         return std::nullopt;
       }
-      ProcessResult r = run_process({validators.keyshift, "serve", "--test-config", path});
+      compat::ProcessResult r =
+          compat::run_process({validators.keyshift, "serve", "--test-config", path});
       if (r.status != 0) {
         return fmt::format("keyshift serve --test-config: {}", last_lines(r.output));
       }
       return std::nullopt;
     }
     case FileKind::nginx: {
-      std::string nginx = find_program(validators.nginx);
+      std::string nginx = compat::find_program(validators.nginx);
       if (nginx.empty()) {
         notes.push_back(fmt::format("{}: not checked: nginx is not installed", file.path));
         return std::nullopt;
@@ -164,7 +165,7 @@ std::optional<std::string> validate_file(const PlannedFile& file, const std::str
 std::vector<std::string> validate_copies(const RewritePlan& plan, const Validators& validators,
                                          std::vector<std::string>& notes) {
   std::vector<std::string> failures;
-  ScratchDir dir("keyshift-check-");
+  compat::ScratchDir dir("keyshift-check-");
   int n = 0;
   for (const PlannedFile& file : plan.files) {
     // Server configs are checked in memory by the engine (includes resolve there), and by a

@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
-using keyshift::migrate::BenchError;
-using keyshift::migrate::custom_test;
-using keyshift::migrate::parse_key_pattern;
-using keyshift::migrate::parse_prefill;
-using keyshift::migrate::redis_benchmark_tests;
+using keyshift::compat::BenchError;
+using keyshift::compat::custom_test;
+using keyshift::compat::parse_key_pattern;
+using keyshift::compat::parse_prefill;
+using keyshift::compat::redis_benchmark_tests;
 
 namespace {
 
@@ -24,7 +24,7 @@ std::vector<std::string> titles(std::string_view selected) {
 
 }  // namespace
 
-TEST_SUITE("migrate::bench options") {
+TEST_SUITE("compat::bench options") {
   TEST_CASE("the default test list is redis-benchmark's, in its order") {
     CHECK(titles("") == std::vector<std::string>{"PING_INLINE",
                                                  "PING_MBULK",
@@ -77,7 +77,7 @@ TEST_SUITE("migrate::bench options") {
   }
 
   TEST_CASE("key patterns and prefill values are checked") {
-    CHECK(parse_key_pattern("G") == keyshift::migrate::KeyPattern::gaussian);
+    CHECK(parse_key_pattern("G") == keyshift::compat::KeyPattern::gaussian);
     CHECK_THROWS_AS(parse_key_pattern("X"), BenchError);
     auto p = parse_prefill("35%");
     CHECK(p.percent);

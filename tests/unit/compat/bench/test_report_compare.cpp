@@ -7,7 +7,7 @@
 
 #include <string>
 
-using namespace keyshift::migrate;  // NOLINT: test file, many small types
+using namespace keyshift::compat;  // NOLINT: test file, many small types
 
 namespace {
 
@@ -43,7 +43,7 @@ BenchReport make_report(uint32_t clients, double set_rps) {
 
 }  // namespace
 
-TEST_SUITE("migrate::bench report and compare") {
+TEST_SUITE("compat::bench report and compare") {
   TEST_CASE("the -q line and the CSV have redis-benchmark's shape") {
     TestResult t = make_test("SET", 201612.914, 119);
     CHECK(render_quiet_line(t) == "SET: 201612.91 requests per second, p50=0.119 msec\n");

@@ -4,9 +4,9 @@
 
 #include <cstdint>
 
-using keyshift::migrate::LatencyHistogram;
+using keyshift::compat::LatencyHistogram;
 
-TEST_SUITE("migrate::LatencyHistogram") {
+TEST_SUITE("compat::LatencyHistogram") {
   TEST_CASE("every value lands in a bucket whose upper bound is within 1/256 above it") {
     for (uint64_t v = 0; v < (uint64_t{1} << 39); v = v * 3 / 2 + 1) {
       CAPTURE(v);

@@ -4,9 +4,9 @@
 
 #include <string>
 
-using keyshift::migrate::append_json_bytes;
-using keyshift::migrate::append_json_string;
-using keyshift::migrate::is_valid_utf8;
+using keyshift::compat::append_json_bytes;
+using keyshift::compat::append_json_string;
+using keyshift::compat::is_valid_utf8;
 
 namespace {
 
@@ -24,7 +24,7 @@ std::string as_bytes(std::string_view bytes) {
 
 }  // namespace
 
-TEST_SUITE("migrate::json_text") {
+TEST_SUITE("compat::json_text") {
   TEST_CASE("UTF-8 validation accepts well-formed text and refuses the rest") {
     CHECK(is_valid_utf8(""));
     CHECK(is_valid_utf8("plain ascii"));

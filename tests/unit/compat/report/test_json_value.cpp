@@ -4,11 +4,11 @@
 
 #include <string>
 
-using keyshift::migrate::JsonError;
-using keyshift::migrate::JsonValue;
-using keyshift::migrate::parse_json;
+using keyshift::compat::JsonError;
+using keyshift::compat::JsonValue;
+using keyshift::compat::parse_json;
 
-TEST_SUITE("migrate::json_value") {
+TEST_SUITE("compat::json_value") {
   TEST_CASE("a document reads into objects, arrays, numbers, strings and literals") {
     JsonValue v =
         parse_json(R"( {"a": [1, -2.5e1, true, false, null], "s": "x\"\u00e9\ud83d\ude00"} )");

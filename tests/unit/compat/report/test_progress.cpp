@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-using keyshift::migrate::ProgressMeter;
+using keyshift::compat::ProgressMeter;
 
-TEST_SUITE("migrate::progress") {
+TEST_SUITE("compat::progress") {
   TEST_CASE("the line says bytes read, percent, MB/s and the time left") {
     CHECK(ProgressMeter::line("dump.rdb", 12'500'000, 50'000'000, 0.5) ==
           "\rkeyshift: dump.rdb: 12.5/50.0 MB 25% 25.0 MB/s 0:02 left");
