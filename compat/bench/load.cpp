@@ -1,17 +1,11 @@
 #include "compat/bench/load.hpp"
 
-#include "engine/resp/reply_scanner.hpp"
+#include "engine/resp/pipelined_connection.hpp"
 
 #include <fmt/core.h>
 
-#include <fcntl.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,7 +24,6 @@
 namespace keyshift::compat {
 namespace {
 
-constexpr size_t k_read_chunk = 64 * 1024;
 constexpr int k_max_events = 256;
 
 int64_t now_ns() {
@@ -65,115 +58,6 @@ class Rng {
 
 std::string errno_text() {
   return std::strerror(errno);
-}
-
-/// Writes all of `data` to a blocking socket.
-void write_all(int fd, std::string_view data, const std::string& what) {
-  while (!data.empty()) {
-    // MSG_NOSIGNAL: a server that hangs up must give an error here, not kill us with SIGPIPE.
-    ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
-      throw BenchError(fmt::format("{}: write failed: {}", what, errno_text()));
-    }
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-}
-
-/// Reads one whole reply from a blocking socket; `buffer` keeps bytes past it.
-engine::RespValue read_reply(int fd, std::string& buffer, const std::string& what) {
-  while (true) {
-    engine::RespValue value;
-    size_t used = 0;
-    auto st = engine::parse_resp(buffer, value, used);
-    if (st == engine::RespParse::ok) {
-      buffer.erase(0, used);
-      return value;
-    }
-    if (st == engine::RespParse::error) {
-      throw BenchError(fmt::format("{}: the server's reply is not RESP", what));
-    }
-    char chunk[16384];
-    ssize_t n = ::read(fd, chunk, sizeof chunk);
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n < 0) {
-      throw BenchError(fmt::format("{}: read failed: {}", what, errno_text()));
-    }
-    if (n == 0) {
-      throw BenchError(fmt::format("{}: the server closed the connection", what));
-    }
-    buffer.append(chunk, static_cast<size_t>(n));
-  }
-}
-
-engine::RespValue exchange(int fd, std::string& buffer, const std::vector<std::string_view>& args,
-                           const std::string& what) {
-  std::string req;
-  engine::append_request(req, args);
-  write_all(fd, req, what);
-  return read_reply(fd, buffer, what);
-}
-
-int open_socket(const BenchTarget& target) {
-  const std::string what = target_address(target);
-  if (!target.unix_path.empty()) {
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    if (target.unix_path.size() >= sizeof addr.sun_path) {
-      throw BenchError(fmt::format("{}: socket path too long", what));
-    }
-    std::memcpy(addr.sun_path, target.unix_path.c_str(), target.unix_path.size() + 1);
-    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-      throw BenchError(fmt::format("{}: socket: {}", what, errno_text()));
-    }
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-      std::string err = errno_text();
-      ::close(fd);
-      throw BenchError(fmt::format("Could not connect to {}: {}", what, err));
-    }
-    return fd;
-  }
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  std::string port = std::to_string(target.port);
-  int rc = ::getaddrinfo(target.host.c_str(), port.c_str(), &hints, &found);
-  if (rc != 0) {
-    throw BenchError(fmt::format("Could not resolve {}: {}", target.host, ::gai_strerror(rc)));
-  }
-  std::string err = "no address";
-  int fd = -1;
-  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
-    fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-    if (fd < 0) {
-      err = errno_text();
-      continue;
-    }
-    if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
-      break;
-    }
-    err = errno_text();
-    ::close(fd);
-    fd = -1;
-  }
-  ::freeaddrinfo(found);
-  if (fd < 0) {
-    throw BenchError(fmt::format("Could not connect to {}: {}", what, err));
-  }
-  int one = 1;
-  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  return fd;
-}
-
-void set_nonblocking(int fd) {
-  int flags = ::fcntl(fd, F_GETFL, 0);
-  ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
 }
 
 // ---- request generation ---------------------------------------------------------------
@@ -290,21 +174,17 @@ struct Shared {
   }
 };
 
+/// One benchmark connection: the shared pipelined client plus what the load loop needs
+/// to time a batch and sort its replies by command.
 struct Conn {
-  int fd = -1;
-  std::unique_ptr<char[]> out;
-  size_t out_len = 0;
-  size_t out_sent = 0;
-  std::unique_ptr<char[]> in;
-  size_t in_len = 0;
-  size_t in_cap = 0;
+  explicit Conn(engine::PipelinedConnection connection) : link(std::move(connection)) {}
+  engine::PipelinedConnection link;
   std::unique_ptr<uint8_t[]> kinds;  // kind of each request in flight
   uint32_t expected = 0;
   uint32_t replies = 0;
   int64_t started_ns = 0;
   bool want_write = false;
   bool active = false;
-  engine::ReplyScanner scanner;
 };
 
 class Worker {
@@ -318,11 +198,6 @@ class Worker {
         m_hits(source.kinds()),
         m_misses(source.kinds()) {}
   ~Worker() {
-    for (Conn& c : m_conns) {
-      if (c.fd >= 0) {
-        ::close(c.fd);
-      }
-    }
     if (m_epoll >= 0) {
       ::close(m_epoll);
     }
@@ -336,20 +211,20 @@ class Worker {
     if (m_epoll < 0) {
       throw BenchError("epoll_create1: " + errno_text());
     }
-    m_conns.resize(count);
+    m_conns.reserve(count);
     size_t out_cap = m_source.max_size() * m_options.pipeline;
     for (uint32_t i = 0; i < count; ++i) {
-      Conn& c = m_conns[i];
-      c.fd = connect_target(m_options.target);
-      set_nonblocking(c.fd);
-      c.out = std::make_unique<char[]>(out_cap);
-      c.in_cap = k_read_chunk;
-      c.in = std::make_unique<char[]>(c.in_cap);
+      auto link =
+          engine::PipelinedConnection::connect(m_options.target, m_options.pipeline, out_cap);
+      if (!link) {
+        throw BenchError(link.error());
+      }
+      Conn& c = m_conns.emplace_back(std::move(*link));
       c.kinds = std::make_unique<uint8_t[]>(m_options.pipeline);
       epoll_event ev{};
       ev.events = EPOLLIN;
       ev.data.u32 = i;
-      if (::epoll_ctl(m_epoll, EPOLL_CTL_ADD, c.fd, &ev) != 0) {
+      if (::epoll_ctl(m_epoll, EPOLL_CTL_ADD, c.link.fd(), &ev) != 0) {
         throw BenchError("epoll_ctl: " + errno_text());
       }
     }
@@ -401,12 +276,13 @@ class Worker {
       return;
     }
     uint64_t n = std::min<uint64_t>(p, m_shared.limit - seq);
-    char* dst = c.out.get();
+    const size_t max_size = m_source.max_size();
     for (uint64_t i = 0; i < n; ++i) {
+      char* start = c.link.reserve(max_size);
+      char* dst = start;
       c.kinds[i] = m_source.write(seq + i, m_rng, dst);
+      c.link.commit(static_cast<size_t>(dst - start));
     }
-    c.out_len = static_cast<size_t>(dst - c.out.get());
-    c.out_sent = 0;
     c.expected = static_cast<uint32_t>(n);
     c.replies = 0;
     c.started_ns = now;
@@ -416,20 +292,15 @@ class Worker {
   }
 
   void flush(Conn& c) {
-    while (c.out_sent < c.out_len) {
-      ssize_t w = ::send(c.fd, c.out.get() + c.out_sent, c.out_len - c.out_sent, MSG_NOSIGNAL);
-      if (w < 0) {
-        if (errno == EINTR) {
-          continue;
-        }
-        if (errno == EAGAIN) {
-          set_write_interest(c, true);
-          return;
-        }
-        fail(c, fmt::format("Writing to {}: {}", target_address(m_options.target), errno_text()));
+    switch (c.link.flush()) {
+      case engine::PipelinedConnection::Io::blocked:
+        set_write_interest(c, true);
         return;
-      }
-      c.out_sent += static_cast<size_t>(w);
+      case engine::PipelinedConnection::Io::failed:
+        fail(c, c.link.error());
+        return;
+      case engine::PipelinedConnection::Io::ok:
+        break;
     }
     if (c.want_write) {
       set_write_interest(c, false);
@@ -440,7 +311,7 @@ class Worker {
     epoll_event ev{};
     ev.events = EPOLLIN | (on ? EPOLLOUT : 0u);
     ev.data.u32 = static_cast<uint32_t>(&c - m_conns.data());
-    ::epoll_ctl(m_epoll, EPOLL_CTL_MOD, c.fd, &ev);
+    ::epoll_ctl(m_epoll, EPOLL_CTL_MOD, c.link.fd(), &ev);
     c.want_write = on;
   }
 
@@ -453,71 +324,41 @@ class Worker {
   }
 
   void on_readable(Conn& c) {
-    if (c.in_len == c.in_cap) {  // one line longer than the buffer (a long error text)
-      size_t cap = c.in_cap * 2;
-      auto bigger = std::make_unique<char[]>(cap);
-      std::memcpy(bigger.get(), c.in.get(), c.in_len);
-      c.in = std::move(bigger);
-      c.in_cap = cap;
-    }
-    ssize_t r = ::read(c.fd, c.in.get() + c.in_len, c.in_cap - c.in_len);
-    if (r < 0) {
-      if (errno == EAGAIN || errno == EINTR) {
-        return;
-      }
-      fail(c, fmt::format("Reading from {}: {}", target_address(m_options.target), errno_text()));
+    auto io = c.link.fill();
+    if (io == engine::PipelinedConnection::Io::blocked) {
       return;
     }
-    if (r == 0) {
-      fail(c,
-           fmt::format("{}: the server closed the connection", target_address(m_options.target)));
+    if (io == engine::PipelinedConnection::Io::failed) {
+      fail(c, c.link.error());
       return;
     }
-    c.in_len += static_cast<size_t>(r);
     int64_t now = now_ns();
     uint64_t latency = static_cast<uint64_t>(now - c.started_ns);
-    size_t pos = 0;
-    while (pos < c.in_len) {
-      size_t used = 0;
-      auto st = c.scanner.scan(c.in.get() + pos, c.in_len - pos, used);
-      pos += used;
-      if (st == engine::ReplyScanner::Status::need_more) {
-        break;
-      }
-      if (st == engine::ReplyScanner::Status::error) {
-        fail(c, fmt::format("{}: bad reply: {}", target_address(m_options.target),
-                            c.scanner.protocol_error()));
-        return;
-      }
-      if (c.replies >= c.expected) {
-        fail(c, fmt::format("{}: a reply nobody asked for", target_address(m_options.target)));
-        return;
-      }
+    engine::ReplyView reply;
+    while (c.link.next_reply(reply)) {
       uint8_t kind = c.kinds[c.replies++];
       m_latency[kind].record(latency);
-      if (c.scanner.last_is_error()) {
-        fail(c, fmt::format("Error from server: {}", c.scanner.error_text()));
+      if (reply.is_error) {
+        fail(c, fmt::format("Error from server: {}", reply.error_text));
         return;
       }
-      if (c.scanner.last_is_null()) {
+      if (reply.is_null) {
         ++m_misses[kind];
       } else {
         ++m_hits[kind];
       }
       if (c.replies == c.expected) {
         m_shared.done.fetch_add(c.expected, std::memory_order_relaxed);
-        if (pos < c.in_len) {
+        if (c.link.has_buffered()) {
           fail(c, fmt::format("{}: a reply nobody asked for", target_address(m_options.target)));
           return;
         }
-        c.in_len = 0;
         start_batch(c, now);
         return;
       }
     }
-    if (pos > 0) {
-      std::memmove(c.in.get(), c.in.get() + pos, c.in_len - pos);
-      c.in_len -= pos;
+    if (c.link.failed()) {
+      fail(c, c.link.error());
     }
   }
 
@@ -694,36 +535,6 @@ BenchTest custom_test(const std::vector<std::string>& words, uint64_t keyspace) 
     title += w;
   }
   return fixed_test(title, args, keyspace);
-}
-
-int connect_target(const BenchTarget& target) {
-  int fd = open_socket(target);
-  std::string buffer;
-  const std::string what = target_address(target);
-  try {
-    if (!target.password.empty()) {
-      std::vector<std::string_view> args{"AUTH"};
-      if (!target.user.empty()) {
-        args.push_back(target.user);
-      }
-      args.push_back(target.password);
-      auto reply = exchange(fd, buffer, args, what);
-      if (reply.is_error()) {
-        throw BenchError(fmt::format("{}: AUTH failed: {}", what, reply.str));
-      }
-    }
-    if (target.db != 0) {
-      std::string db = std::to_string(target.db);
-      auto reply = exchange(fd, buffer, {"SELECT", db}, what);
-      if (reply.is_error()) {
-        throw BenchError(fmt::format("{}: SELECT {} failed: {}", what, db, reply.str));
-      }
-    }
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
-  return fd;
 }
 
 TestResult run_test(const BenchTest& test, const LoadOptions& options) {

@@ -107,7 +107,4 @@ struct TestResult {
 /// error reply (as redis-benchmark stops at "Error from server").
 TestResult run_test(const BenchTest& test, const LoadOptions& options);
 
-/// Opens a connected, logged-in socket to `target` (blocking mode); throws BenchError.
-int connect_target(const BenchTarget& target);
-
 }  // namespace keyshift::compat

@@ -296,6 +296,13 @@ Expected<RespConnection, std::string> RespConnection::connect(const RespEndpoint
   return conn;
 }
 
+int RespConnection::release() {
+  if (m_in_pos < m_in.size()) {
+    return -1;
+  }
+  return std::exchange(m_fd, -1);
+}
+
 Expected<bool, std::string> RespConnection::send_raw(std::string_view bytes) {
   while (!bytes.empty()) {
     ssize_t n = ::send(m_fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);

@@ -59,6 +59,9 @@ class RespConnection {
 
   /// The endpoint this connection talks to.
   const RespEndpoint& endpoint() const { return m_endpoint; }
+  /// Hands the connected, logged-in socket to a caller that drives it itself (the
+  /// pipelined client); -1 when bytes the server sent unasked are still buffered.
+  int release();
 
  private:
   RespConnection(int fd, RespEndpoint endpoint, std::chrono::milliseconds timeout);

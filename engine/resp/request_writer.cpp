@@ -1,6 +1,7 @@
 #include "engine/resp/request_writer.hpp"
 
 #include <charconv>
+#include <cstring>
 
 namespace keyshift::engine {
 
@@ -16,34 +17,58 @@ char* write_bulk_header(char* dst, size_t length) {
   return dst;
 }
 
-size_t request_size(std::span<const std::string_view> args) {
+namespace {
+
+template <typename Arg>
+size_t multibulk_size(std::span<const Arg> args) {
   char digits[24];
   size_t n = 1 + static_cast<size_t>(write_decimal(digits, args.size()) - digits) + 2;
-  for (std::string_view a : args) {
+  for (const Arg& a : args) {
     n += 1 + static_cast<size_t>(write_decimal(digits, a.size()) - digits) + 2 + a.size() + 2;
   }
   return n;
 }
 
-namespace {
+template <typename Arg>
+char* write_multibulk(char* dst, std::span<const Arg> args) {
+  *dst++ = '*';
+  dst = write_decimal(dst, args.size());
+  *dst++ = '\r';
+  *dst++ = '\n';
+  for (const Arg& a : args) {
+    dst = write_bulk_header(dst, a.size());
+    std::memcpy(dst, a.data(), a.size());
+    dst += a.size();
+    *dst++ = '\r';
+    *dst++ = '\n';
+  }
+  return dst;
+}
 
 template <typename Arg>
 void append_multibulk(std::string& out, std::span<const Arg> args) {
-  char head[24];
-  head[0] = '*';
-  char* end = write_decimal(head + 1, args.size());
-  *end++ = '\r';
-  *end++ = '\n';
-  out.append(head, end);
-  for (const Arg& a : args) {
-    end = write_bulk_header(head, a.size());
-    out.append(head, end);
-    out.append(a);
-    out.append("\r\n");
-  }
+  size_t at = out.size();
+  out.resize(at + multibulk_size(args));
+  write_multibulk(out.data() + at, args);
 }
 
 }  // namespace
+
+size_t request_size(std::span<const std::string_view> args) {
+  return multibulk_size(args);
+}
+
+size_t request_size(std::span<const std::string> args) {
+  return multibulk_size(args);
+}
+
+char* write_request(char* dst, std::span<const std::string_view> args) {
+  return write_multibulk(dst, args);
+}
+
+char* write_request(char* dst, std::span<const std::string> args) {
+  return write_multibulk(dst, args);
+}
 
 void append_request(std::string& out, std::span<const std::string_view> args) {
   append_multibulk(out, args);

@@ -22,6 +22,14 @@ void append_request(std::string& out, std::initializer_list<std::string_view> ar
 
 /// Bytes `append_request` writes for `args`.
 size_t request_size(std::span<const std::string_view> args);
+/// The same for owned arguments.
+size_t request_size(std::span<const std::string> args);
+
+/// Writes `args` as one request at `dst` (request_size(args) bytes); returns the end. The
+/// form for clients that queue requests in a flat buffer of their own.
+char* write_request(char* dst, std::span<const std::string_view> args);
+/// The same for owned arguments.
+char* write_request(char* dst, std::span<const std::string> args);
 
 /// Writes `value` as decimal at `dst`; returns the end. `dst` needs 20 bytes.
 char* write_decimal(char* dst, uint64_t value);
