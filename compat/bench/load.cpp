@@ -1,6 +1,7 @@
 #include "compat/bench/load.hpp"
 
 #include "engine/resp/pipelined_connection.hpp"
+#include "engine/util/strings.hpp"
 
 #include <fmt/core.h>
 
@@ -381,10 +382,7 @@ std::string format_data(size_t size) {
 BenchTest fixed_test(std::string title, std::vector<std::string_view> args, uint64_t keyspace) {
   BenchTest t;
   t.title = std::move(title);
-  t.command = std::string(args.front());
-  for (char& ch : t.command) {
-    ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-  }
+  t.command = engine::to_upper(args.front());
   t.request = engine::RequestTemplate::multibulk(args);
   t.keyspace = keyspace;
   return t;
@@ -419,11 +417,7 @@ std::vector<BenchTest> redis_benchmark_tests(std::string_view selected, size_t d
       "ping_inline", "ping_mbulk", "ping",       "set",        "get",  "incr", "lpush",   "rpush",
       "lpop",        "rpop",       "sadd",       "hset",       "spop", "zadd", "zpopmin", "lrange",
       "lrange_100",  "lrange_300", "lrange_500", "lrange_600", "mset", "xadd"};
-  std::string list = ",";
-  for (char ch : selected) {
-    list += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  }
-  list += ",";
+  std::string list = "," + engine::to_lower(selected) + ",";
   if (!selected.empty()) {
     size_t start = 1;
     while (start < list.size()) {
