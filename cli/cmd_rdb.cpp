@@ -1,5 +1,6 @@
 // keyshift rdb check|inspect FILE: validate an RDB file and say what it holds and where it
 // can go. The analysis lives in migrate/rdb_inspect; this file only maps flags and the file.
+#include "cli/key_rule_flags.hpp"
 #include "cli/subcommands.hpp"
 #include "cli/user_error.hpp"
 #include "compat/report/progress.hpp"
@@ -173,50 +174,18 @@ struct ConvertOptions {
   std::string in;
   std::string out;
   int rdb_version = 11;
-  std::string field_ttl = "fail";
-  bool skip_modules = false;
-  std::string match;
-  std::vector<std::string> exclude;
-  std::vector<std::string> db_map;
+  KeyRuleFlags rules;
   bool verbose = false;
   std::string format = "text";
   bool progress = false;
 };
-
-/// "SRC:DST" into the map; a malformed or repeated source is a usage error.
-std::map<uint64_t, uint64_t> parse_db_map(const std::vector<std::string>& pairs) {
-  std::map<uint64_t, uint64_t> out;
-  for (const std::string& pair : pairs) {
-    size_t colon = pair.find(':');
-    uint64_t from = 0;
-    uint64_t to = 0;
-    bool good = colon != std::string::npos && colon > 0 && colon + 1 < pair.size() &&
-                pair.find_first_not_of("0123456789:") == std::string::npos &&
-                pair.find(':', colon + 1) == std::string::npos && pair.size() < 20;
-    if (good) {
-      from = std::stoull(pair.substr(0, colon));
-      to = std::stoull(pair.substr(colon + 1));
-    }
-    if (!good || !out.emplace(from, to).second) {
-      throw UserError(fmt::format("keyshift: --db-map {}: expected SRC:DST database numbers, "
-                                  "each source once",
-                                  pair),
-                      2);
-    }
-  }
-  return out;
-}
 
 void run_convert(const ConvertOptions& opts) {
   // convert builds the whole keyspace in memory, as serve's load does: the same heap.
   (void)engine::set_up_heap(true, false, engine::system_thp_mode());
   migrate::RdbConvertOptions options;
   options.rdb_version = opts.rdb_version;
-  options.field_ttl = *migrate::parse_field_ttl_policy(opts.field_ttl);
-  options.skip_modules = opts.skip_modules;
-  options.match = opts.match;
-  options.exclude = opts.exclude;
-  options.db_map = parse_db_map(opts.db_map);
+  options.rules = to_key_rules(opts.rules);
   options.now_ms = now_ms();
   RdbOptions as_rdb;
   as_rdb.file = opts.in;
@@ -259,18 +228,7 @@ void add_convert(CLI::App* rdb) {
                    "RDB version to write: 10, 11, 12, 80 (Valkey 9.0's VALKEY080) or 81 (Valkey "
                    "9.2's VALKEY081)")
       ->check(CLI::IsMember({10, 11, 12, 80, 81}));
-  convert
-      ->add_option("--field-ttl", opts->field_ttl,
-                   "Hash field TTLs below RDB 12: fail, drop-ttl or drop-field")
-      ->check(CLI::IsMember({"fail", "drop-ttl", "drop-field"}));
-  convert->add_flag("--skip-modules", opts->skip_modules, "Drop module keys instead of failing");
-  convert->add_option("--match", opts->match, "Keep only keys matching this glob pattern");
-  convert->add_option("--exclude", opts->exclude, "Leave out keys matching this glob pattern")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  convert->add_option("--db-map", opts->db_map, "Move database SRC to DST (SRC:DST)")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  add_key_rule_flags(*convert, opts->rules);
   convert->add_flag("--verbose", opts->verbose, "Name the keys of every change");
   convert->add_flag("--progress", opts->progress,
                     "Show progress on stderr even when it is not a terminal");

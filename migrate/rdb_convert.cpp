@@ -6,7 +6,6 @@
 #include "engine/persistence/rdb_load.hpp"
 #include "engine/persistence/rdb_writer.hpp"
 #include "engine/util/clock.hpp"
-#include "engine/util/glob.hpp"
 #include "engine/util/split_args.hpp"
 #include "migrate/rdb_dump.hpp"
 
@@ -35,7 +34,9 @@ void note(RdbChange& change, const RdbKey& k) {
 class ConvertVisitor : public engine::RdbVisitor {
  public:
   ConvertVisitor(engine::Engine& engine, const RdbConvertOptions& options, RdbConvertReport& report)
-      : m_engine(engine), m_options(options), m_report(report) {}
+      : m_engine(engine), m_options(options), m_rules(options.rules), m_report(report) {
+    m_rules.target_field_ttls = options.rdb_version >= k_field_ttl_version;
+  }
 
   void on_function(std::string_view code) override {
     ++m_report.functions_kept;
@@ -52,29 +53,46 @@ class ConvertVisitor : public engine::RdbVisitor {
       m_options.progress(k.offset, m_size);
     }
     ++m_report.keys_read;
-    if (!selected(k.key)) {
-      note(m_report.filtered, k);
-      return true;
+    KeyEffects effects;
+    switch (apply_key_rules(m_rules, k, m_options.now_ms, effects)) {
+      case KeyVerdict::keep:
+        break;
+      case KeyVerdict::filtered:
+        note(m_report.filtered, k);
+        return true;
+      case KeyVerdict::expired:
+        note(m_report.expired, k);
+        return true;
+      case KeyVerdict::module_dropped:
+        note(m_report.modules_dropped, k);
+        return true;
+      case KeyVerdict::blocked_module:
+        note(m_report.blocked_modules, k);
+        return true;
+      case KeyVerdict::blocked_field_ttl:
+        note(m_report.blocked_field_ttls, k);
+        return true;
+      case KeyVerdict::blocked_path_hash:
+        note(m_report.blocked_path_hashes, k);
+        return true;
+      case KeyVerdict::emptied:
+        note(m_report.fields_dropped, k);
+        m_report.fields_removed += effects.fields_dropped;
+        note(m_report.hashes_emptied, k);
+        return true;
     }
-    if (k.expire_ms >= 0 && k.expire_ms <= m_options.now_ms) {
-      note(m_report.expired, k);
-      return true;
+    if (effects.field_ttls_dropped > 0) {
+      note(m_report.field_ttls_dropped, k);
+      m_report.fields_ttl_dropped += effects.field_ttls_dropped;
     }
-    if (k.value.kind == RdbKind::module) {
-      note(m_options.skip_modules ? m_report.modules_dropped : m_report.blocked_modules, k);
-      return true;
+    if (effects.fields_dropped > 0) {
+      note(m_report.fields_dropped, k);
+      m_report.fields_removed += effects.fields_dropped;
     }
-    if (k.value.kind == RdbKind::path_hash) {
-      note(m_report.blocked_path_hashes, k);
-      return true;
+    if (effects.renamed) {
+      note(m_report.renamed, k);
     }
-    if (k.value.kind == RdbKind::hash && !apply_field_ttl_policy(k)) {
-      return true;
-    }
-    uint64_t db = k.db;
-    if (auto it = m_options.db_map.find(k.db); it != m_options.db_map.end()) {
-      db = it->second;
-    }
+    uint64_t db = effects.target_db;
     if (db >= static_cast<uint64_t>(m_engine.db_count())) {
       return fail(k, "database " + std::to_string(db) + " is beyond the " +
                          std::to_string(m_engine.db_count()) +
@@ -86,9 +104,10 @@ class ConvertVisitor : public engine::RdbVisitor {
     engine::Db& target = m_engine.db(static_cast<int>(db));
     if (target.exists(k.key)) {
       return fail(k, "the key is already in database " + std::to_string(db) +
-                         " (two databases mapped onto one?)");
+                         (effects.renamed ? " (a renamed key met one of the same name)"
+                                          : " (two databases mapped onto one?)"));
     }
-    if (db != k.db) {
+    if (effects.moved) {
       note(m_report.moved, k);
     }
     bool is_hash = k.value.kind == RdbKind::hash;
@@ -117,61 +136,6 @@ class ConvertVisitor : public engine::RdbVisitor {
   const std::optional<engine::RdbError>& error() const { return m_error; }
 
  private:
-  bool selected(std::string_view key) const {
-    if (!m_options.match.empty() && !engine::glob_match(m_options.match, key)) {
-      return false;
-    }
-    return std::none_of(m_options.exclude.begin(), m_options.exclude.end(),
-                        [key](const std::string& p) { return engine::glob_match(p, key); });
-  }
-
-  /// Applies --field-ttl; false when the key goes no further (blocked or emptied).
-  bool apply_field_ttl_policy(RdbKey& k) {
-    std::vector<engine::RdbHashField>& fields = k.value.hash;
-    bool any_ttl = std::any_of(fields.begin(), fields.end(),
-                               [](const engine::RdbHashField& f) { return f.expire_ms >= 0; });
-    if (!any_ttl || m_options.rdb_version >= k_field_ttl_version) {
-      return true;
-    }
-    // Fields already past their TTL are gone on any server; no policy applies to them.
-    int64_t now = m_options.now_ms;
-    std::erase_if(fields, [now](const engine::RdbHashField& f) {
-      return f.expire_ms >= 0 && f.expire_ms <= now;
-    });
-    uint64_t with_ttl = static_cast<uint64_t>(
-        std::count_if(fields.begin(), fields.end(),
-                      [](const engine::RdbHashField& f) { return f.expire_ms >= 0; }));
-    if (fields.empty()) {
-      note(m_report.expired, k);
-      return false;
-    }
-    if (with_ttl == 0) {
-      return true;
-    }
-    switch (m_options.field_ttl) {
-      case FieldTtlPolicy::fail:
-        note(m_report.blocked_field_ttls, k);
-        return false;
-      case FieldTtlPolicy::drop_ttl:
-        for (engine::RdbHashField& f : fields) {
-          f.expire_ms = -1;
-        }
-        note(m_report.field_ttls_dropped, k);
-        m_report.fields_ttl_dropped += with_ttl;
-        return true;
-      case FieldTtlPolicy::drop_field:
-        std::erase_if(fields, [](const engine::RdbHashField& f) { return f.expire_ms >= 0; });
-        note(m_report.fields_dropped, k);
-        m_report.fields_removed += with_ttl;
-        if (fields.empty()) {
-          note(m_report.hashes_emptied, k);
-          return false;
-        }
-        return true;
-    }
-    return true;
-  }
-
   bool fail(const RdbKey& k, std::string message) {
     m_error = engine::RdbError{k.offset, "key " + engine::quote_repr(k.key) + " (db " +
                                              std::to_string(k.db) + "): " + std::move(message)};
@@ -180,6 +144,7 @@ class ConvertVisitor : public engine::RdbVisitor {
 
   engine::Engine& m_engine;
   const RdbConvertOptions& m_options;
+  KeyRules m_rules;
   RdbConvertReport& m_report;
   uint64_t m_size = 0;
   std::optional<engine::RdbError> m_error;
@@ -236,19 +201,6 @@ void append_change_json(std::string& out, std::string_view name, const RdbChange
 
 }  // namespace
 
-std::optional<FieldTtlPolicy> parse_field_ttl_policy(std::string_view name) {
-  if (name == "fail") {
-    return FieldTtlPolicy::fail;
-  }
-  if (name == "drop-ttl") {
-    return FieldTtlPolicy::drop_ttl;
-  }
-  if (name == "drop-field") {
-    return FieldTtlPolicy::drop_field;
-  }
-  return std::nullopt;
-}
-
 RdbConvertReport convert_rdb(std::string_view input, const std::string& out_path,
                              const RdbConvertOptions& options) {
   RdbConvertReport report;
@@ -262,7 +214,7 @@ RdbConvertReport convert_rdb(std::string_view input, const std::string& out_path
   }
   engine::EngineConfig config;
   int databases = k_default_databases;
-  for (const auto& [from, to] : options.db_map) {
+  for (const auto& [from, to] : options.rules.db_map) {
     databases = std::max<int>(databases, static_cast<int>(std::min<uint64_t>(to, 1 << 20)) + 1);
   }
   config.databases = databases;
@@ -333,6 +285,7 @@ std::string render_convert_text(const RdbConvertReport& r, std::string_view in,
   line(r.hashes_emptied,
        std::to_string(r.hashes_emptied.count) + " hash(es) dropped: no field was left");
   line(r.moved, std::to_string(r.moved.count) + " key(s) moved to another database");
+  line(r.renamed, std::to_string(r.renamed.count) + " key(s) renamed by --rename-prefix");
   if (r.functions_kept > 0) {
     text += "  " + std::to_string(r.functions_kept) + " function librar(ies) carried over\n";
   }
@@ -377,6 +330,8 @@ std::string render_convert_json(const RdbConvertReport& r, std::string_view in,
   append_change_json(j, "hashes_emptied", r.hashes_emptied);
   j += ",";
   append_change_json(j, "moved", r.moved);
+  j += ",";
+  append_change_json(j, "renamed", r.renamed);
   j += "},\"blocked\":{";
   append_change_json(j, "field_ttls", r.blocked_field_ttls);
   j += ",";

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "engine/persistence/rdb_reader.hpp"
+#include "migrate/key_rules.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -16,23 +17,13 @@
 // not touched at all.
 namespace keyshift::migrate {
 
-/// What to do with hash fields that have a TTL when the target version cannot store them.
-enum class FieldTtlPolicy : uint8_t { fail, drop_ttl, drop_field };
-
 /// How to convert.
 struct RdbConvertOptions {
   /// 10 (Redis 7.0), 11 (Valkey 7.2/8.x, Redis 7.2), 12 (Redis 7.4), 80 (Valkey 9.0) or 81
   /// (Valkey 9.2).
   int rdb_version = 11;
-  FieldTtlPolicy field_ttl = FieldTtlPolicy::fail;
-  /// Drop module keys instead of failing.
-  bool skip_modules = false;
-  /// Keep only keys matching this glob; empty keeps every key.
-  std::string match;
-  /// Drop keys matching any of these globs.
-  std::vector<std::string> exclude;
-  /// Source database -> target database; unmapped databases keep their number.
-  std::map<uint64_t, uint64_t> db_map;
+  /// Which keys go, and how they change (target_field_ttls is set from rdb_version).
+  KeyRules rules;
   /// Keys whose TTL is not after this (unix ms) are dropped.
   int64_t now_ms = 0;
   /// Called with the offset of each key read and the input's size; may be empty.
@@ -75,6 +66,7 @@ struct RdbConvertReport {
   uint64_t fields_removed = 0;
   RdbChange hashes_emptied;     // dropped because no field was left
   RdbChange moved;              // keys whose database changed
+  RdbChange renamed;            // keys a prefix rule renamed (listed by their new name)
   uint64_t functions_kept = 0;  // FUNCTION2 libraries, written to OUT as they were
 };
 
@@ -83,9 +75,6 @@ struct RdbConvertReport {
 /// and the new file replaces the old one by rename.
 RdbConvertReport convert_rdb(std::string_view input, const std::string& out_path,
                              const RdbConvertOptions& options);
-
-/// The policy called `name` ("fail", "drop-ttl", "drop-field"), or nothing.
-std::optional<FieldTtlPolicy> parse_field_ttl_policy(std::string_view name);
 
 /// A human-readable report; `verbose` lists the keys of every change.
 std::string render_convert_text(const RdbConvertReport& report, std::string_view in,

@@ -77,7 +77,7 @@ TEST_SUITE("migrate::rdb_convert") {
   TEST_CASE("drop-ttl keeps every field without its TTL in an RDB 11 file") {
     TempDir dir;
     RdbConvertOptions options;
-    options.field_ttl = FieldTtlPolicy::drop_ttl;
+    options.rules.field_ttl = FieldTtlPolicy::drop_ttl;
     auto r = convert("redis74-hash-field-ttl.rdb", dir.file("out.rdb"), options);
     REQUIRE_MESSAGE(r.ok, r.error);
     CHECK(r.field_ttls_dropped.count == 7);
@@ -107,7 +107,7 @@ TEST_SUITE("migrate::rdb_convert") {
   TEST_CASE("drop-field removes the fields with a TTL and drops hashes left empty") {
     TempDir dir;
     RdbConvertOptions options;
-    options.field_ttl = FieldTtlPolicy::drop_field;
+    options.rules.field_ttl = FieldTtlPolicy::drop_field;
     options.rdb_version = 10;
     auto r = convert("redis74-hash-field-ttl.rdb", dir.file("out.rdb"), options);
     REQUIRE_MESSAGE(r.ok, r.error);
@@ -154,12 +154,12 @@ TEST_SUITE("migrate::rdb_convert") {
   TEST_CASE("--db-map moves keys and --exclude leaves streams out") {
     TempDir dir;
     RdbConvertOptions options;
-    options.exclude = {"stream*"};
-    options.db_map = {{9, 3}, {15, 0}};
+    options.rules.exclude = {"stream*"};
+    options.rules.db_map = {{9, 3}, {15, 0}};
     auto r = convert("valkey8-expire-multidb.rdb", dir.file("out.rdb"), options);
     CHECK_FALSE(r.ok);  // db 15's copy of "same-name-every-db" collides in db 0
     CHECK(r.error.find("same-name-every-db") != std::string::npos);
-    options.db_map = {{9, 3}, {15, 20}};
+    options.rules.db_map = {{9, 3}, {15, 20}};
     r = convert("valkey8-expire-multidb.rdb", dir.file("out.rdb"), options);
     REQUIRE_MESSAGE(r.ok, r.error);
     CHECK(r.filtered.count == 1);
@@ -176,7 +176,7 @@ TEST_SUITE("migrate::rdb_convert") {
   TEST_CASE("--match keeps only matching keys") {
     TempDir dir;
     RdbConvertOptions options;
-    options.match = "db1:*";
+    options.rules.match = {"db1:*"};
     auto r = convert("valkey8-expire-multidb.rdb", dir.file("out.rdb"), options);
     REQUIRE_MESSAGE(r.ok, r.error);
     CHECK(r.keys_written == 4);
@@ -286,7 +286,7 @@ TEST_SUITE("migrate::rdb_convert") {
     CHECK_FALSE(r.ok);
     CHECK(r.blocked_modules.count == 1);
     RdbConvertOptions options;
-    options.skip_modules = true;
+    options.rules.skip_modules = true;
     r = convert("rdbtools--redis_40_with_module.rdb", dir.file("out.rdb"), options);
     REQUIRE_MESSAGE(r.ok, r.error);
     CHECK(r.modules_dropped.count == 1);
@@ -314,7 +314,7 @@ TEST_SUITE("migrate::rdb_convert") {
           "cannot convert: 1 Path Hash key(s) (Valkey 9.2's type 23), which keyshift cannot "
           "rewrite (leave them out with --exclude): db0 \"ph\"");
     CHECK_FALSE(std::filesystem::exists(dir.file("out.rdb")));
-    options.exclude = {"ph"};
+    options.rules.exclude = {"ph"};
     r = convert_rdb(file, dir.file("out.rdb"), options);
     REQUIRE_MESSAGE(r.ok, r.error);
     CHECK(r.keys_written == 1);
@@ -351,7 +351,7 @@ TEST_SUITE("migrate::rdb_convert") {
   TEST_CASE("The JSON report names every change") {
     TempDir dir;
     RdbConvertOptions options;
-    options.field_ttl = FieldTtlPolicy::drop_field;
+    options.rules.field_ttl = FieldTtlPolicy::drop_field;
     auto r = convert("redis74-hash-field-ttl.rdb", dir.file("out.rdb"), options);
     auto j =
         keyshift::test::JsonReader(keyshift::migrate::render_convert_json(r, "in", "out")).parse();
