@@ -2149,4 +2149,46 @@ Expected<RdbValue, RdbError> decode_dump_value(uint8_t on_disk, int version, std
   return v;
 }
 
+RdbKind kind_of_object_type(uint8_t type) {
+  using rdb::Type;
+  switch (static_cast<Type>(type)) {
+    case Type::string:
+      return RdbKind::string;
+    case Type::list:
+    case Type::list_ziplist:
+    case Type::list_quicklist:
+    case Type::list_quicklist_2:
+      return RdbKind::list;
+    case Type::set:
+    case Type::set_intset:
+    case Type::set_listpack:
+      return RdbKind::set;
+    case Type::zset:
+    case Type::zset_2:
+    case Type::zset_ziplist:
+    case Type::zset_listpack:
+      return RdbKind::zset;
+    case Type::hash:
+    case Type::hash_zipmap:
+    case Type::hash_ziplist:
+    case Type::hash_listpack:
+    case Type::hash_metadata_pre_ga:
+    case Type::hash_listpack_ex_pre_ga:
+    case Type::hash_metadata:
+    case Type::hash_listpack_ex:
+    case Type::valkey_hash_2:
+      return RdbKind::hash;
+    case Type::stream_listpacks:
+    case Type::stream_listpacks_2:
+    case Type::stream_listpacks_3:
+      return RdbKind::stream;
+    case Type::valkey_path_hash:
+      return RdbKind::path_hash;
+    case Type::module_pre_ga:
+    case Type::module_2:
+      break;
+  }
+  return RdbKind::module;
+}
+
 }  // namespace keyshift::engine

@@ -113,6 +113,10 @@ Expected<RdbValue, RdbError> decode_rdb_value(uint8_t type, std::string_view byt
 Expected<RdbValue, RdbError> decode_dump_value(uint8_t on_disk, int version, std::string_view bytes,
                                                const RdbReadOptions& options = {});
 
+/// The kind of value object type `type` (rdb::Type, renumbered as object_type_for_version
+/// returns it) holds; module for the module types and anything unknown.
+RdbKind kind_of_object_type(uint8_t type);
+
 /// The module type name (9 characters) of a 64-bit module id; `version` gets its low 10 bits.
 std::string module_type_name(uint64_t module_id, int* version = nullptr);
 

@@ -386,6 +386,17 @@ Expected<std::string, std::string> dump_payload(const Entry& e, const RdbWriteOp
   return out;
 }
 
+std::string dump_payload_of_encoded(uint8_t type, std::string_view encoded, int version) {
+  std::string out;
+  out.reserve(encoded.size() + 11);
+  out.push_back(static_cast<char>(type));
+  out.append(encoded);
+  Encoder enc(out, false);
+  enc.le(static_cast<uint64_t>(version), 2);
+  enc.le(crc64(0, out), 8);
+  return out;
+}
+
 bool dump_version_readable(int version) {
   // Valkey 8.0.1's verifyDumpPayload only refuses versions above its own (11), 0 included;
   // keyshift reads Redis 7.4's 12 and Valkey 9's own numbering as well, and nothing between.

@@ -42,6 +42,11 @@ Expected<uint8_t, std::string> encode_rdb_value(const Entry& e, const RdbWriteOp
 /// The DUMP payload of `e`: the value, the 2-byte RDB version and the CRC64 of both.
 Expected<std::string, std::string> dump_payload(const Entry& e, const RdbWriteOptions& options);
 
+/// The DUMP payload of a value already encoded (a value's bytes as an RDB file stores them
+/// after the key): the type byte, the bytes, `version` and the CRC64. Used to move values
+/// between servers without decoding them.
+std::string dump_payload_of_encoded(uint8_t type, std::string_view encoded, int version);
+
 /// A DUMP payload whose version and checksum passed.
 struct CheckedDumpPayload {
   uint8_t type = 0;       // the type byte as stored (its meaning depends on `version`)

@@ -1,0 +1,169 @@
+#include "migrate/import/checkpoint.hpp"
+
+#include "compat/report/json_text.hpp"
+#include "compat/report/json_value.hpp"
+#include "engine/util/atomic_file.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace keyshift::migrate {
+namespace {
+
+using compat::JsonValue;
+
+engine::Expected<const JsonValue*, std::string> member(const JsonValue& obj, std::string_view name,
+                                                       JsonValue::Type type) {
+  const JsonValue* v = obj.find(name);
+  if (v == nullptr || v->type != type) {
+    return engine::Unexpected{"checkpoint: member \"" + std::string(name) +
+                              "\" is missing or of the "
+                              "wrong type"};
+  }
+  return v;
+}
+
+engine::Expected<uint64_t, std::string> whole_number(const JsonValue& obj, std::string_view name) {
+  auto v = member(obj, name, JsonValue::Type::number);
+  if (!v) {
+    return engine::Unexpected{v.error()};
+  }
+  double n = (*v)->number;
+  if (n < 0 || n > 9.007199254740992e15 || std::floor(n) != n) {
+    return engine::Unexpected{"checkpoint: \"" + std::string(name) + "\" is not a whole number"};
+  }
+  return static_cast<uint64_t>(n);
+}
+
+}  // namespace
+
+std::string render_checkpoint(const ImportCheckpoint& c) {
+  std::string j = "{\"format\":\"";
+  j += k_checkpoint_format;
+  j += "\",\"version\":" + std::to_string(k_checkpoint_version) + ",\"source\":";
+  compat::append_json_bytes(j, c.source);
+  j += ",\"target\":";
+  compat::append_json_bytes(j, c.target);
+  j += ",\"kind\":";
+  compat::append_json_string(j, c.kind);
+  j += ",\"source_size\":" + std::to_string(c.source_size);
+  j += ",\"source_mtime_us\":" + std::to_string(c.source_mtime_us);
+  j += ",\"offset\":" + std::to_string(c.offset);
+  j += ",\"scans\":[";
+  for (size_t i = 0; i < c.scans.size(); ++i) {
+    j += (i == 0 ? "" : ",");
+    j += "{\"db\":" + std::to_string(c.scans[i].db) + ",\"cursor\":";
+    compat::append_json_string(j, c.scans[i].cursor);
+    j += std::string(",\"done\":") + (c.scans[i].done ? "true" : "false") + "}";
+  }
+  j += "],\"keys_written\":" + std::to_string(c.keys_written);
+  j += std::string(",\"complete\":") + (c.complete ? "true" : "false") + "}\n";
+  return j;
+}
+
+engine::Expected<ImportCheckpoint, std::string> parse_checkpoint(std::string_view text) {
+  JsonValue doc;
+  try {
+    doc = compat::parse_json(text);
+  } catch (const compat::JsonError& e) {
+    return engine::Unexpected{"checkpoint: " + std::string(e.what()) + " at byte " +
+                              std::to_string(e.offset)};
+  }
+  if (doc.type != JsonValue::Type::object) {
+    return engine::Unexpected{std::string("checkpoint: not a JSON object")};
+  }
+  auto format = member(doc, "format", JsonValue::Type::string);
+  if (!format || (*format)->string != k_checkpoint_format) {
+    return engine::Unexpected{std::string("checkpoint: not a keyshift import checkpoint")};
+  }
+  auto version = whole_number(doc, "version");
+  if (!version) {
+    return engine::Unexpected{version.error()};
+  }
+  if (*version != static_cast<uint64_t>(k_checkpoint_version)) {
+    return engine::Unexpected{"checkpoint: version " + std::to_string(*version) +
+                              " is not one this keyshift reads (" +
+                              std::to_string(k_checkpoint_version) + ")"};
+  }
+  ImportCheckpoint c;
+  for (auto [name, out] : {std::pair<std::string_view, std::string*>{"source", &c.source},
+                           {"target", &c.target},
+                           {"kind", &c.kind}}) {
+    auto v = member(doc, name, JsonValue::Type::string);
+    if (!v) {
+      return engine::Unexpected{v.error()};
+    }
+    *out = (*v)->string;
+  }
+  if (c.kind != "file" && c.kind != "scan") {
+    return engine::Unexpected{"checkpoint: unknown kind \"" + c.kind + "\""};
+  }
+  auto size = whole_number(doc, "source_size");
+  auto mtime = whole_number(doc, "source_mtime_us");
+  auto offset = whole_number(doc, "offset");
+  auto keys = whole_number(doc, "keys_written");
+  for (const auto* n : {&size, &mtime, &offset, &keys}) {
+    if (!*n) {
+      return engine::Unexpected{n->error()};
+    }
+  }
+  c.source_size = *size;
+  c.source_mtime_us = static_cast<int64_t>(*mtime);
+  c.offset = *offset;
+  c.keys_written = *keys;
+  auto complete = member(doc, "complete", JsonValue::Type::boolean);
+  if (!complete) {
+    return engine::Unexpected{complete.error()};
+  }
+  c.complete = (*complete)->boolean;
+  auto scans = member(doc, "scans", JsonValue::Type::array);
+  if (!scans) {
+    return engine::Unexpected{scans.error()};
+  }
+  for (const JsonValue& s : (*scans)->array) {
+    ScanPosition pos;
+    auto db = whole_number(s, "db");
+    auto cursor = member(s, "cursor", JsonValue::Type::string);
+    auto done = member(s, "done", JsonValue::Type::boolean);
+    if (!db || !cursor || !done) {
+      return engine::Unexpected{
+          std::string("checkpoint: a scan position lacks db, cursor or done")};
+    }
+    pos.db = *db;
+    pos.cursor = (*cursor)->string;
+    pos.done = (*done)->boolean;
+    c.scans.push_back(std::move(pos));
+  }
+  return c;
+}
+
+engine::Expected<std::optional<ImportCheckpoint>, std::string> load_checkpoint(
+    const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    if (errno == ENOENT) {
+      return std::optional<ImportCheckpoint>();
+    }
+    return engine::Unexpected{path + ": " + std::strerror(errno)};
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  auto parsed = parse_checkpoint(text.str());
+  if (!parsed) {
+    return engine::Unexpected{path + ": " + parsed.error()};
+  }
+  return std::optional<ImportCheckpoint>(std::move(*parsed));
+}
+
+std::optional<std::string> save_checkpoint(const std::string& path,
+                                           const ImportCheckpoint& checkpoint) {
+  if (auto err = engine::write_file_atomically(path, render_checkpoint(checkpoint))) {
+    return err->message();
+  }
+  return std::nullopt;
+}
+
+}  // namespace keyshift::migrate

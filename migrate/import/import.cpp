@@ -1,0 +1,169 @@
+#include "migrate/import/import.hpp"
+
+#include "compat/report/json_text.hpp"
+#include "migrate/import/import_common.hpp"
+
+#include <fmt/core.h>
+
+#include <chrono>
+
+namespace keyshift::migrate {
+
+ImportReport run_import(const ImportOptions& options) {
+  auto started = std::chrono::steady_clock::now();
+  ImportReport report;
+  report.source = options.source;
+  report.dry_run = options.dry_run;
+  report.checkpoint = options.checkpoint;
+  if (import_detail::is_server_source(options.source)) {
+    report.source_kind = "scan";
+    import_detail::import_scan(options, options.rules, report);
+  } else {
+    report.source_kind = "rdb";
+    auto file = import_detail::open_rdb_file(options.source);
+    if (!file) {
+      report.error = file.error();
+    } else if (options.to) {
+      import_detail::import_file_to_live(options, options.rules, *file, report);
+    } else {
+      import_detail::import_file_to_embedded(options, options.rules, *file, report);
+    }
+  }
+  report.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return report;
+}
+
+std::string render_import_text(const ImportReport& r) {
+  std::string out;
+  const ImportCounts& c = r.counts;
+  if (!r.ok) {
+    out += "keyshift: " + r.error;
+    if (r.error_offset) {
+      out += fmt::format(" (at byte {})", *r.error_offset);
+    }
+    out += "\n";
+    for (const std::string& key : r.blocked) {
+      out += "  " + key + "\n";
+    }
+    if (c.written > 0 && !r.checkpoint.empty()) {
+      out += fmt::format(
+          "  {} key(s) were written and acknowledged; run the same command again "
+          "to go on from {}\n",
+          c.written, r.checkpoint);
+    }
+    return out;
+  }
+  if (r.already_complete) {
+    return fmt::format(
+        "{}: this import is already complete ({} keys); remove {} to run it "
+        "again\n",
+        r.checkpoint, c.written, r.checkpoint);
+  }
+  out += fmt::format("{} {} ({}) to {} ({}, RDB {}): {} keys read, {} {} in {:.2f} s\n",
+                     r.dry_run ? "would import" : "imported", r.source, r.source_kind, r.target,
+                     r.target_server, r.target_rdb_version, c.read, c.written,
+                     r.dry_run ? "to write" : "written", r.seconds);
+  if (!c.written_by_type.empty()) {
+    std::string types;
+    for (const auto& [type, n] : c.written_by_type) {
+      types += fmt::format("{}{} {}", types.empty() ? "" : ", ", n, type);
+    }
+    out += "  by type: " + types + "\n";
+  }
+  auto line = [&out](uint64_t n, std::string_view what) {
+    if (n > 0) {
+      out += fmt::format("  {} {}\n", n, what);
+    }
+  };
+  line(c.expired, "key(s) already expired at the source, not written");
+  line(c.filtered, "key(s) left out by --match/--exclude/--type");
+  line(c.modules_dropped, "module key(s) dropped (--skip-modules)");
+  line(c.renamed, "key(s) renamed by --rename-prefix");
+  line(c.moved, "key(s) moved to another database (--db-map)");
+  line(c.field_ttls_dropped, "field TTL(s) removed (--field-ttl drop-ttl)");
+  line(c.fields_dropped, "field(s) with a TTL removed (--field-ttl drop-field)");
+  line(c.hashes_emptied, "hash(es) left empty by --field-ttl drop-field, not written");
+  line(c.conflicts_skipped, "key(s) already in the target, left as they were (--conflict skip)");
+  line(c.vanished, "key(s) deleted or expired at the source while the scan ran");
+  line(c.reencoded, "value(s) re-encoded for the target's RDB version");
+  line(c.resumed_past, "key(s) already written by the interrupted run (resumed)");
+  for (const std::string& w : r.warnings) {
+    out += "  warning: " + w + "\n";
+  }
+  return out;
+}
+
+std::string render_import_json(const ImportReport& r) {
+  const ImportCounts& c = r.counts;
+  std::string j = "{\"ok\":";
+  j += r.ok ? "true" : "false";
+  j += ",\"dry_run\":";
+  j += r.dry_run ? "true" : "false";
+  j += ",\"source\":";
+  compat::append_json_bytes(j, r.source);
+  j += ",\"source_kind\":";
+  compat::append_json_string(j, r.source_kind);
+  j += ",\"target\":";
+  compat::append_json_bytes(j, r.target);
+  j += ",\"target_server\":";
+  compat::append_json_bytes(j, r.target_server);
+  j += ",\"target_rdb_version\":" + std::to_string(r.target_rdb_version);
+  j += ",\"keys\":{";
+  auto num = [&j](std::string_view name, uint64_t n, bool first = false) {
+    j += fmt::format("{}\"{}\":{}", first ? "" : ",", name, n);
+  };
+  num("read", c.read, true);
+  num("written", c.written);
+  num("expired", c.expired);
+  num("filtered", c.filtered);
+  num("modules_dropped", c.modules_dropped);
+  num("renamed", c.renamed);
+  num("moved", c.moved);
+  num("field_ttls_dropped", c.field_ttls_dropped);
+  num("fields_dropped", c.fields_dropped);
+  num("hashes_emptied", c.hashes_emptied);
+  num("conflicts_skipped", c.conflicts_skipped);
+  num("reencoded", c.reencoded);
+  num("vanished", c.vanished);
+  num("conflicts_found", c.conflicts_found);
+  num("resumed_past", c.resumed_past);
+  j += ",\"by_type\":{";
+  bool first = true;
+  for (const auto& [type, n] : c.written_by_type) {
+    num(type, n, first);
+    first = false;
+  }
+  j += "}},\"blocked\":{\"reason\":";
+  compat::append_json_bytes(j, r.blocked_reason);
+  j += ",\"keys\":[";
+  for (size_t i = 0; i < r.blocked.size(); ++i) {
+    j += i == 0 ? "" : ",";
+    compat::append_json_bytes(j, r.blocked[i]);
+  }
+  j += "]},\"warnings\":[";
+  for (size_t i = 0; i < r.warnings.size(); ++i) {
+    j += i == 0 ? "" : ",";
+    compat::append_json_string(j, r.warnings[i]);
+  }
+  j += "],\"bytes\":" + std::to_string(r.bytes_sent);
+  j += fmt::format(",\"seconds\":{:.3f}", r.seconds);
+  j += ",\"checkpoint\":";
+  compat::append_json_bytes(j, r.checkpoint);
+  j += ",\"resumed\":";
+  j += r.resumed ? "true" : "false";
+  j += ",\"already_complete\":";
+  j += r.already_complete ? "true" : "false";
+  j += ",\"error\":";
+  if (r.ok) {
+    j += "null";
+  } else {
+    compat::append_json_bytes(j, r.error);
+  }
+  j += ",\"error_offset\":";
+  j += r.error_offset ? std::to_string(*r.error_offset) : "null";
+  j += "}\n";
+  return j;
+}
+
+}  // namespace keyshift::migrate

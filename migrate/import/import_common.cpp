@@ -1,0 +1,189 @@
+#include "migrate/import/import_common.hpp"
+
+#include "engine/persistence/rdb_format.hpp"
+#include "engine/persistence/rdb_load.hpp"
+#include "engine/persistence/rdb_writer.hpp"
+#include "engine/util/split_args.hpp"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+
+namespace keyshift::migrate::import_detail {
+namespace {
+
+/// Acknowledged keys between checkpoint saves (and at most a second apart).
+constexpr uint64_t k_checkpoint_every_keys = 20'000;
+constexpr auto k_checkpoint_every = std::chrono::seconds(1);
+
+}  // namespace
+
+engine::Expected<RdbFile, std::string> open_rdb_file(const std::string& path) {
+  auto map = engine::MappedFile::open(path);
+  if (!map) {
+    return engine::Unexpected{map.error().message()};
+  }
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    return engine::Unexpected{path + ": " + std::strerror(errno)};
+  }
+  RdbFile file{std::move(*map),
+               static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000 + st.st_mtim.tv_nsec / 1000};
+  std::string_view head = file.map.data().substr(0, 9);
+  int version = 0;
+  auto parse = [&](std::string_view digits) {
+    auto r = std::from_chars(digits.data(), digits.data() + digits.size(), version);
+    return r.ec == std::errc() && r.ptr == digits.data() + digits.size();
+  };
+  if (head.size() == 9 && head.starts_with("REDIS") && parse(head.substr(5))) {
+    file.version = version;
+  } else if (head.size() == 9 && head.starts_with("VALKEY") && parse(head.substr(6))) {
+    file.version = version;
+    file.valkey_numbered = true;
+  } else {
+    return engine::Unexpected{path + ": not an RDB file (no REDIS or VALKEY magic at byte 0)"};
+  }
+  return file;
+}
+
+bool is_server_source(std::string_view source) {
+  return source.find("://") != std::string_view::npos || source.starts_with("unix:");
+}
+
+std::string_view kind_name(engine::RdbKind kind) {
+  switch (kind) {
+    case engine::RdbKind::string:
+      return "string";
+    case engine::RdbKind::list:
+      return "list";
+    case engine::RdbKind::set:
+      return "set";
+    case engine::RdbKind::zset:
+      return "zset";
+    case engine::RdbKind::hash:
+      return "hash";
+    case engine::RdbKind::stream:
+      return "stream";
+    case engine::RdbKind::module:
+      return "module";
+    case engine::RdbKind::path_hash:
+      return "path_hash";
+  }
+  return "unknown";
+}
+
+std::string key_ref(uint64_t db, std::string_view key) {
+  return "db" + std::to_string(db) + " " + engine::quote_repr(key);
+}
+
+bool count_verdict(KeyVerdict verdict, const engine::RdbKey& k, ImportReport& report) {
+  ImportCounts& c = report.counts;
+  switch (verdict) {
+    case KeyVerdict::keep:
+      return false;
+    case KeyVerdict::filtered:
+      ++c.filtered;
+      return false;
+    case KeyVerdict::expired:
+      ++c.expired;
+      return false;
+    case KeyVerdict::module_dropped:
+      ++c.modules_dropped;
+      return false;
+    case KeyVerdict::emptied:
+      ++c.hashes_emptied;
+      return false;
+    case KeyVerdict::blocked_module:
+      report.blocked_reason =
+          "module keys cannot be moved without the module (drop them with --skip-modules)";
+      break;
+    case KeyVerdict::blocked_field_ttl:
+      report.blocked_reason =
+          "hashes with field TTLs, which the target cannot store (use --field-ttl drop-ttl or "
+          "drop-field)";
+      break;
+    case KeyVerdict::blocked_path_hash:
+      report.blocked_reason = "Valkey 9.2 Path Hashes, which keyshift cannot rewrite";
+      break;
+  }
+  if (report.blocked.size() < k_listed_keys) {
+    report.blocked.push_back(key_ref(k.db, k.key));
+  }
+  return true;
+}
+
+void count_effects(const KeyEffects& effects, ImportCounts& c) {
+  c.renamed += effects.renamed ? 1 : 0;
+  c.moved += effects.moved ? 1 : 0;
+  c.field_ttls_dropped += effects.field_ttls_dropped;
+  c.fields_dropped += effects.fields_dropped;
+}
+
+int redis_numbered_max(const RdbTargetLimits& limits) {
+  return limits.max_rdb_version >= engine::rdb::k_valkey_first_version ? 11
+                                                                       : limits.max_rdb_version;
+}
+
+Reencoder::Reencoder(int64_t now_ms) : m_clock(now_ms) {
+  engine::EngineConfig config;
+  config.databases = 1;
+  m_engine = std::make_unique<engine::Engine>(config, m_clock);
+}
+
+engine::Expected<std::string, std::string> Reencoder::payload(engine::RdbValue&& value,
+                                                              int version) {
+  auto spec = engine::build_engine_value(*m_engine, std::move(value), m_clock.now_ms());
+  if (!spec) {
+    return engine::Unexpected{spec.error()};
+  }
+  engine::Db& db = m_engine->db(0);
+  engine::Entry* e = db.add("k", *spec);
+  engine::RdbWriteOptions options;
+  options.version = version;
+  auto out = engine::dump_payload(*e, options);
+  db.remove("k");
+  return out;
+}
+
+CheckpointKeeper::CheckpointKeeper(std::string path, ImportCheckpoint state)
+    : m_path(std::move(path)),
+      m_state(std::move(state)),
+      m_saved_at(std::chrono::steady_clock::now()) {}
+
+std::optional<std::string> CheckpointKeeper::maybe_save(bool force) {
+  if (!enabled()) {
+    return std::nullopt;
+  }
+  auto now = std::chrono::steady_clock::now();
+  if (!force && m_state.keys_written - m_saved_keys < k_checkpoint_every_keys &&
+      now - m_saved_at < k_checkpoint_every) {
+    return std::nullopt;
+  }
+  m_saved_at = now;
+  m_saved_keys = m_state.keys_written;
+  return save_checkpoint(m_path, m_state);
+}
+
+engine::Expected<std::optional<ImportCheckpoint>, std::string> resume_point(
+    const ImportOptions& options, const ImportCheckpoint& expected) {
+  if (options.checkpoint.empty()) {
+    return std::optional<ImportCheckpoint>();
+  }
+  auto loaded = load_checkpoint(options.checkpoint);
+  if (!loaded || !*loaded) {
+    return loaded;
+  }
+  const ImportCheckpoint& c = **loaded;
+  if (c.kind != expected.kind || c.source != expected.source ||
+      c.source_size != expected.source_size || c.source_mtime_us != expected.source_mtime_us ||
+      c.target != expected.target) {
+    return engine::Unexpected{options.checkpoint + ": the checkpoint is of another import (" +
+                              c.source + " to " + c.target +
+                              "); remove it to start over, or give another --checkpoint"};
+  }
+  return loaded;
+}
+
+}  // namespace keyshift::migrate::import_detail

@@ -1,0 +1,358 @@
+#include "engine/persistence/rdb_format.hpp"
+#include "engine/persistence/rdb_writer.hpp"
+#include "migrate/import/import_common.hpp"
+#include "migrate/import/live_target.hpp"
+#include "migrate/rdb_convert.hpp"
+
+#include <stdlib.h>
+
+#include <algorithm>
+#include <filesystem>
+
+// File sources: an RDB file checked whole, then written key by key to a live target, or
+// rebuilt in the embedded engine and saved as the target's data file.
+namespace keyshift::migrate::import_detail {
+namespace {
+
+/// Pass one over a file: checks it whole, judges every key and names the keys it would
+/// write, so conflicts and blockers are known before the target is touched.
+class PrecheckVisitor : public engine::RdbVisitor {
+ public:
+  PrecheckVisitor(const ImportOptions& options, const KeyRules& rules, ImportReport& report,
+                  uint64_t size)
+      : m_options(options), m_rules(rules), m_report(report), m_size(size) {}
+
+  bool on_key(engine::RdbKey& k) override {
+    if (m_options.progress && (k.offset - m_last_progress) > (1u << 20)) {
+      m_last_progress = k.offset;
+      m_options.progress({"check", k.offset, m_size, 0});
+    }
+    KeyEffects effects;
+    KeyVerdict verdict = apply_key_rules(m_rules, k, m_options.now_ms, effects);
+    if (verdict == KeyVerdict::keep) {
+      m_names[effects.target_db].push_back(std::move(k.key));
+    } else if (count_verdict(verdict, k, m_report)) {
+      m_blocked = true;
+    }
+    return true;
+  }
+
+  bool blocked() const { return m_blocked; }
+  std::map<uint64_t, std::vector<std::string>>& names() { return m_names; }
+
+ private:
+  const ImportOptions& m_options;
+  const KeyRules& m_rules;
+  ImportReport& m_report;
+  uint64_t m_size;
+  uint64_t m_last_progress = 0;
+  bool m_blocked = false;
+  std::map<uint64_t, std::vector<std::string>> m_names;
+};
+
+/// Pass two: every kept key goes to the live target, its value's bytes as the file holds
+/// them when the target reads that encoding, rebuilt for the target otherwise.
+class RestoreVisitor : public engine::RdbVisitor {
+ public:
+  RestoreVisitor(const ImportOptions& options, const KeyRules& rules, const RdbFile& file,
+                 LiveTarget& target, CheckpointKeeper& checkpoint, ImportReport& report)
+      : m_options(options),
+        m_rules(rules),
+        m_file(file),
+        m_target(target),
+        m_checkpoint(checkpoint),
+        m_report(report),
+        m_limits(rdb_target_limits(target.server().rdb)),
+        m_reencoder(options.now_ms) {
+    m_passthrough = !file.valkey_numbered && file.version <= redis_numbered_max(m_limits);
+    m_resume_offset = checkpoint.state().offset;
+    m_replace = options.conflict == ConflictPolicy::replace;
+  }
+
+  bool defer_value(uint8_t type) override { return passes_through(type); }
+
+  bool on_key(engine::RdbKey& k) override {
+    if (k.offset < m_resume_offset) {
+      ++m_report.counts.resumed_past;
+      return true;
+    }
+    if (m_options.progress && (k.offset - m_last_progress) > (1u << 20)) {
+      m_last_progress = k.offset;
+      m_options.progress({"write", k.offset, m_file.map.data().size(), m_report.counts.written});
+    }
+    ++m_report.counts.read;
+    KeyEffects effects;
+    KeyVerdict verdict = apply_key_rules(m_rules, k, m_options.now_ms, effects);
+    if (verdict != KeyVerdict::keep) {
+      if (count_verdict(verdict, k, m_report)) {
+        return stop("cannot import: " + m_report.blocked_reason + ": " + m_report.blocked.back());
+      }
+      return true;
+    }
+    count_effects(effects, m_report.counts);
+    std::string payload;
+    if (k.deferred) {
+      std::string_view bytes = m_file.map.data().substr(k.value_offset, k.value_bytes);
+      payload = engine::dump_payload_of_encoded(
+          k.value.rdb_type, bytes, std::min(m_file.version, redis_numbered_max(m_limits)));
+    } else {
+      auto rebuilt = m_reencoder.payload(std::move(k.value), m_limits.max_rdb_version);
+      if (!rebuilt) {
+        if (rebuilt.error().rfind("empty", 0) == 0) {
+          ++m_report.counts.expired;  // every field's TTL had passed, or nothing was left
+          return true;
+        }
+        return stop("key " + key_ref(k.db, k.key) + ": " + rebuilt.error());
+      }
+      payload = std::move(*rebuilt);
+      ++m_report.counts.reencoded;
+    }
+    PendingKey pending;
+    pending.db = effects.target_db;
+    pending.key = std::move(k.key);
+    pending.position = k.value_offset + k.value_bytes;
+    pending.kind = static_cast<uint8_t>(k.value.kind);
+    auto sent = m_target.restore(std::move(pending), k.expire_ms, payload,
+                                 m_replace || m_resume_offset > 0, k.idle_s, k.freq);
+    if (!sent) {
+      return stop(sent.error());
+    }
+    return m_error.empty();
+  }
+
+  bool stop(std::string message) {
+    if (m_error.empty()) {
+      m_error = std::move(message);
+    }
+    return false;
+  }
+  const std::string& error() const { return m_error; }
+
+ private:
+  bool passes_through(uint8_t type) const {
+    return m_passthrough && type <= m_limits.max_object_type;
+  }
+
+  const ImportOptions& m_options;
+  const KeyRules& m_rules;
+  const RdbFile& m_file;
+  LiveTarget& m_target;
+  CheckpointKeeper& m_checkpoint;
+  ImportReport& m_report;
+  RdbTargetLimits m_limits;
+  Reencoder m_reencoder;
+  bool m_passthrough = false;
+  bool m_replace = false;
+  uint64_t m_resume_offset = 0;
+  uint64_t m_last_progress = 0;
+  std::string m_error;
+};
+
+/// Lists (up to k_listed_keys) the keys already in the target; false when any is.
+bool check_conflicts(LiveTarget& target, std::map<uint64_t, std::vector<std::string>>& names,
+                     ImportReport& report) {
+  uint64_t conflicts = 0;
+  for (auto& [db, keys] : names) {
+    auto found = target.existing(db, keys);
+    if (!found) {
+      report.error = found.error();
+      return false;
+    }
+    conflicts += found->size();
+    for (const std::string& key : *found) {
+      if (report.blocked.size() < k_listed_keys) {
+        report.blocked.push_back(key_ref(db, key));
+      }
+    }
+  }
+  if (conflicts > 0) {
+    report.blocked_reason = std::to_string(conflicts) +
+                            " key(s) already exist in the target (use --conflict skip or "
+                            "replace to go on)";
+    report.error = "cannot import: " + report.blocked_reason;
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void import_file_to_live(const ImportOptions& options, KeyRules rules, const RdbFile& file,
+                         ImportReport& report) {
+  engine::RdbReadOptions check;
+  check.materialize = false;
+  check.skip_modules = true;
+  ImportCheckpoint start;
+  start.source = options.source;
+  start.kind = "file";
+  start.source_size = file.map.data().size();
+  start.source_mtime_us = file.mtime_us;
+  auto target = LiveTarget::open(*options.to, options.window);
+  if (!target) {
+    report.error = target.error();
+    return;
+  }
+  report.target = target->describe();
+  report.target_server = target->server().name + " " + target->server().version;
+  report.target_rdb_version = rdb_target_limits(target->server().rdb).max_rdb_version;
+  start.target = report.target;
+  rules.target_field_ttls = rdb_target_limits(target->server().rdb).field_ttls;
+
+  CheckpointKeeper keeper(options.checkpoint, start);
+  auto resume = resume_point(options, start);
+  if (!resume) {
+    report.error = resume.error();
+    return;
+  }
+  if (*resume) {
+    if ((*resume)->complete) {
+      report.already_complete = true;
+      report.ok = true;
+      report.counts.written = (*resume)->keys_written;
+      return;
+    }
+    keeper.state() = **resume;
+    report.resumed = keeper.state().offset > 0;
+  }
+  const bool resuming = keeper.state().offset > 0;
+
+  if (options.precheck) {
+    PrecheckVisitor precheck(options, rules, report, file.map.data().size());
+    auto summary = engine::read_rdb(file.map.data(), precheck, check);
+    if (!summary) {
+      report.error = options.source + ": " + summary.error().message;
+      report.error_offset = summary.error().offset;
+      return;
+    }
+    if (precheck.blocked()) {
+      report.error = "cannot import: " + report.blocked_reason;
+      return;
+    }
+    if (options.conflict == ConflictPolicy::fail && !resuming &&
+        !check_conflicts(*target, precheck.names(), report)) {
+      return;
+    }
+    if (options.dry_run) {
+      report.counts = ImportCounts{};
+      for (auto& [db, keys] : precheck.names()) {
+        report.counts.written += keys.size();
+      }
+      PrecheckVisitor recount(options, rules, report, file.map.data().size());
+      engine::read_rdb(file.map.data(), recount, check);
+      report.ok = true;
+      return;
+    }
+    report.counts = ImportCounts{};
+    report.blocked.clear();
+  } else if (options.dry_run) {
+    report.error = "--dry-run needs the precheck (drop --no-precheck)";
+    return;
+  }
+
+  target->skip_conflicts(options.conflict == ConflictPolicy::skip);
+  std::optional<std::string> save_error;
+  target->on_ack([&](const PendingKey& key, WriteOutcome outcome) {
+    if (outcome == WriteOutcome::written) {
+      ++report.counts.written;
+      ++report.counts
+            .written_by_type[std::string(kind_name(static_cast<engine::RdbKind>(key.kind)))];
+    } else {
+      ++report.counts.conflicts_skipped;
+    }
+    keeper.state().offset = key.position;
+    ++keeper.state().keys_written;
+    if (!save_error) {
+      save_error = keeper.maybe_save(false);
+    }
+  });
+  RestoreVisitor writer(options, rules, file, *target, keeper, report);
+  engine::RdbReadOptions read;
+  read.skip_modules = true;
+  auto summary = engine::read_rdb(file.map.data(), writer, read);
+  if (!summary && writer.error().empty()) {
+    report.error = options.source + ": " + summary.error().message;
+    report.error_offset = summary.error().offset;
+  }
+  auto drained = target->drain();
+  report.bytes_sent = target->bytes_sent();
+  if (!writer.error().empty()) {
+    report.error = writer.error();
+  } else if (!drained) {
+    report.error = drained.error();
+  } else if (save_error) {
+    report.error = "cannot save the checkpoint: " + *save_error;
+  }
+  if (!report.error.empty()) {
+    (void)keeper.maybe_save(true);  // what was acknowledged stays acknowledged
+    return;
+  }
+  keeper.state().complete = true;
+  keeper.state().offset = file.map.data().size();
+  if (auto err = keeper.maybe_save(true)) {
+    report.error = "cannot save the checkpoint: " + *err;
+    return;
+  }
+  report.ok = true;
+}
+
+void import_file_to_embedded(const ImportOptions& options, const KeyRules& rules,
+                             const RdbFile& file, ImportReport& report) {
+  RdbTargetLimits limits = rdb_target_limits(options.target);
+  std::filesystem::path out = std::filesystem::path(options.dir) / options.dbfilename;
+  std::string dry_dir;
+  if (options.dry_run) {
+    char tmpl[] = "/tmp/keyshift-import-dry-run-XXXXXX";
+    if (::mkdtemp(tmpl) == nullptr) {
+      report.error = "cannot make a temporary directory for --dry-run";
+      return;
+    }
+    dry_dir = tmpl;
+    out = std::filesystem::path(dry_dir) / options.dbfilename;
+  }
+  report.target = out.string();
+  report.target_server = std::string(limits.name);
+  report.target_rdb_version = limits.max_rdb_version;
+  RdbConvertOptions convert;
+  convert.rdb_version = limits.max_rdb_version;
+  convert.rules = rules;
+  convert.now_ms = options.now_ms;
+  if (options.progress) {
+    convert.progress = [&options](uint64_t offset, uint64_t size) {
+      options.progress({"write", offset, size, 0});
+    };
+  }
+  RdbConvertReport r = convert_rdb(file.map.data(), out.string(), convert);
+  if (!dry_dir.empty()) {
+    std::error_code ignored;
+    std::filesystem::remove_all(dry_dir, ignored);
+    report.target = (std::filesystem::path(options.dir) / options.dbfilename).string();
+  }
+  ImportCounts& c = report.counts;
+  c.read = r.keys_read;
+  c.written = r.keys_written;
+  c.filtered = r.filtered.count;
+  c.expired = r.expired.count;
+  c.modules_dropped = r.modules_dropped.count;
+  c.renamed = r.renamed.count;
+  c.moved = r.moved.count;
+  c.field_ttls_dropped = r.fields_ttl_dropped;
+  c.fields_dropped = r.fields_removed;
+  c.hashes_emptied = r.hashes_emptied.count;
+  report.bytes_sent = r.bytes_written;
+  if (!r.ok) {
+    report.error = r.error;
+    report.error_offset = r.error_offset;
+    for (const RdbChange* blocked :
+         {&r.blocked_field_ttls, &r.blocked_modules, &r.blocked_path_hashes}) {
+      for (const RdbKeyRef& k : blocked->keys) {
+        if (report.blocked.size() < k_listed_keys) {
+          report.blocked.push_back(key_ref(k.db, k.key));
+        }
+      }
+    }
+    return;
+  }
+  report.ok = true;
+}
+
+}  // namespace keyshift::migrate::import_detail

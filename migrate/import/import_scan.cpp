@@ -1,0 +1,576 @@
+#include "engine/persistence/rdb_format.hpp"
+#include "engine/persistence/rdb_load.hpp"
+#include "engine/persistence/rdb_writer.hpp"
+#include "engine/resp/pipelined_connection.hpp"
+#include "engine/resp/resp_value.hpp"
+#include "engine/util/split_args.hpp"
+#include "migrate/import/import_common.hpp"
+#include "migrate/import/live_target.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <set>
+
+// Scan sources: a live server read by SCAN, then DUMP + PEXPIRETIME per key, pipelined, for
+// servers that refuse SYNC (managed services). Not a snapshot: the report says so.
+namespace keyshift::migrate::import_detail {
+namespace {
+
+constexpr std::string_view k_scan_warning =
+    "a scan of a live server is not a snapshot: keys written while it ran may be missing or "
+    "older in the target; stop the writers first, or compare afterwards with keyshift verify "
+    "data";
+
+/// The value of a decoded reply, or an error naming the source.
+engine::Expected<engine::RespValue, std::string> decode(const engine::ReplyView& reply,
+                                                        const std::string& source) {
+  engine::RespValue value;
+  size_t used = 0;
+  if (engine::parse_resp(reply.bytes, value, used) != engine::RespParse::ok) {
+    return engine::Unexpected{source + ": a reply keyshift cannot decode"};
+  }
+  return value;
+}
+
+/// The databases holding keys, from INFO keyspace ("db3:keys=10,...").
+std::vector<uint64_t> databases_of(std::string_view info) {
+  std::vector<uint64_t> dbs;
+  size_t at = 0;
+  while ((at = info.find("\ndb", at)) != std::string_view::npos) {
+    at += 3;
+    uint64_t db = 0;
+    auto r = std::from_chars(info.data() + at, info.data() + info.size(), db);
+    if (r.ec == std::errc() && r.ptr < info.data() + info.size() && *r.ptr == ':') {
+      dbs.push_back(db);
+    }
+  }
+  return dbs;
+}
+
+/// One key read from the source.
+struct ScannedKey {
+  std::string key;
+  std::string payload;  // empty: gone before DUMP read it
+  int64_t expire_ms = -1;
+};
+
+/// The source connection and its reads.
+class ScanReader {
+ public:
+  static engine::Expected<ScanReader, std::string> open(const std::string& url, uint32_t batch) {
+    auto endpoint = engine::parse_redis_url(url);
+    if (!endpoint) {
+      return engine::Unexpected{endpoint.error()};
+    }
+    auto link = engine::PipelinedConnection::connect(*endpoint, 2 * batch + 4);
+    if (!link) {
+      return engine::Unexpected{link.error()};
+    }
+    ScanReader reader(std::move(*link));
+    return reader;
+  }
+
+  std::string describe() const { return m_link.endpoint().describe(); }
+
+  /// Runs one command and decodes its reply.
+  engine::Expected<engine::RespValue, std::string> call(
+      std::initializer_list<std::string_view> args) {
+    m_link.send(args);
+    auto reply = m_link.wait_reply();
+    if (!reply) {
+      return engine::Unexpected{reply.error()};
+    }
+    if (reply->is_error) {
+      return engine::Unexpected{describe() + ": " + std::string(*args.begin()) +
+                                " failed: " + std::string(reply->error_text)};
+    }
+    return decode(*reply, describe());
+  }
+
+  /// SCAN from `cursor`; the next cursor and the keys.
+  engine::Expected<std::pair<std::string, std::vector<std::string>>, std::string> scan(
+      const std::string& cursor, uint32_t count) {
+    std::string n = std::to_string(count);
+    auto reply = call({"SCAN", cursor, "COUNT", n});
+    if (!reply) {
+      return engine::Unexpected{reply.error()};
+    }
+    if (reply->elements.size() != 2) {
+      return engine::Unexpected{describe() + ": SCAN answered with an unexpected shape"};
+    }
+    std::vector<std::string> keys;
+    keys.reserve(reply->elements[1].elements.size());
+    for (auto& k : reply->elements[1].elements) {
+      keys.push_back(std::move(k.str));
+    }
+    return std::make_pair(std::move(reply->elements[0].str), std::move(keys));
+  }
+
+  /// DUMP and the absolute TTL of every key, pipelined.
+  engine::Expected<std::vector<ScannedKey>, std::string> dump(std::vector<std::string>& keys,
+                                                              int64_t now_ms, bool pexpiretime) {
+    for (const std::string& k : keys) {
+      m_link.send({"DUMP", k});
+      m_link.send({pexpiretime ? "PEXPIRETIME" : "PTTL", k});
+    }
+    std::vector<ScannedKey> out;
+    out.reserve(keys.size());
+    for (std::string& k : keys) {
+      ScannedKey s;
+      s.key = std::move(k);
+      for (int i = 0; i < 2; ++i) {
+        auto reply = m_link.wait_reply();
+        if (!reply) {
+          return engine::Unexpected{reply.error()};
+        }
+        if (reply->is_error) {
+          return engine::Unexpected{describe() + ": " + (i == 0 ? "DUMP" : "PEXPIRETIME") + " of " +
+                                    engine::quote_repr(s.key) +
+                                    " failed: " + std::string(reply->error_text)};
+        }
+        auto value = decode(*reply, describe());
+        if (!value) {
+          return engine::Unexpected{value.error()};
+        }
+        if (i == 0) {
+          s.payload = std::move(value->str);
+        } else if (value->integer == -2) {
+          s.payload.clear();  // gone between the two reads
+        } else if (value->integer >= 0) {
+          s.expire_ms = pexpiretime ? value->integer : now_ms + value->integer;
+        }
+      }
+      out.push_back(std::move(s));
+    }
+    return out;
+  }
+
+ private:
+  explicit ScanReader(engine::PipelinedConnection link) : m_link(std::move(link)) {}
+  engine::PipelinedConnection m_link;
+};
+
+/// Where scanned keys go: a live server or the embedded engine.
+class ScanSink {
+ public:
+  virtual ~ScanSink() = default;
+  /// Writes one kept key (its payload checked); false with `error` set to stop.
+  virtual bool write(uint64_t db, engine::RdbKey& key, const engine::CheckedDumpPayload& payload,
+                     std::string_view raw, std::string& error) = 0;
+  /// Waits until every write is acknowledged.
+  virtual bool settle(std::string& error) = 0;
+  /// True when the target stores hash field TTLs.
+  virtual bool field_ttls() const = 0;
+};
+
+class LiveSink : public ScanSink {
+ public:
+  LiveSink(LiveTarget& target, bool replace, ImportReport& report, int64_t now_ms)
+      : m_target(target),
+        m_limits(rdb_target_limits(target.server().rdb)),
+        m_replace(replace),
+        m_report(report),
+        m_reencoder(now_ms) {}
+
+  bool write(uint64_t db, engine::RdbKey& key, const engine::CheckedDumpPayload& payload,
+             std::string_view raw, std::string& error) override {
+    std::string rebuilt;
+    std::string_view send = raw;
+    bool takes_it = payload.version <= redis_numbered_max(m_limits) &&
+                    payload.type <= m_limits.max_object_type && key.deferred;
+    if (!takes_it) {
+      if (key.deferred) {
+        auto value = engine::decode_dump_value(payload.type, payload.version, payload.body);
+        if (!value) {
+          error = "key " + key_ref(key.db, key.key) + ": " + value.error().message;
+          return false;
+        }
+        key.value = std::move(*value);
+      }
+      auto encoded = m_reencoder.payload(std::move(key.value), m_limits.max_rdb_version);
+      if (!encoded) {
+        error = "key " + key_ref(key.db, key.key) + ": " + encoded.error();
+        return false;
+      }
+      rebuilt = std::move(*encoded);
+      send = rebuilt;
+      ++m_report.counts.reencoded;
+    }
+    PendingKey pending;
+    pending.db = db;
+    pending.key = key.key;
+    pending.kind = static_cast<uint8_t>(key.value.kind);
+    auto sent = m_target.restore(std::move(pending), key.expire_ms, send, m_replace, -1, -1);
+    if (!sent) {
+      error = sent.error();
+      return false;
+    }
+    return true;
+  }
+
+  bool settle(std::string& error) override {
+    auto drained = m_target.drain();
+    if (!drained) {
+      error = drained.error();
+      return false;
+    }
+    return true;
+  }
+
+  bool field_ttls() const override { return m_limits.field_ttls; }
+  void set_replace(bool replace) { m_replace = replace; }
+
+ private:
+  LiveTarget& m_target;
+  RdbTargetLimits m_limits;
+  bool m_replace;
+  ImportReport& m_report;
+  Reencoder m_reencoder;
+};
+
+class EmbeddedSink : public ScanSink {
+ public:
+  EmbeddedSink(engine::Engine& engine, const RdbTargetLimits& limits, ImportReport& report,
+               int64_t now_ms)
+      : m_engine(engine), m_limits(limits), m_report(report), m_now_ms(now_ms) {}
+
+  bool write(uint64_t db, engine::RdbKey& key, const engine::CheckedDumpPayload& payload,
+             std::string_view, std::string& error) override {
+    if (key.deferred) {
+      auto value = engine::decode_dump_value(payload.type, payload.version, payload.body);
+      if (!value) {
+        error = "key " + key_ref(key.db, key.key) + ": " + value.error().message;
+        return false;
+      }
+      key.value = std::move(*value);
+    }
+    if (db >= static_cast<uint64_t>(m_engine.db_count())) {
+      error = "key " + key_ref(key.db, key.key) + ": database " + std::to_string(db) +
+              " is beyond the target's " + std::to_string(m_engine.db_count());
+      return false;
+    }
+    engine::Db& target = m_engine.db(static_cast<int>(db));
+    if (target.exists(key.key)) {
+      error = "key " + key_ref(key.db, key.key) + " was read twice or two databases map onto one";
+      return false;
+    }
+    auto kind = key.value.kind;
+    auto spec = engine::build_engine_value(m_engine, std::move(key.value), m_now_ms);
+    if (!spec) {
+      if (spec.error().rfind("empty", 0) == 0) {
+        ++m_report.counts.expired;
+        return true;
+      }
+      error = "key " + key_ref(key.db, key.key) + ": " + spec.error();
+      return false;
+    }
+    target.add(key.key, *spec, key.expire_ms);
+    ++m_report.counts.written;
+    ++m_report.counts.written_by_type[std::string(kind_name(kind))];
+    return true;
+  }
+
+  bool settle(std::string&) override { return true; }
+  bool field_ttls() const override { return m_limits.field_ttls; }
+
+ private:
+  engine::Engine& m_engine;
+  RdbTargetLimits m_limits;
+  ImportReport& m_report;
+  int64_t m_now_ms;
+};
+
+/// True for payload types that are hashes with field TTLs.
+bool has_field_ttls(int object_type) {
+  using engine::rdb::Type;
+  return object_type == static_cast<int>(Type::hash_metadata) ||
+         object_type == static_cast<int>(Type::hash_listpack_ex) ||
+         object_type == static_cast<int>(Type::hash_metadata_pre_ga) ||
+         object_type == static_cast<int>(Type::hash_listpack_ex_pre_ga) ||
+         object_type == static_cast<int>(Type::valkey_hash_2);
+}
+
+/// Reads every database of the source into `sink`, from `checkpoint`'s positions.
+bool scan_into(ScanReader& reader, ScanSink& sink, const ImportOptions& options,
+               const KeyRules& rules, bool pexpiretime, const std::vector<uint64_t>& dbs,
+               CheckpointKeeper& keeper, ImportReport& report) {
+  std::string error;
+  for (uint64_t db : dbs) {
+    auto& scans = keeper.state().scans;
+    auto pos = std::find_if(scans.begin(), scans.end(),
+                            [db](const ScanPosition& p) { return p.db == db; });
+    if (pos == scans.end()) {
+      scans.push_back(ScanPosition{db, "0", false});
+      pos = scans.end() - 1;
+    }
+    if (pos->done) {
+      continue;
+    }
+    std::string number = std::to_string(db);
+    if (auto selected = reader.call({"SELECT", number}); !selected) {
+      report.error = selected.error();
+      return false;
+    }
+    std::string cursor = pos->cursor;
+    do {
+      auto batch = reader.scan(cursor, options.scan_count);
+      if (!batch) {
+        report.error = batch.error();
+        return false;
+      }
+      auto keys = reader.dump(batch->second, options.now_ms, pexpiretime);
+      if (!keys) {
+        report.error = keys.error();
+        return false;
+      }
+      for (ScannedKey& s : *keys) {
+        ++report.counts.read;
+        if (s.payload.empty()) {
+          ++report.counts.vanished;
+          continue;
+        }
+        auto checked = engine::check_dump_payload(s.payload);
+        if (!checked) {
+          report.error =
+              "key " + key_ref(db, s.key) + ": the source's DUMP payload: " + checked.error();
+          return false;
+        }
+        int type = engine::rdb::object_type_for_version(checked->type, checked->version);
+        if (type < 0) {
+          report.error = "key " + key_ref(db, s.key) + ": type " + std::to_string(checked->type) +
+                         " of RDB " + std::to_string(checked->version) + " is unknown";
+          return false;
+        }
+        engine::RdbKey key;
+        key.db = db;
+        key.key = std::move(s.key);
+        key.expire_ms = s.expire_ms;
+        key.value.kind = engine::kind_of_object_type(static_cast<uint8_t>(type));
+        key.value.rdb_type = static_cast<uint8_t>(type);
+        key.deferred = true;
+        if (has_field_ttls(type) && !rules.target_field_ttls) {
+          auto value = engine::decode_dump_value(checked->type, checked->version, checked->body);
+          if (!value) {
+            report.error = "key " + key_ref(db, key.key) + ": " + value.error().message;
+            return false;
+          }
+          key.value = std::move(*value);
+          key.deferred = false;
+        }
+        KeyEffects effects;
+        KeyVerdict verdict = apply_key_rules(rules, key, options.now_ms, effects);
+        if (verdict != KeyVerdict::keep) {
+          if (count_verdict(verdict, key, report)) {
+            report.error = "cannot import: " + report.blocked_reason;
+            return false;
+          }
+          continue;
+        }
+        count_effects(effects, report.counts);
+        if (options.dry_run) {
+          ++report.counts.written;
+          continue;
+        }
+        if (!sink.write(effects.target_db, key, *checked, s.payload, error)) {
+          report.error = error;
+          return false;
+        }
+      }
+      if (!sink.settle(error)) {
+        report.error = error;
+        return false;
+      }
+      cursor = batch->first;
+      pos = std::find_if(scans.begin(), scans.end(),
+                         [db](const ScanPosition& p) { return p.db == db; });
+      pos->cursor = cursor;
+      pos->done = cursor == "0";
+      keeper.state().keys_written = report.counts.written;
+      if (auto err = keeper.maybe_save(pos->done)) {
+        report.error = "cannot save the checkpoint: " + *err;
+        return false;
+      }
+      if (options.progress) {
+        options.progress({"write", report.counts.read, 0, report.counts.written});
+      }
+    } while (cursor != "0");
+  }
+  return true;
+}
+
+}  // namespace
+
+void import_scan(const ImportOptions& options, KeyRules rules, ImportReport& report) {
+  report.warnings.emplace_back(k_scan_warning);
+  auto reader = ScanReader::open(options.source, options.scan_count);
+  if (!reader) {
+    report.error = reader.error();
+    return;
+  }
+  auto info = reader->call({"INFO", "server"});
+  if (!info) {
+    report.error = info.error();
+    return;
+  }
+  auto source = identify_server(info->str);
+  // PEXPIRETIME (Redis 7.0, every Valkey) reads the absolute TTL: nothing drifts in flight.
+  bool pexpiretime = source.has_value();
+  auto keyspace = reader->call({"INFO", "keyspace"});
+  if (!keyspace) {
+    report.error = keyspace.error();
+    return;
+  }
+  std::vector<uint64_t> dbs = databases_of("\n" + keyspace->str);
+
+  ImportCheckpoint start;
+  start.kind = "scan";
+  start.source = reader->describe();
+
+  if (options.to) {
+    auto target = LiveTarget::open(*options.to, options.window);
+    if (!target) {
+      report.error = target.error();
+      return;
+    }
+    report.target = target->describe();
+    report.target_server = target->server().name + " " + target->server().version;
+    RdbTargetLimits limits = rdb_target_limits(target->server().rdb);
+    report.target_rdb_version = limits.max_rdb_version;
+    rules.target_field_ttls = limits.field_ttls;
+    start.target = report.target;
+    CheckpointKeeper keeper(options.dry_run ? std::string() : options.checkpoint, start);
+    auto resume = resume_point(options, start);
+    if (!resume) {
+      report.error = resume.error();
+      return;
+    }
+    bool resuming = false;
+    if (*resume) {
+      if ((*resume)->complete) {
+        report.already_complete = true;
+        report.ok = true;
+        report.counts.written = (*resume)->keys_written;
+        return;
+      }
+      keeper.state() = **resume;
+      resuming = report.resumed = true;
+    }
+    if (options.conflict == ConflictPolicy::fail && !resuming) {
+      // Before the first write: every key the scan would write, asked of the target.
+      ImportReport names;
+      for (uint64_t db : dbs) {
+        std::string number = std::to_string(db);
+        if (auto selected = reader->call({"SELECT", number}); !selected) {
+          report.error = selected.error();
+          return;
+        }
+        std::map<uint64_t, std::vector<std::string>> wanted;
+        std::string cursor = "0";
+        do {
+          auto batch = reader->scan(cursor, options.scan_count);
+          if (!batch) {
+            report.error = batch.error();
+            return;
+          }
+          for (std::string& k : batch->second) {
+            engine::RdbKey key;
+            key.db = db;
+            key.key = std::move(k);
+            key.deferred = true;
+            KeyEffects effects;
+            // --type needs the value: the check asks about every name the other rules keep.
+            KeyRules by_name = rules;
+            by_name.types.clear();
+            if (apply_key_rules(by_name, key, options.now_ms, effects) == KeyVerdict::keep) {
+              wanted[effects.target_db].push_back(std::move(key.key));
+            }
+          }
+          cursor = batch->first;
+        } while (cursor != "0");
+        for (auto& [to_db, keys] : wanted) {
+          auto found = target->existing(to_db, keys);
+          if (!found) {
+            report.error = found.error();
+            return;
+          }
+          for (const std::string& k : *found) {
+            if (report.blocked.size() < k_listed_keys) {
+              report.blocked.push_back(key_ref(to_db, k));
+            }
+          }
+          report.counts.conflicts_found += found->size();
+        }
+      }
+      if (report.counts.conflicts_found > 0) {
+        report.blocked_reason = std::to_string(report.counts.conflicts_found) +
+                                " key(s) already exist in the target (use --conflict skip or "
+                                "replace to go on)";
+        report.error = "cannot import: " + report.blocked_reason;
+        return;
+      }
+    }
+    target->skip_conflicts(options.conflict == ConflictPolicy::skip);
+    target->on_ack([&report](const PendingKey& key, WriteOutcome outcome) {
+      if (outcome == WriteOutcome::written) {
+        ++report.counts.written;
+        ++report.counts
+              .written_by_type[std::string(kind_name(static_cast<engine::RdbKind>(key.kind)))];
+      } else {
+        ++report.counts.conflicts_skipped;
+      }
+    });
+    LiveSink sink(*target, options.conflict == ConflictPolicy::replace || resuming, report,
+                  options.now_ms);
+    bool done = scan_into(*reader, sink, options, rules, pexpiretime, dbs, keeper, report);
+    report.bytes_sent = target->bytes_sent();
+    if (!done) {
+      return;
+    }
+    keeper.state().complete = !options.dry_run;
+    if (auto err = keeper.maybe_save(true)) {
+      report.error = "cannot save the checkpoint: " + *err;
+      return;
+    }
+    report.ok = true;
+    return;
+  }
+
+  // The embedded engine: everything is built in memory, then saved in one atomic write, so
+  // an interrupted run leaves no file and simply starts over.
+  RdbTargetLimits limits = rdb_target_limits(options.target);
+  rules.target_field_ttls = limits.field_ttls;
+  std::filesystem::path out = std::filesystem::path(options.dir) / options.dbfilename;
+  report.target = out.string();
+  report.target_server = std::string(limits.name);
+  report.target_rdb_version = limits.max_rdb_version;
+  engine::EngineConfig config;
+  int databases = 16;
+  for (uint64_t db : dbs) {
+    databases = std::max<int>(databases, static_cast<int>(std::min<uint64_t>(db, 1 << 20)) + 1);
+  }
+  for (const auto& [from, to] : rules.db_map) {
+    databases = std::max<int>(databases, static_cast<int>(std::min<uint64_t>(to, 1 << 20)) + 1);
+  }
+  config.databases = databases;
+  engine::ManualClock clock(options.now_ms);
+  auto engine = std::make_unique<engine::Engine>(config, clock);
+  EmbeddedSink sink(*engine, limits, report, options.now_ms);
+  CheckpointKeeper no_checkpoint("", start);
+  if (!scan_into(*reader, sink, options, rules, pexpiretime, dbs, no_checkpoint, report)) {
+    return;
+  }
+  if (!options.dry_run) {
+    engine::RdbWriteOptions write;
+    write.version = limits.max_rdb_version;
+    auto stats = engine::save_rdb(*engine, out.string(), write);
+    if (!stats) {
+      report.error = "cannot write " + out.string() + ": " + stats.error();
+      return;
+    }
+    report.bytes_sent = stats->bytes;
+  }
+  report.ok = true;
+}
+
+}  // namespace keyshift::migrate::import_detail
