@@ -126,6 +126,11 @@ void run_import(const ImportFlags& f) {
   options.dir = f.dir;
   options.dbfilename = f.dbfilename;
   options.rules = to_key_rules(f.rules);
+  if (options.to && options.to->db != 0) {
+    // As redis-cli -n N: a database in the target's URL takes every source database that
+    // --db-map does not place.
+    options.rules.unmapped_db = static_cast<uint64_t>(options.to->db);
+  }
   options.conflict = f.conflict == "skip"      ? migrate::ConflictPolicy::skip
                      : f.conflict == "replace" ? migrate::ConflictPolicy::replace
                                                : migrate::ConflictPolicy::fail;

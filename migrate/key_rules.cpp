@@ -112,7 +112,7 @@ KeyVerdict apply_key_rules(const KeyRules& rules, engine::RdbKey& key, int64_t n
       break;
     }
   }
-  effects.target_db = key.db;
+  effects.target_db = rules.unmapped_db.value_or(key.db);
   if (auto it = rules.db_map.find(key.db); it != rules.db_map.end()) {
     effects.target_db = it->second;
   }

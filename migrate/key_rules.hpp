@@ -34,8 +34,10 @@ struct KeyRules {
   std::vector<std::string> exclude;
   /// Keep only these value kinds (empty keeps every kind).
   std::vector<engine::RdbKind> types;
-  /// Source database -> target database; unmapped databases keep their number.
+  /// Source database -> target database; unmapped databases keep their number, or go to
+  /// `unmapped_db` when set (a database named in the target's URL).
   std::map<uint64_t, uint64_t> db_map;
+  std::optional<uint64_t> unmapped_db;
   std::vector<PrefixRule> rename;
   FieldTtlPolicy field_ttl = FieldTtlPolicy::fail;
   /// Drop module keys instead of refusing them.

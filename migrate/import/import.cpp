@@ -5,7 +5,10 @@
 
 #include <fmt/core.h>
 
+#include <unistd.h>
+
 #include <chrono>
+#include <filesystem>
 
 namespace keyshift::migrate {
 
@@ -13,6 +16,22 @@ ImportReport run_import(const ImportOptions& options) {
   auto started = std::chrono::steady_clock::now();
   ImportReport report;
   report.source = options.source;
+  if (import_detail::is_server_source(options.source)) {
+    // A URL may carry a password: reports and checkpoints name the server only.
+    auto endpoint = engine::parse_redis_url(options.source);
+    report.source = endpoint ? endpoint->describe() : std::string("(a bad server URL)");
+  }
+  if (!options.to && !options.dry_run) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(options.dir, ec)) {
+      report.error = "--dir " + options.dir + ": not a directory (the data file goes there)";
+      return report;
+    }
+    if (::access(options.dir.c_str(), W_OK) != 0) {
+      report.error = "--dir " + options.dir + ": not writable";
+      return report;
+    }
+  }
   report.dry_run = options.dry_run;
   report.checkpoint = options.checkpoint;
   if (import_detail::is_server_source(options.source)) {

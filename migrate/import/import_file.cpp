@@ -66,7 +66,7 @@ class RestoreVisitor : public engine::RdbVisitor {
         m_reencoder(options.now_ms) {
     m_passthrough = !file.valkey_numbered && file.version <= redis_numbered_max(m_limits);
     m_resume_offset = checkpoint.state().offset;
-    m_replace = options.conflict == ConflictPolicy::replace;
+    m_replace = options.conflict == ConflictPolicy::replace || report.resumed;
   }
 
   bool defer_value(uint8_t type) override { return passes_through(type); }
@@ -112,8 +112,8 @@ class RestoreVisitor : public engine::RdbVisitor {
     pending.key = std::move(k.key);
     pending.position = k.value_offset + k.value_bytes;
     pending.kind = static_cast<uint8_t>(k.value.kind);
-    auto sent = m_target.restore(std::move(pending), k.expire_ms, payload,
-                                 m_replace || m_resume_offset > 0, k.idle_s, k.freq);
+    auto sent =
+        m_target.restore(std::move(pending), k.expire_ms, payload, m_replace, k.idle_s, k.freq);
     if (!sent) {
       return stop(sent.error());
     }
@@ -212,9 +212,11 @@ void import_file_to_live(const ImportOptions& options, KeyRules rules, const Rdb
       return;
     }
     keeper.state() = **resume;
-    report.resumed = keeper.state().offset > 0;
+    report.resumed = true;
   }
-  const bool resuming = keeper.state().offset > 0;
+  // Any checkpoint means an earlier run may have written keys past it: those are ours to
+  // overwrite, and the conflict check already passed then.
+  const bool resuming = report.resumed;
 
   if (options.precheck) {
     PrecheckVisitor precheck(options, rules, report, file.map.data().size());
@@ -249,6 +251,12 @@ void import_file_to_live(const ImportOptions& options, KeyRules rules, const Rdb
     return;
   }
 
+  // Written before the first key, so a run killed before any acknowledgement is still
+  // known to have started.
+  if (auto err = keeper.maybe_save(true)) {
+    report.error = "cannot save the checkpoint: " + *err;
+    return;
+  }
   target->skip_conflicts(options.conflict == ConflictPolicy::skip);
   std::optional<std::string> save_error;
   target->on_ack([&](const PendingKey& key, WriteOutcome outcome) {

@@ -510,6 +510,10 @@ void import_scan(const ImportOptions& options, KeyRules rules, ImportReport& rep
         return;
       }
     }
+    if (auto err = keeper.maybe_save(true)) {
+      report.error = "cannot save the checkpoint: " + *err;
+      return;
+    }
     target->skip_conflicts(options.conflict == ConflictPolicy::skip);
     target->on_ack([&report](const PendingKey& key, WriteOutcome outcome) {
       if (outcome == WriteOutcome::written) {
