@@ -5,13 +5,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <utility>
 
 namespace keyshift::engine {
 
-Expected<MappedFile, FileError> MappedFile::open(const std::string& path) {
+Expected<MappedFile, FileError> MappedFile::open(const std::string& path, Access access) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     return Unexpected{FileError{path, errno, {}}};
@@ -31,7 +32,8 @@ Expected<MappedFile, FileError> MappedFile::open(const std::string& path) {
     ::close(fd);
     return MappedFile(nullptr, 0);  // mmap refuses empty files; an empty view is enough
   }
-  void* addr = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  int flags = MAP_PRIVATE | (access == Access::whole ? MAP_POPULATE : 0);
+  void* addr = ::mmap(nullptr, size, PROT_READ, flags, fd, 0);
   int saved = errno;
   ::close(fd);
   if (addr == MAP_FAILED) {
@@ -39,6 +41,15 @@ Expected<MappedFile, FileError> MappedFile::open(const std::string& path) {
   }
   ::madvise(addr, size, MADV_SEQUENTIAL);
   return MappedFile(addr, size);
+}
+
+void MappedFile::drop(size_t begin, size_t end) const {
+  static const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  size_t first = (begin + page - 1) / page * page;
+  size_t last = std::min(end, m_size) / page * page;
+  if (last > first) {
+    ::madvise(static_cast<char*>(m_addr) + first, last - first, MADV_DONTNEED);
+  }
 }
 
 MappedFile::MappedFile(MappedFile&& other) noexcept

@@ -14,8 +14,15 @@ namespace keyshift::engine {
 /// read and replaced in one pass.
 class MappedFile {
  public:
+  /// How to map.
+  enum class Access : unsigned char {
+    whole,      ///< faulted in at once (MAP_POPULATE): the fastest whole-file read
+    streaming,  ///< faulted in as read; drop() gives pages back (bounded memory)
+  };
+
   /// Maps `path`; the error's `what` is the path. An empty file is an empty view.
-  static Expected<MappedFile, FileError> open(const std::string& path);
+  static Expected<MappedFile, FileError> open(const std::string& path,
+                                              Access access = Access::whole);
 
   MappedFile(MappedFile&& other) noexcept;
   MappedFile& operator=(MappedFile&& other) noexcept;
@@ -25,6 +32,9 @@ class MappedFile {
 
   /// The file's bytes.
   std::string_view data() const { return {static_cast<const char*>(m_addr), m_size}; }
+  /// Gives back the memory of the whole pages in [begin, end), which a streaming reader has
+  /// passed (reading them again faults them in again).
+  void drop(size_t begin, size_t end) const;
 
  private:
   MappedFile(void* addr, size_t size) : m_addr(addr), m_size(size) {}

@@ -21,7 +21,7 @@ constexpr auto k_checkpoint_every = std::chrono::seconds(1);
 }  // namespace
 
 engine::Expected<RdbFile, std::string> open_rdb_file(const std::string& path) {
-  auto map = engine::MappedFile::open(path);
+  auto map = engine::MappedFile::open(path, engine::MappedFile::Access::streaming);
   if (!map) {
     return engine::Unexpected{map.error().message()};
   }

@@ -25,6 +25,7 @@ inline constexpr size_t k_listed_keys = 20;
 
 /// An RDB file mapped for reading, with what identifies it for a checkpoint.
 struct RdbFile {
+  /// Mapped for streaming: passes give back the pages behind them (bounded memory).
   engine::MappedFile map;
   int64_t mtime_us = 0;  ///< modification time, microseconds
   int version = 0;

@@ -1,3 +1,4 @@
+#include "engine/persistence/crc64.hpp"
 #include "engine/persistence/rdb_format.hpp"
 #include "engine/persistence/rdb_writer.hpp"
 #include "migrate/import/import_common.hpp"
@@ -7,6 +8,7 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 
 // File sources: an RDB file checked whole, then written key by key to a live target, or
@@ -19,13 +21,20 @@ namespace {
 class PrecheckVisitor : public engine::RdbVisitor {
  public:
   PrecheckVisitor(const ImportOptions& options, const KeyRules& rules, ImportReport& report,
-                  uint64_t size)
-      : m_options(options), m_rules(rules), m_report(report), m_size(size) {}
+                  const RdbFile& file)
+      : m_options(options),
+        m_rules(rules),
+        m_report(report),
+        m_file(file),
+        m_size(file.map.data().size()) {}
 
   bool on_key(engine::RdbKey& k) override {
-    if (m_options.progress && (k.offset - m_last_progress) > (1u << 20)) {
+    if (k.offset - m_last_progress > (1u << 20)) {
+      m_file.map.drop(m_last_progress, k.offset);
       m_last_progress = k.offset;
-      m_options.progress({"check", k.offset, m_size, 0});
+      if (m_options.progress) {
+        m_options.progress({"check", k.offset, m_size, 0});
+      }
     }
     KeyEffects effects;
     KeyVerdict verdict = apply_key_rules(m_rules, k, m_options.now_ms, effects);
@@ -44,6 +53,7 @@ class PrecheckVisitor : public engine::RdbVisitor {
   const ImportOptions& m_options;
   const KeyRules& m_rules;
   ImportReport& m_report;
+  const RdbFile& m_file;
   uint64_t m_size;
   uint64_t m_last_progress = 0;
   bool m_blocked = false;
@@ -76,9 +86,12 @@ class RestoreVisitor : public engine::RdbVisitor {
       ++m_report.counts.resumed_past;
       return true;
     }
-    if (m_options.progress && (k.offset - m_last_progress) > (1u << 20)) {
+    if (k.offset - m_last_progress > (1u << 20)) {
+      m_file.map.drop(m_last_progress, k.offset);
       m_last_progress = k.offset;
-      m_options.progress({"write", k.offset, m_file.map.data().size(), m_report.counts.written});
+      if (m_options.progress) {
+        m_options.progress({"write", k.offset, m_file.map.data().size(), m_report.counts.written});
+      }
     }
     ++m_report.counts.read;
     KeyEffects effects;
@@ -148,6 +161,39 @@ class RestoreVisitor : public engine::RdbVisitor {
   std::string m_error;
 };
 
+/// Checks the file's CRC64 trailer a chunk at a time, giving each chunk's pages back.
+std::optional<engine::RdbError> verify_checksum(const RdbFile& file) {
+  std::string_view data = file.map.data();
+  if (file.valkey_numbered ? false : file.version < engine::rdb::k_first_checksum_version) {
+    return std::nullopt;
+  }
+  if (data.size() < 9 + 8) {
+    return std::nullopt;  // too short to hold one: the reader names what is missing
+  }
+  size_t body = data.size() - 8;
+  uint64_t stored = 0;
+  for (int i = 7; i >= 0; --i) {
+    stored = stored << 8 | static_cast<uint8_t>(data[body + static_cast<size_t>(i)]);
+  }
+  if (stored == 0) {
+    return std::nullopt;  // written with rdbchecksum no
+  }
+  constexpr size_t k_chunk = 4u << 20;
+  uint64_t crc = 0;
+  for (size_t at = 0; at < body; at += k_chunk) {
+    size_t n = std::min(k_chunk, body - at);
+    crc = engine::crc64(crc, data.substr(at, n));
+    file.map.drop(at, at + n);
+  }
+  if (crc == stored) {
+    return std::nullopt;
+  }
+  char text[96];
+  std::snprintf(text, sizeof text, "wrong CRC64 checksum: stored %016llx, computed %016llx",
+                static_cast<unsigned long long>(stored), static_cast<unsigned long long>(crc));
+  return engine::RdbError{body, text};
+}
+
 /// Lists (up to k_listed_keys) the keys already in the target; false when any is.
 bool check_conflicts(LiveTarget& target, std::map<uint64_t, std::vector<std::string>>& names,
                      ImportReport& report) {
@@ -182,6 +228,11 @@ void import_file_to_live(const ImportOptions& options, KeyRules rules, const Rdb
   engine::RdbReadOptions check;
   check.materialize = false;
   check.skip_modules = true;
+  // One thread, so the pages the check has passed can be given back behind it: a second
+  // checking thread would fault them in again.
+  check.parallel_check_min_bytes = SIZE_MAX;
+  // The checksum too is computed here, a chunk at a time, for the same reason.
+  check.verify_checksum = false;
   ImportCheckpoint start;
   start.source = options.source;
   start.kind = "file";
@@ -219,13 +270,19 @@ void import_file_to_live(const ImportOptions& options, KeyRules rules, const Rdb
   const bool resuming = report.resumed;
 
   if (options.precheck) {
-    PrecheckVisitor precheck(options, rules, report, file.map.data().size());
+    if (auto bad = verify_checksum(file)) {
+      report.error = options.source + ": " + bad->message;
+      report.error_offset = bad->offset;
+      return;
+    }
+    PrecheckVisitor precheck(options, rules, report, file);
     auto summary = engine::read_rdb(file.map.data(), precheck, check);
     if (!summary) {
       report.error = options.source + ": " + summary.error().message;
       report.error_offset = summary.error().offset;
       return;
     }
+    file.map.drop(0, file.map.data().size());
     if (precheck.blocked()) {
       report.error = "cannot import: " + report.blocked_reason;
       return;
@@ -239,7 +296,7 @@ void import_file_to_live(const ImportOptions& options, KeyRules rules, const Rdb
       for (auto& [db, keys] : precheck.names()) {
         report.counts.written += keys.size();
       }
-      PrecheckVisitor recount(options, rules, report, file.map.data().size());
+      PrecheckVisitor recount(options, rules, report, file);
       engine::read_rdb(file.map.data(), recount, check);
       report.ok = true;
       return;
@@ -276,6 +333,7 @@ void import_file_to_live(const ImportOptions& options, KeyRules rules, const Rdb
   RestoreVisitor writer(options, rules, file, *target, keeper, report);
   engine::RdbReadOptions read;
   read.skip_modules = true;
+  read.verify_checksum = !options.precheck;  // the precheck verified it
   auto summary = engine::read_rdb(file.map.data(), writer, read);
   if (!summary && writer.error().empty()) {
     report.error = options.source + ": " + summary.error().message;
