@@ -1,3 +1,5 @@
+#include "tests/unit/engine/commands/command_test_util.hpp"
+
 #include "engine/engine.hpp"
 
 #include <doctest/doctest.h>
@@ -11,21 +13,7 @@ using keyshift::engine::RespValue;
 
 namespace {
 
-struct Fixture {
-  ManualClock clock;
-  Engine engine{EngineConfig{}, clock};
-  RespValue run(std::initializer_list<std::string_view> args) { return engine.run(args); }
-  int64_t num(std::initializer_list<std::string_view> args) {
-    RespValue v = engine.run(args);
-    REQUIRE(v.type == RespValue::Type::integer);
-    return v.integer;
-  }
-  std::string err(std::initializer_list<std::string_view> args) {
-    RespValue v = engine.run(args);
-    REQUIRE(v.is_error());
-    return v.str;
-  }
-};
+using Fixture = keyshift::engine::command_test::ReplyFixture;
 
 }  // namespace
 
