@@ -66,17 +66,23 @@ void cmd_setbit(CmdContext& ctx) {
     s.assign(string_of(e, buf));
   }
   size_t byte = static_cast<size_t>(offset >> 3);
+  // As Valkey: only a new key, a longer string or a flipped bit is a change (dirty, WATCH,
+  // the setbit event).
+  bool grown = e == nullptr || s.size() <= byte;
   if (s.size() <= byte) {
     s.resize(byte + 1, '\0');
   }
   int shift = 7 - static_cast<int>(offset & 7);
   auto c = static_cast<unsigned char>(s[byte]);
   int old = (c >> shift) & 1;
-  c = static_cast<unsigned char>((c & ~(1u << shift)) | ((bit_arg[0] - '0') << shift));
-  s[byte] = static_cast<char>(c);
-  db.set(ctx.arg(1), make_raw_string_spec(s), -1, true);
-  ctx.engine().signal_modified_key(ctx.session().db, ctx.arg(1));
-  ctx.engine().notify_keyspace_event(k_notify_string, "setbit", ctx.arg(1), ctx.session().db);
+  int want = bit_arg[0] - '0';
+  if (grown || old != want) {
+    c = static_cast<unsigned char>((c & ~(1u << shift)) | (want << shift));
+    s[byte] = static_cast<char>(c);
+    db.set(ctx.arg(1), make_raw_string_spec(s), -1, true);
+    ctx.engine().signal_modified_key(ctx.session().db, ctx.arg(1));
+    ctx.engine().notify_keyspace_event(k_notify_string, "setbit", ctx.arg(1), ctx.session().db);
+  }
   ctx.reply().integer(old);
 }
 
