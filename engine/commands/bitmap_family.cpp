@@ -47,6 +47,27 @@ bool read_string(CmdContext& ctx, std::string_view key, std::string& out, bool& 
   return true;
 }
 
+/// The string at `key` for a bit write reaching bit `max_bit`, zero-padded to hold it
+/// (Valkey's lookupStringForBitCommand); `grown` when the key is new or got longer.
+bool string_for_bit_write(CmdContext& ctx, std::string_view key, uint64_t max_bit, std::string& out,
+                          bool& grown) {
+  Entry* e = ctx.db().lookup(key);
+  if (e != nullptr) {
+    if (e->type() != ObjType::string) {
+      ctx.reply().error(errors::k_wrong_type);
+      return false;
+    }
+    IntBuffer buf;
+    out.assign(string_of(e, buf));
+  }
+  size_t need = static_cast<size_t>(max_bit >> 3) + 1;
+  grown = e == nullptr || out.size() < need;
+  if (out.size() < need) {
+    out.resize(need, '\0');
+  }
+  return true;
+}
+
 void cmd_setbit(CmdContext& ctx) {
   uint64_t offset = 0;
   if (!parse_offset(ctx, ctx.arg(2), offset)) {
@@ -57,24 +78,15 @@ void cmd_setbit(CmdContext& ctx) {
     ctx.reply().error(k_bad_bit);
     return;
   }
-  Db& db = ctx.db();
-  Entry* e = db.lookup(ctx.arg(1));
   std::string s;
-  if (e != nullptr) {
-    if (e->type() != ObjType::string) {
-      ctx.reply().error(errors::k_wrong_type);
-      return;
-    }
-    IntBuffer buf;
-    s.assign(string_of(e, buf));
+  bool grown = false;
+  if (!string_for_bit_write(ctx, ctx.arg(1), offset, s, grown)) {
+    return;
   }
+  Db& db = ctx.db();
   size_t byte = static_cast<size_t>(offset >> 3);
   // As Valkey: only a new key, a longer string or a flipped bit is a change (dirty, WATCH,
   // the setbit event).
-  bool grown = e == nullptr || s.size() <= byte;
-  if (s.size() <= byte) {
-    s.resize(byte + 1, '\0');
-  }
   int shift = 7 - static_cast<int>(offset & 7);
   auto c = static_cast<unsigned char>(s[byte]);
   int old = (c >> shift) & 1;
@@ -570,6 +582,12 @@ bool run_write_op(CmdContext& ctx, const BitfieldOp& op, std::string& s, bool& c
   return true;
 }
 
+/// A GET's reply: the field read from `s`.
+void reply_field(CmdContext& ctx, std::string_view s, const BitfieldOp& op) {
+  ctx.reply().integer(op.is_signed ? get_signed_field(s, op.offset, op.bits)
+                                   : static_cast<int64_t>(get_field(s, op.offset, op.bits)));
+}
+
 void bitfield(CmdContext& ctx, bool ro_command) {
   std::vector<BitfieldOp> ops;
   bool readonly = true;
@@ -586,8 +604,7 @@ void bitfield(CmdContext& ctx, bool ro_command) {
     }
     ctx.reply().array(ops.size());
     for (const BitfieldOp& op : ops) {
-      ctx.reply().integer(op.is_signed ? get_signed_field(s, op.offset, op.bits)
-                                       : static_cast<int64_t>(get_field(s, op.offset, op.bits)));
+      reply_field(ctx, s, op);
     }
     return;
   }
@@ -595,29 +612,17 @@ void bitfield(CmdContext& ctx, bool ro_command) {
     ctx.reply().error(k_bitfield_ro_get);
     return;
   }
-  Db& db = ctx.db();
-  Entry* e = db.lookup(key);
-  if (e != nullptr) {
-    if (e->type() != ObjType::string) {
-      ctx.reply().error(errors::k_wrong_type);
-      return;
-    }
-    IntBuffer buf;
-    s.assign(string_of(e, buf));
-  }
   // As Valkey: the string is created or zero-padded up to the farthest bit written before
   // any operation runs, and stays so even when every write fails under OVERFLOW FAIL.
-  size_t need = static_cast<size_t>(highest_write_bit >> 3) + 1;
-  bool grown = e == nullptr || s.size() < need;
-  if (s.size() < need) {
-    s.resize(need, '\0');
+  bool grown = false;
+  if (!string_for_bit_write(ctx, key, highest_write_bit, s, grown)) {
+    return;
   }
   uint64_t changes = 0;
   ctx.reply().array(ops.size());
   for (const BitfieldOp& op : ops) {
     if (op.op == FieldOp::get) {
-      ctx.reply().integer(op.is_signed ? get_signed_field(s, op.offset, op.bits)
-                                       : static_cast<int64_t>(get_field(s, op.offset, op.bits)));
+      reply_field(ctx, s, op);
       continue;
     }
     bool changed = false;
@@ -626,7 +631,7 @@ void bitfield(CmdContext& ctx, bool ro_command) {
     }
   }
   if (grown || changes > 0) {
-    db.set(key, make_raw_string_spec(s), -1, true);
+    ctx.db().set(key, make_raw_string_spec(s), -1, true);
   }
   if (changes > 0) {
     ctx.engine().signal_modified_key(ctx.session().db, key, changes);
