@@ -4,6 +4,7 @@
 #include "cli/subcommands.hpp"
 #include "cli/user_error.hpp"
 #include "compat/report/json_text.hpp"
+#include "engine/resp/server_url.hpp"
 #include "engine/server/config_file.hpp"
 #include "migrate/rewrite/apply.hpp"
 #include "migrate/rewrite/apps_inputs.hpp"
@@ -301,9 +302,9 @@ void run_server(const ServerOptions& o) {
   extra += ", \"layout\": ";
   compat::append_json_string(extra, migrate::layout_name(rewritten->layout));
   extra += ", \"socket\": {\"before\": ";
-  compat::append_json_bytes(extra, rewritten->before.socket);
+  compat::append_json_bytes(extra, rewritten->before.address.unix_path);
   extra += ", \"after\": ";
-  compat::append_json_bytes(extra, rewritten->after.socket);
+  compat::append_json_bytes(extra, rewritten->after.address.unix_path);
   extra += "}";
   if (probed) {
     extra += ", \"probe\": {\"server\": ";
@@ -318,7 +319,7 @@ void run_server(const ServerOptions& o) {
 // --- apps ---
 
 /// Parses --from-url/--to-url (see migrate::parse_endpoint_url).
-migrate::Endpoint parse_endpoint(const std::string& flag, const std::string& text) {
+migrate::KnownEndpoint parse_endpoint(const std::string& flag, const std::string& text) {
   auto e = migrate::parse_endpoint_url(text);
   if (!e) {
     throw UserError(fmt::format("keyshift: {} {}: expected redis://[:PASSWORD@]HOST:PORT[/DB], "
@@ -332,15 +333,12 @@ migrate::Endpoint parse_endpoint(const std::string& flag, const std::string& tex
 /// The mapping a run used, for scripts: endpoints, whether a password changes (never the
 /// password itself) and the database move.
 std::string mapping_json(const migrate::AppsRewriteOptions& options) {
-  auto endpoint = [](const migrate::Endpoint& e) {
+  auto endpoint = [](const migrate::KnownEndpoint& e) {
     std::string out;
-    if (!e.socket.empty()) {
-      compat::append_json_bytes(out, "unix://" + e.socket);
-    } else if (!e.host.empty()) {
-      compat::append_json_bytes(out, fmt::format("{}:{}", e.host, e.port));
-    } else {
-      out = "null";
+    if (e.empty()) {
+      return std::string("null");
     }
+    compat::append_json_bytes(out, engine::render_endpoint(e.address));
     return out;
   };
   std::string out = "\"mapping\": {\"from_sockets\": [";
@@ -350,10 +348,10 @@ std::string mapping_json(const migrate::AppsRewriteOptions& options) {
   }
   out += "], \"from\": " + endpoint(options.from) + ", \"to\": " + endpoint(options.to);
   out += ", \"tcp_to\": " + (options.tcp_to ? endpoint(*options.tcp_to) : std::string("null"));
-  out += fmt::format(", \"password_changes\": {}", options.to.password ? "true" : "false");
-  out += options.to.db ? fmt::format(", \"db\": {{\"from\": {}, \"to\": {}}}",
-                                     options.from.db.value_or(0), *options.to.db)
-                       : std::string(", \"db\": null");
+  out += fmt::format(", \"password_changes\": {}", options.to.password() ? "true" : "false");
+  out += options.to.db() ? fmt::format(", \"db\": {{\"from\": {}, \"to\": {}}}",
+                                       options.from.db().value_or(0), *options.to.db())
+                         : std::string(", \"db\": null");
   return out + "}";
 }
 
@@ -368,7 +366,7 @@ void run_apps(const AppsOptions& o) {
   std::vector<std::string> server_warnings;
   options.fix_prefixes = o.fix_prefixes;
   options.from_sockets = o.from_sockets;
-  options.to.socket = o.to_socket.empty() ? o.socket : o.to_socket;
+  options.to.address.unix_path = o.to_socket.empty() ? o.socket : o.to_socket;
   if (!o.server_config.empty()) {
     engine::RealConfigFilesystem filesystem;
     auto mapped = migrate::map_server_endpoints(filesystem, load_catalog(o.common, ""),
@@ -379,38 +377,44 @@ void run_apps(const AppsOptions& o) {
     server_warnings = std::move(*mapped);
   }
   if (!o.from_url.empty()) {
-    migrate::Endpoint from = parse_endpoint("--from-url", o.from_url);
-    if (!from.socket.empty()) {
-      options.from_sockets.push_back(from.socket);
+    migrate::KnownEndpoint from = parse_endpoint("--from-url", o.from_url);
+    if (!from.address.unix_path.empty()) {
+      options.from_sockets.push_back(from.address.unix_path);
     } else {
-      options.from.host = from.host;
-      options.from.port = from.port;
+      options.from.address.host = from.address.host;
+      options.from.address.port = from.address.port;
     }
-    options.from.password = from.password ? from.password : options.from.password;
-    options.from.db = from.db ? from.db : options.from.db;
+    if (from.password()) {
+      options.from.set_password(from.password());
+    }
+    if (from.db()) {
+      options.from.set_db(from.db());
+    }
   }
   if (!o.to_url.empty()) {
-    migrate::Endpoint to = parse_endpoint("--to-url", o.to_url);
-    to.password = to.password ? to.password : options.to.password;
+    migrate::KnownEndpoint to = parse_endpoint("--to-url", o.to_url);
+    if (!to.password()) {
+      to.set_password(options.to.password());
+    }
     options.to = to;
     options.tcp_to.reset();
   }
-  if (options.to.password && options.to.password->empty()) {
+  if (options.to.password() && options.to.password()->empty()) {
     throw UserError(
         "keyshift: --to-url: an empty password; apps that send one would fail "
         "AUTH, remove it from them by hand",
         2);
   }
-  if (options.from_sockets.empty() && options.from.host.empty()) {
+  if (options.from_sockets.empty() && options.from.address.host.empty()) {
     // Every socket path the Redis packages use; they all move to the layout's socket.
     options.from_sockets = {"/run/redis/redis-server.sock", "/var/run/redis/redis-server.sock",
                             "/run/redis/redis.sock", "/var/run/redis/redis.sock"};
   }
   if (options.to.empty()) {
-    options.to.socket = mapper.map(
+    options.to.address.unix_path = mapper.map(
         layout == migrate::Layout::rhel ? "/run/redis/redis.sock" : "/run/redis/redis-server.sock");
   }
-  if (!options.from.host.empty() && options.to.empty()) {
+  if (!options.from.address.host.empty() && options.to.empty()) {
     throw UserError("keyshift: --from-url HOST:PORT needs --to-url or --to-socket", 2);
   }
   std::vector<std::string> paths =

@@ -37,7 +37,7 @@ Engine::Engine(EngineConfig config, const Clock& clock)
     : m_config(std::move(config)), m_clock(clock), m_rng(std::random_device{}()) {
   m_keyspace.memory = &m_memory;
   m_keyspace.clock = &m_clock;
-  m_keyspace.config = &m_config;
+  m_keyspace.settings = &m_config;
   m_keyspace.events = this;
   m_keyspace.rng = &m_rng;
   int n = m_config.databases > 0 ? m_config.databases : 16;

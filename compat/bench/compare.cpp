@@ -1,6 +1,7 @@
 #include "compat/bench/compare.hpp"
 
 #include "compat/bench/load.hpp"
+#include "compat/report/html_page.hpp"
 #include "compat/report/json_text.hpp"
 #include "compat/report/json_value.hpp"
 
@@ -110,29 +111,6 @@ std::string settings_line(const SavedRun& run) {
   for (const auto& [k, v] : run.settings) {
     out += out.empty() ? "" : ", ";
     out += k + " " + v;
-  }
-  return out;
-}
-
-std::string html_escape(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
   }
   return out;
 }
@@ -324,25 +302,7 @@ std::string svg_chart(const Comparison& c, const std::string& title, double Save
 }
 
 std::string render_html(const Comparison& c) {
-  std::string out =
-      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-      "<title>keyshift bench compare</title>\n<style>\n"
-      "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:1rem;"
-      "color:#1f2328;background:#fff;max-width:60rem}\n"
-      "h1{font-size:1.4rem}\n.meta{font-size:.9rem;color:#57606a}\n"
-      ".warning{border:2px solid #cf222e;background:#ffebe9;padding:.5rem 1rem;"
-      "font-weight:bold}\n"
-      ".scroll{overflow-x:auto}\ntable{border-collapse:collapse;font-size:.9rem}\n"
-      "th,td{border:1px solid #d0d7de;padding:.3rem .5rem;text-align:right;white-space:nowrap}\n"
-      "td:first-child{white-space:normal;min-width:7rem}\n"
-      "@media (max-width:40rem){body{margin:.5rem}table{font-size:.75rem}"
-      "th,td{padding:.2rem .3rem}th{white-space:normal}}\n"
-      "th:first-child,td:first-child{text-align:left}\n"
-      ".faster{color:#1a7f37;font-weight:bold}\n.slower{color:#cf222e;font-weight:bold}\n"
-      "figure.chart{margin:1.5rem 0}\nfigcaption{font-weight:bold;margin-bottom:.3rem}\n"
-      "svg.bars{max-width:40rem;display:block}\n"
-      "</style>\n</head>\n<body>\n<h1>keyshift bench compare</h1>\n";
+  std::string out = html_page_start("keyshift bench compare");
   out += fmt::format(
       "<p class=\"meta\">before: <b>{}</b> ({}, {})<br>after: <b>{}</b> ({}, "
       "{})<br>settings: {}</p>\n",
@@ -384,7 +344,7 @@ std::string render_html(const Comparison& c) {
   out += svg_chart(c, "Requests per second", &SavedTest::rps, 0, true);
   out += svg_chart(c, "p50 latency (ms)", &SavedTest::p50_ms, 3, false);
   out += svg_chart(c, "p99 latency (ms)", &SavedTest::p99_ms, 3, false);
-  out += "</body>\n</html>\n";
+  out += html_page_end();
   return out;
 }
 

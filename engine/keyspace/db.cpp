@@ -1,7 +1,6 @@
 #include "engine/keyspace/db.hpp"
 
 #include "engine/keyspace/hash_value.hpp"
-#include "engine/server/config.hpp"
 
 #include <cstring>
 #include <utility>
@@ -101,7 +100,7 @@ Db::~Db() {
 
 void Db::touch_entry(Entry* e) {
   int64_t now = m_shared->now_ms();
-  const EngineConfig& cfg = *m_shared->config;
+  const KeyspaceSettings& cfg = *m_shared->settings;
   if (is_lfu(cfg.maxmemory_policy)) {
     uint8_t counter = lfu_counter(e->lru(), now, cfg.lfu_decay_time);
     if (counter != 255) {
@@ -144,7 +143,7 @@ Entry* Db::lookup_read(std::string_view key, bool touch) {
     ++m_shared->keyspace_hits;
   } else {
     ++m_shared->keyspace_misses;
-    if (m_shared->events != nullptr && m_shared->config->notify_keyspace_events != 0) {
+    if (m_shared->events != nullptr && m_shared->settings->notify_keyspace_events != 0) {
       m_shared->events->on_key_miss(m_id, key);
     }
   }
@@ -200,7 +199,7 @@ Entry* Db::add(std::string_view key, const Entry::ValueSpec& value, int64_t expi
   Entry* e = Entry::make(*m_shared->memory, key, value, expire_ms);
   m_shared->memory->add(static_cast<int64_t>(spec_value_bytes(value)));
   touch_entry(e);
-  if (is_lfu(m_shared->config->maxmemory_policy)) {
+  if (is_lfu(m_shared->settings->maxmemory_policy)) {
     e->set_lru(lfu_field(k_lfu_init_val, m_shared->now_ms()));
   }
   m_table.insert(e, m_table.hash(key));
@@ -213,7 +212,7 @@ Entry* Db::add(std::string_view key, const Entry::ValueSpec& value, int64_t expi
 }
 
 void Db::announce_new_key(std::string_view key) {
-  if (m_shared->events != nullptr && m_shared->config->notify_keyspace_events != 0) {
+  if (m_shared->events != nullptr && m_shared->settings->notify_keyspace_events != 0) {
     m_shared->events->on_new_key(m_id, key);
   }
 }

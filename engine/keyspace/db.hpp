@@ -2,6 +2,7 @@
 
 #include "engine/keyspace/chained_table.hpp"
 #include "engine/keyspace/entry.hpp"
+#include "engine/keyspace/settings.hpp"
 #include "engine/util/clock.hpp"
 #include "engine/util/hash.hpp"
 
@@ -15,10 +16,6 @@
 #include <vector>
 
 namespace keyshift::engine {
-
-// The engine's settings (server/config.hpp): only pointed at here, read by db.cpp.
-struct EngineConfig;
-enum class EvictionPolicy : uint8_t;
 
 /// Told about keyspace changes that happen outside a command's own work (lazy and active
 /// expiry, eviction), so the engine can count them and notify watchers.
@@ -37,7 +34,8 @@ class KeyspaceEvents {
 struct KeyspaceShared {
   MemoryCounter* memory = nullptr;
   const Clock* clock = nullptr;
-  const EngineConfig* config = nullptr;
+  /// The engine's settings (its EngineConfig, which derives from them).
+  const KeyspaceSettings* settings = nullptr;
   KeyspaceEvents* events = nullptr;
   std::mt19937_64* rng = nullptr;
   uint64_t keyspace_hits = 0;

@@ -6,11 +6,11 @@
 #include <string_view>
 
 // Keyspace notification classes: the engine publishes by them, the config table reads and
-// prints notify-keyspace-events with them, and EngineConfig holds the bit set.
+// prints notify-keyspace-events with them, and KeyspaceSettings holds the bit set.
 namespace keyshift::engine {
 
 /// Classes of keyspace events, one bit per notify-keyspace-events letter (Valkey's values,
-/// which EngineConfig::notify_keyspace_events holds).
+/// which KeyspaceSettings::notify_keyspace_events holds).
 enum NotifyClass : uint32_t {
   k_notify_keyspace = 1u << 0,   // K
   k_notify_keyevent = 1u << 1,   // E

@@ -1,6 +1,5 @@
 #include "engine/keyspace/set_value.hpp"
 
-#include "engine/server/config.hpp"
 #include "engine/util/strconv.hpp"
 
 #include <algorithm>
@@ -26,7 +25,7 @@ uint64_t intset_max_entries(const SetLimits& limits) {
 
 }  // namespace
 
-SetLimits SetLimits::from(const EngineConfig& config) {
+SetLimits SetLimits::from(const KeyspaceSettings& config) {
   return {config.set_max_intset_entries, config.set_max_listpack_entries,
           config.set_max_listpack_value};
 }

@@ -20,6 +20,7 @@
 #include "engine/keyspace/chained_table.hpp"
 #include "engine/keyspace/digest.hpp"
 #include "engine/keyspace/object.hpp"
+#include "engine/keyspace/settings.hpp"
 #include "engine/keyspace/value_ref.hpp"
 #include "engine/util/hash.hpp"
 #include "engine/util/memory.hpp"
@@ -34,8 +35,6 @@
 
 namespace keyshift::engine {
 
-struct EngineConfig;
-
 /// The encoding thresholds (set-max-intset-entries, set-max-listpack-entries/-value).
 struct SetLimits {
   uint64_t max_intset_entries = 512;
@@ -43,7 +42,7 @@ struct SetLimits {
   uint64_t max_listpack_value = 64;
 
   /// The limits `config` sets.
-  static SetLimits from(const EngineConfig& config);
+  static SetLimits from(const KeyspaceSettings& config);
 };
 
 /// One member as a set hands it out: an integer (intset, listpack integer entries) or bytes

@@ -1,5 +1,6 @@
 #include "engine/resp/server_url.hpp"
 
+#include "engine/resp/connection.hpp"
 #include "engine/util/strings.hpp"
 
 #include <charconv>
@@ -169,6 +170,22 @@ std::optional<ServerUrl> parse_server_url(std::string_view url) {
     query.remove_prefix(amp + 1);
   }
   return u;
+}
+
+std::string render_host_port(std::string_view host, int port) {
+  std::string out;
+  bool bracket = host.find(':') != std::string_view::npos && !host.starts_with('[');
+  out += bracket ? "[" : "";
+  out += host;
+  out += bracket ? "]:" : ":";
+  return out + std::to_string(port);
+}
+
+std::string render_endpoint(const RespEndpoint& endpoint) {
+  if (!endpoint.unix_path.empty()) {
+    return "unix://" + endpoint.unix_path;
+  }
+  return render_host_port(endpoint.host, endpoint.port);
 }
 
 }  // namespace keyshift::engine

@@ -9,6 +9,8 @@
 
 namespace keyshift::engine {
 
+struct RespEndpoint;  // engine/resp/connection.hpp
+
 /// A server URL split into its parts as written: nothing is decoded or defaulted, so a
 /// caller can change one part and render() the rest byte for byte. The one URL reader of
 /// keyshift: parse_redis_url (connecting) and the app rewrites both read URLs with it.
@@ -40,6 +42,13 @@ std::optional<ServerUrl> parse_server_url(std::string_view url);
 /// Splits "host:port" or "[v6]:port"; the port is `default_port` when absent and -1 when
 /// it is not a decimal number. The host keeps IPv6 brackets.
 std::pair<std::string, int> split_host_port(std::string_view text, int default_port);
+
+/// "HOST:PORT", an IPv6 host in brackets (added when it has none, kept when it has).
+std::string render_host_port(std::string_view host, int port);
+
+/// Where `endpoint` listens, for reports and messages that name a server: "unix://PATH"
+/// for a unix socket, else render_host_port; never the user, password or database.
+std::string render_endpoint(const RespEndpoint& endpoint);
 
 /// `text` with %XX escapes decoded; nullopt when an escape is broken.
 std::optional<std::string> percent_decode(std::string_view text);

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "engine/keyspace/settings.hpp"
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -9,18 +11,6 @@
 #include <vector>
 
 namespace keyshift::engine {
-
-/// Eviction policy chosen by `maxmemory-policy`.
-enum class EvictionPolicy : uint8_t {
-  noeviction,
-  allkeys_lru,
-  allkeys_lfu,
-  allkeys_random,
-  volatile_lru,
-  volatile_lfu,
-  volatile_random,
-  volatile_ttl,
-};
 
 /// Whether `enable-debug-command` / `enable-protected-configs` style settings allow use.
 enum class EnableMode : uint8_t { no, yes, local };
@@ -38,8 +28,10 @@ struct OutputBufferLimit {
 };
 
 /// Every setting the engine and its server read; filled from a config file, flags or
-/// CONFIG SET. Plain data so that the engine never depends on a parser library.
-struct EngineConfig {
+/// CONFIG SET. Plain data so that the engine never depends on a parser library. The
+/// keyspace's own settings (notify-keyspace-events, set encodings, maxmemory-policy, LFU)
+/// are the KeyspaceSettings base, which the databases point at.
+struct EngineConfig : KeyspaceSettings {
   // Network.
   // Loopback by default, as the stock valkey.conf has it (valkey-server without a file binds
   // every interface; a migration tool should not expose a cache by surprise).
@@ -61,8 +53,6 @@ struct EngineConfig {
   int databases = 16;
   int hz = 10;
   bool active_expire = true;  // DEBUG SET-ACTIVE-EXPIRE
-  // notify-keyspace-events as Valkey's bit set (NotifyClass in engine.hpp); 0 = off.
-  uint32_t notify_keyspace_events = 0;
 
   // Encodings of small hashes (the hash-max-ziplist-* names are aliases).
   uint64_t hash_max_listpack_entries = 512;
@@ -77,22 +67,14 @@ struct EngineConfig {
   uint64_t zset_max_listpack_entries = 128;
   uint64_t zset_max_listpack_value = 64;
 
-  // Encodings of small sets.
-  uint64_t set_max_intset_entries = 512;
-  uint64_t set_max_listpack_entries = 128;
-  uint64_t set_max_listpack_value = 64;
-
   // Stream nodes: a node listpack closes at this many bytes or entries (0 = no limit).
   uint64_t stream_node_max_bytes = 4096;
   uint64_t stream_node_max_entries = 100;
 
   // Memory.
   uint64_t maxmemory = 0;
-  EvictionPolicy maxmemory_policy = EvictionPolicy::noeviction;
   int maxmemory_samples = 5;
   int maxmemory_eviction_tenacity = 10;
-  int lfu_log_factor = 10;
-  int lfu_decay_time = 1;
 
   // Protocol limits.
   uint64_t proto_max_bulk_len = 512ull * 1024 * 1024;

@@ -16,6 +16,8 @@
 #include <cstdlib>
 #include <iterator>
 #include <limits>
+#include <type_traits>
+#include <utility>
 
 namespace keyshift::engine {
 namespace {
@@ -167,7 +169,15 @@ int enum_value(std::span<const EnumChoice> choices, std::string_view name) {
 
 // --- Field bindings of the implemented directives ---
 
-template <int EngineConfig::*Field, int64_t Min = k_int_min, int64_t Max = k_int_max>
+// A field is named by a member pointer of EngineConfig or of its KeyspaceSettings base (which a
+// non-type template parameter of type `T EngineConfig::*` could not take); `c.*Field` reaches
+// both, and the assertion keeps the field's type what the reader writes.
+template <typename T, auto Field>
+constexpr bool k_field_of =
+    std::is_same_v<std::remove_cvref_t<decltype(std::declval<EngineConfig&>().*Field)>, T>;
+
+template <auto Field, int64_t Min = k_int_min, int64_t Max = k_int_max>
+requires k_field_of<int, Field>
 constexpr FieldAccess int_field() {
   // Clamping keeps maxclients (Valkey: unsigned) inside int and hz inside what Valkey runs.
   return {[](const EngineConfig& c) { return std::to_string(c.*Field); },
@@ -176,7 +186,8 @@ constexpr FieldAccess int_field() {
           }};
 }
 
-template <uint64_t EngineConfig::*Field>
+template <auto Field>
+requires k_field_of<uint64_t, Field>
 constexpr FieldAccess u64_field() {
   return {[](const EngineConfig& c) { return std::to_string(c.*Field); },
           [](EngineConfig& c, std::string_view v) { c.*Field = canonical_u64(v); }};

@@ -121,12 +121,13 @@ engine::Expected<std::vector<std::string>, std::string> map_server_endpoints(
     engine::ConfigFilesystem& fs, const TargetCatalog& catalog, const std::string& server_config,
     const std::string& server_out, std::optional<Layout> layout, AppsRewriteOptions& options) {
   std::vector<std::string> warnings;
-  auto planned = read_server_endpoints(fs, catalog, server_config, layout, options.to.socket);
+  auto planned =
+      read_server_endpoints(fs, catalog, server_config, layout, options.to.address.unix_path);
   if (!planned) {
     return Unexpected{planned.error()};
   }
-  Endpoint before = planned->before;
-  Endpoint after = planned->after;
+  KnownEndpoint before = planned->before;
+  KnownEndpoint after = planned->after;
   // Only a config named with --server-out: the layout's path may hold the target package's
   // stock file, whose socket and password are not the ones `rewrite server` would write.
   if (!server_out.empty()) {
@@ -139,33 +140,36 @@ engine::Expected<std::vector<std::string>, std::string> map_server_endpoints(
     }
     after = written->before;
   }
-  if (!before.socket.empty()) {
-    options.from_sockets.push_back(before.socket);
+  const std::string& before_socket = before.address.unix_path;
+  const std::string& after_socket = after.address.unix_path;
+  int before_port = before.address.port;
+  int after_port = after.address.port;
+  if (!before_socket.empty()) {
+    options.from_sockets.push_back(before_socket);
   }
-  if (!after.socket.empty()) {
-    options.to.socket = after.socket;
-  } else if (!before.socket.empty()) {
-    options.to.host = "127.0.0.1";
-    options.to.port = after.port;
+  if (!after_socket.empty()) {
+    options.to.address.unix_path = after_socket;
+  } else if (!before_socket.empty()) {
+    options.to.address.host = "127.0.0.1";
+    options.to.address.port = after_port;
   }
-  Endpoint old_tcp{"", "127.0.0.1", before.port, std::nullopt, std::nullopt};
-  Endpoint new_tcp{"", "127.0.0.1", after.port, std::nullopt, std::nullopt};
-  if (before.port != 0 && after.port != 0 && before.port != after.port) {
-    options.from.host = old_tcp.host;
-    options.from.port = old_tcp.port;
-    if (options.to.socket.empty()) {
-      options.to.host = new_tcp.host;
-      options.to.port = new_tcp.port;
+  KnownEndpoint new_tcp = KnownEndpoint::tcp("127.0.0.1", after_port);
+  if (before_port != 0 && after_port != 0 && before_port != after_port) {
+    options.from.address.host = "127.0.0.1";
+    options.from.address.port = before_port;
+    if (options.to.address.unix_path.empty()) {
+      options.to.address.host = new_tcp.address.host;
+      options.to.address.port = new_tcp.address.port;
     } else {
       options.tcp_to = new_tcp;
     }
-  } else if (after.port != 0) {
+  } else if (after_port != 0) {
     options.same_server.push_back(new_tcp);
   }
-  options.from.password = before.password.value_or("");
-  if (after.password && after.password != before.password) {
-    options.to.password = after.password;
-  } else if (before.password && !after.password) {
+  options.from.set_password(before.password().value_or(""));
+  if (after.password() && after.password() != before.password()) {
+    options.to.set_password(after.password());
+  } else if (before.password() && !after.password()) {
     warnings.push_back(
         "requirepass was removed on the new server; apps still send their password, which it "
         "answers with an AUTH error: remove it from them by hand");

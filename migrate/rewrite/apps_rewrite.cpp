@@ -43,15 +43,17 @@ bool same_host(std::string_view a, std::string_view b) {
 }
 
 bool moves_tcp(const AppsRewriteOptions& o) {
-  return !o.from.host.empty() && o.from.port != 0;
+  return !o.from.address.host.empty() && o.from.address.port != 0;
 }
 
 // True when a TCP setting names the old endpoint and that endpoint moves (a password- or
 // database-only change keeps host and port as written).
 bool tcp_matches(const AppsRewriteOptions& o, std::string_view host, int port) {
-  const Endpoint& dest = o.tcp_to ? *o.tcp_to : o.to;
-  bool stays = dest.socket.empty() && same_host(host, dest.host) && port == dest.port;
-  return moves_tcp(o) && same_host(host, o.from.host) && port == o.from.port && !stays;
+  const KnownEndpoint& dest = o.tcp_to ? *o.tcp_to : o.to;
+  bool stays = dest.address.unix_path.empty() && same_host(host, dest.address.host) &&
+               port == dest.address.port;
+  return moves_tcp(o) && same_host(host, o.from.address.host) && port == o.from.address.port &&
+         !stays;
 }
 
 bool is_old_socket(const AppsRewriteOptions& o, std::string_view path) {
@@ -65,11 +67,11 @@ int to_int(std::string_view s, int fallback) {
   return std::stoi(std::string(s));
 }
 
-std::string tcp_text(const Endpoint& e) {
-  return fmt::format("{}:{}", e.host, e.port);
+std::string tcp_text(const KnownEndpoint& e) {
+  return engine::render_host_port(e.address.host, e.address.port);
 }
 
-const Endpoint& tcp_dest(const AppsRewriteOptions& o) {
+const KnownEndpoint& tcp_dest(const AppsRewriteOptions& o) {
   return o.tcp_to ? *o.tcp_to : o.to;
 }
 
@@ -93,14 +95,17 @@ std::string pct_decode(std::string_view text) {
 bool points_at_server(const AppsRewriteOptions& o, std::string_view socket, std::string_view host,
                       int port) {
   if (!socket.empty()) {
-    if (is_old_socket(o, socket) || (!o.to.socket.empty() && socket == o.to.socket)) {
+    if (is_old_socket(o, socket) ||
+        (!o.to.address.unix_path.empty() && socket == o.to.address.unix_path)) {
       return true;
     }
-    return std::any_of(o.same_server.begin(), o.same_server.end(),
-                       [&](const Endpoint& e) { return e.socket == socket && !e.socket.empty(); });
+    return std::any_of(o.same_server.begin(), o.same_server.end(), [&](const KnownEndpoint& e) {
+      return e.address.unix_path == socket && !socket.empty();
+    });
   }
-  auto tcp_is = [&](const Endpoint& e) {
-    return !e.host.empty() && e.port != 0 && same_host(host, e.host) && port == e.port;
+  auto tcp_is = [&](const KnownEndpoint& e) {
+    const engine::RespEndpoint& a = e.address;
+    return !a.host.empty() && a.port != 0 && same_host(host, a.host) && port == a.port;
   };
   if (tcp_is(o.from) || tcp_is(o.to) || (o.tcp_to && tcp_is(*o.tcp_to))) {
     return true;
@@ -109,18 +114,18 @@ bool points_at_server(const AppsRewriteOptions& o, std::string_view socket, std:
 }
 
 bool changes_password(const AppsRewriteOptions& o, std::optional<std::string_view> current) {
-  if (!o.to.password) {
+  if (!o.to.password()) {
     return false;
   }
   std::string now = current ? std::string(*current) : std::string();
-  if (now == *o.to.password) {
+  if (now == *o.to.password()) {
     return false;
   }
-  return !o.from.password || *o.from.password == now;
+  return !o.from.password() || *o.from.password() == now;
 }
 
 bool changes_db(const AppsRewriteOptions& o, int current) {
-  return o.to.db && *o.to.db != current && current == o.from.db.value_or(0);
+  return o.to.db() && *o.to.db() != current && current == o.from.db().value_or(0);
 }
 
 // One literal in PHP: 'x' or "x"; returns value and the quote, or nullopt.
@@ -272,20 +277,21 @@ class AppRewriter {
   // Why a setting of the server changes: where it moved, and its password and database.
   std::string reason() const {
     std::vector<std::string> parts;
-    const Endpoint& dest = tcp_dest(m_o);
-    if (!m_o.to.socket.empty()) {
-      parts.push_back(fmt::format("the server's socket is now {}", m_o.to.socket));
+    const KnownEndpoint& dest = tcp_dest(m_o);
+    if (!m_o.to.address.unix_path.empty()) {
+      parts.push_back(fmt::format("the server's socket is now {}", m_o.to.address.unix_path));
     }
-    if (dest.socket.empty() && !dest.host.empty() &&
-        (!m_o.from_sockets.empty() ||
-         !(same_host(m_o.from.host, dest.host) && m_o.from.port == dest.port))) {
+    if (dest.address.unix_path.empty() && !dest.address.host.empty() &&
+        (!m_o.from_sockets.empty() || !(same_host(m_o.from.address.host, dest.address.host) &&
+                                        m_o.from.address.port == dest.address.port))) {
       parts.push_back(fmt::format("the server now listens on {}", tcp_text(dest)));
     }
-    if (m_o.to.password) {
+    if (m_o.to.password()) {
       parts.push_back("the server's password changes");
     }
-    if (m_o.to.db) {
-      parts.push_back(fmt::format("database {} moves to {}", m_o.from.db.value_or(0), *m_o.to.db));
+    if (m_o.to.db()) {
+      parts.push_back(
+          fmt::format("database {} moves to {}", m_o.from.db().value_or(0), *m_o.to.db()));
     }
     return fmt::format("{}", fmt::join(parts, "; "));
   }
@@ -307,13 +313,15 @@ class AppRewriter {
       if (in_upstream && depth == 1 && std::regex_match(line, m, k_server)) {
         std::string address = m[2];
         std::string replaced;
-        const Endpoint& dest = tcp_dest(m_o);
+        const KnownEndpoint& dest = tcp_dest(m_o);
         if (address.starts_with("unix:") && is_old_socket(m_o, address.substr(5))) {
-          replaced = m_o.to.socket.empty() ? tcp_text(dest) : "unix:" + m_o.to.socket;
+          replaced = m_o.to.address.unix_path.empty() ? tcp_text(dest)
+                                                      : "unix:" + m_o.to.address.unix_path;
         } else if (!address.starts_with("unix:")) {
           auto [host, port] = engine::split_host_port(address, 80);
           if (tcp_matches(m_o, host, port)) {
-            replaced = dest.socket.empty() ? tcp_text(dest) : "unix:" + dest.socket;
+            replaced =
+                dest.address.unix_path.empty() ? tcp_text(dest) : "unix:" + dest.address.unix_path;
           }
         }
         if (!replaced.empty() && replaced != address) {
@@ -379,7 +387,7 @@ class AppRewriter {
     static const std::regex k_quoted(R"re((['"])([^'"\\]*)\1)re");
     // A cluster has only database 0: its node URLs never get one.
     AppsRewriteOptions cluster = m_o;
-    cluster.to.db.reset();
+    cluster.to.set_db(std::nullopt);
     for (size_t i = 0; i < e.lines.size(); ++i) {
       if (!std::regex_search(e.lines[i], k_start)) {
         continue;
@@ -411,8 +419,8 @@ class AppRewriter {
                      value.find(':') != std::string::npos && value.find('/') == std::string::npos) {
             auto [host, port] = engine::split_host_port(value, 6379);
             if (tcp_matches(m_o, host, port)) {
-              const Endpoint& dest = tcp_dest(m_o);
-              if (dest.socket.empty()) {
+              const KnownEndpoint& dest = tcp_dest(m_o);
+              if (dest.address.unix_path.empty()) {
                 r.url = tcp_text(dest);
               } else {
                 warn(j, fmt::format("{}: {} cannot name a unix socket; change it by hand", name,
@@ -522,7 +530,7 @@ class AppRewriter {
       if (!value) {
         continue;
       }
-      if (auto url = rewrite_endpoint_url(*value, m_o); url && !m_o.to.socket.empty()) {
+      if (auto url = rewrite_endpoint_url(*value, m_o); url && !m_o.to.address.unix_path.empty()) {
         set_define(e, defines[name], *url, reason());
       }
     }
@@ -534,45 +542,46 @@ class AppRewriter {
            "WP_REDIS_SENTINEL: the site finds its server through Sentinel; point the Sentinels "
            "at the new server");
     }
-    if (any_redis && !socket.empty() && is_old_socket(m_o, socket) && m_o.to.socket.empty()) {
+    if (any_redis && !socket.empty() && is_old_socket(m_o, socket) &&
+        m_o.to.address.unix_path.empty()) {
       // Socket to TCP: the unix scheme goes (or the socket path in WP_REDIS_HOST, phpredis'
       // form), host and port name the new server.
-      const Endpoint& dest = tcp_dest(m_o);
+      const KnownEndpoint& dest = tcp_dest(m_o);
       if (scheme == "unix") {
         set_define(e, defines["WP_REDIS_SCHEME"], "tcp", reason());
       }
       if (defines.count("WP_REDIS_HOST") != 0) {
-        set_define(e, defines["WP_REDIS_HOST"], dest.host, reason());
+        set_define(e, defines["WP_REDIS_HOST"], dest.address.host, reason());
       } else {
-        add_define("WP_REDIS_HOST", php_quote('\'', dest.host));
+        add_define("WP_REDIS_HOST", php_quote('\'', dest.address.host));
       }
       if (defines.count("WP_REDIS_PORT") != 0) {
         Define& d = defines["WP_REDIS_PORT"];
         std::string before = e.lines[d.line];
         e.lines[d.line].replace(static_cast<size_t>(d.value_pos), d.raw.size(),
-                                std::to_string(dest.port));
+                                std::to_string(dest.address.port));
         change(d.line, d.name, before, e.lines[d.line], reason());
         scan_all();
       } else {
-        add_define("WP_REDIS_PORT", std::to_string(dest.port));
+        add_define("WP_REDIS_PORT", std::to_string(dest.address.port));
       }
     }
     bool unix_scheme = scheme == "unix";
     if (any_redis && moves_tcp(m_o) && !unix_scheme && !host.starts_with('/') &&
         tcp_matches(m_o, host, port)) {
-      const Endpoint& dest = tcp_dest(m_o);
-      if (dest.socket.empty()) {
-        if (defines.count("WP_REDIS_HOST") != 0 && host != dest.host) {
-          set_define(e, defines["WP_REDIS_HOST"], dest.host, reason());
+      const KnownEndpoint& dest = tcp_dest(m_o);
+      if (dest.address.unix_path.empty()) {
+        if (defines.count("WP_REDIS_HOST") != 0 && host != dest.address.host) {
+          set_define(e, defines["WP_REDIS_HOST"], dest.address.host, reason());
         }
-        if (defines.count("WP_REDIS_PORT") != 0 && port != dest.port) {
+        if (defines.count("WP_REDIS_PORT") != 0 && port != dest.address.port) {
           Define& d = defines["WP_REDIS_PORT"];
           std::string before = e.lines[d.line];
           e.lines[d.line].replace(static_cast<size_t>(d.value_pos), d.raw.size(),
-                                  std::to_string(dest.port));
+                                  std::to_string(dest.address.port));
           change(d.line, d.name, before, e.lines[d.line], reason());
-        } else if (defines.count("WP_REDIS_PORT") == 0 && port != dest.port) {
-          add_define("WP_REDIS_PORT", std::to_string(dest.port));
+        } else if (defines.count("WP_REDIS_PORT") == 0 && port != dest.address.port) {
+          add_define("WP_REDIS_PORT", std::to_string(dest.address.port));
         }
       } else {
         // Moving to a socket: Redis Object Cache reads WP_REDIS_PATH when the scheme is unix.
@@ -582,9 +591,9 @@ class AppRewriter {
           add_define("WP_REDIS_SCHEME", "'unix'");
         }
         if (defines.count("WP_REDIS_PATH") != 0) {
-          set_define(e, defines["WP_REDIS_PATH"], dest.socket, reason());
+          set_define(e, defines["WP_REDIS_PATH"], dest.address.unix_path, reason());
         } else {
-          add_define("WP_REDIS_PATH", php_quote('\'', dest.socket));
+          add_define("WP_REDIS_PATH", php_quote('\'', dest.address.unix_path));
         }
       }
     }
@@ -593,10 +602,10 @@ class AppRewriter {
       auto db_it = defines.find("WP_REDIS_DATABASE");
       std::string db_raw = raw_of("WP_REDIS_DATABASE");
       int db = db_it == defines.end() ? 0 : to_int(db_raw, -1);
-      if (db_it != defines.end() && db < 0 && m_o.to.db) {
+      if (db_it != defines.end() && db < 0 && m_o.to.db()) {
         warn(db_it->second.line, "WP_REDIS_DATABASE is not a number; set it by hand");
       } else if (changes_db(m_o, db)) {
-        std::string value = std::to_string(*m_o.to.db);
+        std::string value = std::to_string(*m_o.to.db());
         if (db_it == defines.end()) {
           add_define("WP_REDIS_DATABASE", value, "the site's database moves");
         } else {
@@ -612,7 +621,7 @@ class AppRewriter {
       auto pw_it = defines.find("WP_REDIS_PASSWORD");
       if (pw_it == defines.end()) {
         if (changes_password(m_o, std::nullopt)) {
-          add_define("WP_REDIS_PASSWORD", php_literal('\'', *m_o.to.password),
+          add_define("WP_REDIS_PASSWORD", php_literal('\'', *m_o.to.password()),
                      "the server's password changes");
         }
       } else if (pw_it->second.text) {
@@ -620,7 +629,7 @@ class AppRewriter {
           Define& d = pw_it->second;
           std::string before = e.lines[d.line];
           e.lines[d.line].replace(static_cast<size_t>(d.value_pos), d.raw.size(),
-                                  php_literal(d.text->quote, *m_o.to.password));
+                                  php_literal(d.text->quote, *m_o.to.password()));
           change(d.line, d.name, before, e.lines[d.line], "the server's password changes",
                  "password");
         }
@@ -629,12 +638,12 @@ class AppRewriter {
           Define& d = pw_it->second;
           std::string before = e.lines[d.line];
           std::string pair = m[1].str() + " " + php_quote(m[2].str()[0], m[3].str()) + ", " +
-                             php_literal(m[4].str()[0], *m_o.to.password) + " " + m[7].str();
+                             php_literal(m[4].str()[0], *m_o.to.password()) + " " + m[7].str();
           e.lines[d.line].replace(static_cast<size_t>(d.value_pos), d.raw.size(), pair);
           change(d.line, d.name, before, e.lines[d.line], "the server's password changes",
                  "password");
         }
-      } else if (m_o.to.password) {
+      } else if (m_o.to.password()) {
         warn(pw_it->second.line,
              "WP_REDIS_PASSWORD is an expression; set the new password by hand");
       }
@@ -689,7 +698,7 @@ class AppRewriter {
           r.problem = fmt::format(
               "a Celery URL reaches a unix socket only as "
               "redis+socket://{}; change it by hand",
-              m_o.to.socket);
+              m_o.to.address.unix_path);
           r.url.reset();
         }
         if (!r.problem.empty()) {
@@ -812,7 +821,7 @@ class AppRewriter {
           warn(var.line, name + ": " + r.problem);
         }
         if (auto url = r.url) {
-          if (var.value.starts_with('/') && m_o.to.socket.empty()) {
+          if (var.value.starts_with('/') && m_o.to.address.unix_path.empty()) {
             continue;  // a socket path variable cannot hold host:port
           }
           set(name, *url);
@@ -835,24 +844,25 @@ class AppRewriter {
       bool on_server = host.starts_with('/') ? points_at_server(m_o, host, "", 0)
                                              : points_at_server(m_o, "", host, port_value);
       if (!host.starts_with('/') && tcp_matches(m_o, host, port_value)) {
-        const Endpoint& dest = tcp_dest(m_o);
-        if (dest.socket.empty()) {
-          set(name, dest.host);
+        const KnownEndpoint& dest = tcp_dest(m_o);
+        if (dest.address.unix_path.empty()) {
+          set(name, dest.address.host);
           if (port != vars.end()) {
-            set(stem + "PORT", std::to_string(dest.port));
+            set(stem + "PORT", std::to_string(dest.address.port));
           }
         } else {
           // phpredis (Laravel) takes a socket path as host with port 0.
-          set(name, dest.socket);
+          set(name, dest.address.unix_path);
           if (port != vars.end()) {
             set(stem + "PORT", "0");
           }
         }
-      } else if (host.starts_with('/') && is_old_socket(m_o, host) && m_o.to.socket.empty()) {
-        const Endpoint& dest = tcp_dest(m_o);
-        set(name, dest.host);
+      } else if (host.starts_with('/') && is_old_socket(m_o, host) &&
+                 m_o.to.address.unix_path.empty()) {
+        const KnownEndpoint& dest = tcp_dest(m_o);
+        set(name, dest.address.host);
         if (port != vars.end()) {
-          set(stem + "PORT", std::to_string(dest.port));
+          set(stem + "PORT", std::to_string(dest.address.port));
         }
       }
       if (!on_server) {
@@ -874,7 +884,7 @@ class AppRewriter {
         current = pw->second.value;
       }
       if (changes_password(m_o, current)) {
-        std::string value = env_value(*m_o.to.password, pw == vars.end() ? "" : pw->second.quote);
+        std::string value = env_value(*m_o.to.password(), pw == vars.end() ? "" : pw->second.quote);
         if (pw == vars.end()) {
           add(stem + "PASSWORD", value, "the server's password changes");
         } else {
@@ -885,9 +895,9 @@ class AppRewriter {
       int db_value = db == vars.end() ? 0 : to_int(db->second.value, -1);
       if (changes_db(m_o, db_value)) {
         if (db == vars.end()) {
-          add(stem + "DB", std::to_string(*m_o.to.db), "the app's database moves");
+          add(stem + "DB", std::to_string(*m_o.to.db()), "the app's database moves");
         } else {
-          set(stem + "DB", std::to_string(*m_o.to.db), false, "the app's database moves", "db");
+          set(stem + "DB", std::to_string(*m_o.to.db()), false, "the app's database moves", "db");
         }
       }
     }
@@ -993,19 +1003,19 @@ class AppRewriter {
     bool on_server = socket ? points_at_server(m_o, host->value, "", 0)
                             : points_at_server(m_o, "", host->value, port < 0 ? 6379 : port);
     if (socket && is_old_socket(m_o, host->value)) {
-      if (!m_o.to.socket.empty()) {
-        set_host(m_o.to.socket);
+      if (!m_o.to.address.unix_path.empty()) {
+        set_host(m_o.to.address.unix_path);
       } else {
-        set_host(tcp_dest(m_o).host);
-        set_port(tcp_dest(m_o).port);
+        set_host(tcp_dest(m_o).address.host);
+        set_port(tcp_dest(m_o).address.port);
       }
     } else if (!socket && tcp_matches(m_o, host->value, port < 0 ? 6379 : port)) {
-      const Endpoint& dest = tcp_dest(m_o);
-      if (dest.socket.empty()) {
-        set_host(dest.host);
-        set_port(dest.port);
+      const KnownEndpoint& dest = tcp_dest(m_o);
+      if (dest.address.unix_path.empty()) {
+        set_host(dest.address.host);
+        set_port(dest.address.port);
       } else {
-        set_host(dest.socket);
+        set_host(dest.address.unix_path);
         set_port(0);
       }
     }
@@ -1025,11 +1035,11 @@ class AppRewriter {
       current = password->value;
     }
     if (password_line && !password) {
-      if (m_o.to.password) {
+      if (m_o.to.password()) {
         warn(*password_line, "redis.password is an expression; set the new password by hand");
       }
     } else if (changes_password(m_o, current)) {
-      std::string literal = php_literal(password ? password->quote : quote, *m_o.to.password);
+      std::string literal = php_literal(password ? password->quote : quote, *m_o.to.password());
       if (password_line) {
         size_t at = *password_line + (*password_line > host_line ? added : 0);
         std::string before = e.lines[at];
@@ -1047,7 +1057,7 @@ class AppRewriter {
                      -1)
             : 0;
     if (changes_db(m_o, db_value)) {
-      std::string value = std::to_string(*m_o.to.db);
+      std::string value = std::to_string(*m_o.to.db());
       if (db_line) {
         size_t at = *db_line + (*db_line > host_line ? added : 0);
         std::string before = e.lines[at];
@@ -1170,8 +1180,8 @@ UrlRewrite rewrite_server_url(std::string_view url, const AppsRewriteOptions& o,
   UrlRewrite out;
   // A bare socket path.
   if (url.starts_with('/')) {
-    if (is_old_socket(o, url) && !o.to.socket.empty()) {
-      out.url = o.to.socket;
+    if (is_old_socket(o, url) && !o.to.address.unix_path.empty()) {
+      out.url = o.to.address.unix_path;
     } else if (is_old_socket(o, url)) {
       out.problem =
           fmt::format("{} is a socket path; the new server is at {}", url, tcp_text(tcp_dest(o)));
@@ -1190,16 +1200,16 @@ UrlRewrite rewrite_server_url(std::string_view url, const AppsRewriteOptions& o,
       return out;
     }
     if (is_old_socket(o, u.socket)) {
-      if (!o.to.socket.empty()) {
-        u.socket = o.to.socket;
+      if (!o.to.address.unix_path.empty()) {
+        u.socket = o.to.address.unix_path;
       } else {
         // Socket to TCP: the query's db moves into the path for redis:// clients.
-        const Endpoint& dest = tcp_dest(o);
+        const KnownEndpoint& dest = tcp_dest(o);
         u.socket_form = false;
         u.slashes = true;
         u.authority_host = tcp_text(dest);
-        u.host = dest.host;
-        u.port = dest.port;
+        u.host = dest.address.host;
+        u.port = dest.address.port;
         if (php && u.scheme == "unix") {
           u.scheme = "tcp";
         } else {
@@ -1217,26 +1227,26 @@ UrlRewrite rewrite_server_url(std::string_view url, const AppsRewriteOptions& o,
       return out;
     }
     if (tcp_matches(o, u.host, u.port)) {
-      const Endpoint& dest = tcp_dest(o);
-      if (dest.socket.empty()) {
+      const KnownEndpoint& dest = tcp_dest(o);
+      if (dest.address.unix_path.empty()) {
         u.authority_host = tcp_text(dest);
-        u.host = dest.host;
-        u.port = dest.port;
+        u.host = dest.address.host;
+        u.port = dest.address.port;
       } else if (tls) {
         out.problem =
             fmt::format("{}://{}: TLS does not go over a unix socket; point it at {} by hand",
-                        u.scheme, u.authority_host, dest.socket);
+                        u.scheme, u.authority_host, dest.address.unix_path);
         return out;
       } else if (client == UrlClient::ruby) {
         out.problem = fmt::format(
             "{}://{}: Ruby's redis-client takes only redis:// and rediss:// URLs; give it "
             "path: '{}' instead",
-            u.scheme, u.authority_host, dest.socket);
+            u.scheme, u.authority_host, dest.address.unix_path);
         return out;
       } else {
         // redis://[auth@]host:port/DB?q -> unix://[auth@]/socket?db=DB&q (redis-py's form).
         u.socket_form = true;
-        u.socket = dest.socket;
+        u.socket = dest.address.unix_path;
         u.scheme = "unix";
         u.slashes = true;
         if (u.db_path) {
@@ -1255,7 +1265,7 @@ UrlRewrite rewrite_server_url(std::string_view url, const AppsRewriteOptions& o,
                 : (db_param >= 0 ? u.query[static_cast<size_t>(db_param)].second : std::nullopt);
   int db = db_text ? to_int(*db_text, -1) : 0;
   if (changes_db(o, db)) {
-    std::string value = std::to_string(*o.to.db);
+    std::string value = std::to_string(*o.to.db());
     if (u.db_path) {
       u.db_path = value;
     } else if (db_param >= 0) {
@@ -1287,7 +1297,7 @@ UrlRewrite rewrite_server_url(std::string_view url, const AppsRewriteOptions& o,
     auth_param = u.param({"auth[]"});  // one auth[] is the password alone
   }
   if (changes_password(o, current)) {
-    std::string value = pct_encode(*o.to.password);
+    std::string value = pct_encode(*o.to.password());
     if (u.password) {
       u.password = value;
     } else if (auth_array >= 0) {
@@ -1310,10 +1320,10 @@ UrlRewrite rewrite_server_url(std::string_view url, const AppsRewriteOptions& o,
   return out;
 }
 
-std::optional<Endpoint> parse_endpoint_url(std::string_view text) {
-  Endpoint e;
+std::optional<KnownEndpoint> parse_endpoint_url(std::string_view text) {
+  KnownEndpoint e;
   if (text.starts_with('/')) {
-    e.socket = std::string(text);
+    e.address.unix_path = std::string(text);
     return e;
   }
   if (text.find("://") == std::string_view::npos && !text.starts_with("unix:")) {
@@ -1321,8 +1331,8 @@ std::optional<Endpoint> parse_endpoint_url(std::string_view text) {
     if (host.empty() || port <= 0 || port > 65535) {
       return std::nullopt;
     }
-    e.host = host;
-    e.port = port;
+    e.address.host = host;
+    e.address.port = port;
     return e;
   }
   auto u = engine::parse_server_url(text);
@@ -1330,18 +1340,18 @@ std::optional<Endpoint> parse_endpoint_url(std::string_view text) {
     return std::nullopt;
   }
   if (u->socket_form) {
-    e.socket = u->socket;
+    e.address.unix_path = u->socket;
   } else {
     if (u->host.empty() || u->port <= 0 || u->port > 65535 || !u->path_rest.empty()) {
       return std::nullopt;
     }
-    e.host = u->host;
-    e.port = u->port;
+    e.address.host = u->host;
+    e.address.port = u->port;
   }
   if (u->password) {
-    e.password = pct_decode(*u->password);
+    e.set_password(pct_decode(*u->password));
   } else if (long i = u->param({"password", "auth"}); i >= 0) {
-    e.password = pct_decode(u->query[static_cast<size_t>(i)].second.value_or(""));
+    e.set_password(pct_decode(u->query[static_cast<size_t>(i)].second.value_or("")));
   }
   std::optional<std::string> db = u->db_path;
   if (long i = u->param({"db", "database"}); !db && i >= 0) {
@@ -1352,7 +1362,7 @@ std::optional<Endpoint> parse_endpoint_url(std::string_view text) {
     if (n < 0) {
       return std::nullopt;
     }
-    e.db = n;
+    e.set_db(n);
   }
   return e;
 }

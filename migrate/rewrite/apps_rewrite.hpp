@@ -44,12 +44,12 @@ bool is_app_candidate(std::string_view path);
 /// password when that is unset); its database when `to.db` is set and it uses `from.db`
 /// (0 when unset).
 struct AppsRewriteOptions {
-  std::vector<std::string> from_sockets;  ///< old socket paths (all rewritten to to.socket)
-  Endpoint from;                          ///< old TCP endpoint (host, port), if it moves
-  Endpoint to;                            ///< new endpoint: socket, or host and port
-  std::optional<Endpoint> tcp_to;         ///< where TCP settings go instead of `to` (port change)
-  std::vector<Endpoint> same_server;      ///< addresses of the server that do not move
-  bool fix_prefixes = false;              ///< add ':' to colliding WP_REDIS_PREFIX values
+  std::vector<std::string> from_sockets;   ///< old socket paths (all rewritten to to.socket)
+  KnownEndpoint from;                      ///< old TCP endpoint (host, port), if it moves
+  KnownEndpoint to;                        ///< new endpoint: socket, or host and port
+  std::optional<KnownEndpoint> tcp_to;     ///< where TCP settings go instead of `to` (port change)
+  std::vector<KnownEndpoint> same_server;  ///< addresses of the server that do not move
+  bool fix_prefixes = false;               ///< add ':' to colliding WP_REDIS_PREFIX values
 };
 
 /// One application file as read.
@@ -98,7 +98,7 @@ std::optional<std::string> rewrite_endpoint_url(std::string_view url,
 /// The server a --from-url/--to-url names: redis://[user:pass@]HOST:PORT[/DB],
 /// rediss://..., unix:///PATH?db=N&password=P (also unix://:P@/PATH), HOST:PORT or /PATH;
 /// the password and database only when the text carries them. nullopt when malformed.
-std::optional<Endpoint> parse_endpoint_url(std::string_view text);
+std::optional<KnownEndpoint> parse_endpoint_url(std::string_view text);
 
 /// Which client reads a URL: it decides the query parameter names for the password and the
 /// database (phpredis/Predis: auth=, database=; redis-py and most others: user info, db=)

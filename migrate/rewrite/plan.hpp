@@ -1,5 +1,7 @@
 #pragma once
 
+#include "engine/resp/connection.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -48,16 +50,33 @@ struct RewritePlan {
   bool changed() const;
 };
 
-/// Where clients reach a server: a unix socket, or host and port.
-struct Endpoint {
-  std::string socket;  ///< non-empty for a unix socket
-  std::string host;
-  int port = 0;
-  std::optional<std::string> password;  ///< AUTH password (requirepass), when known
-  std::optional<int> db;                ///< SELECTed database, when given
+/// A server as a rewrite knows it. Where it is and how to log in is the engine's one
+/// endpoint type; beside it, what a rewrite may not know: a config without requirepass, or a
+/// URL without a password or database, says nothing about the password or database apps
+/// send, which is not the same as none or database 0. An endpoint with neither a socket nor
+/// a host names no address (a password- or database-only change).
+struct KnownEndpoint {
+  engine::RespEndpoint address{.host = "", .port = 0};  ///< unix_path, or host and port
+  bool password_known = false;  ///< address.password is the server's (requirepass)
+  bool db_known = false;        ///< address.db was given
 
-  /// True when nothing is set.
-  bool empty() const { return socket.empty() && host.empty() && port == 0; }
+  /// A TCP address with nothing else known.
+  static KnownEndpoint tcp(std::string host, int port);
+  /// A unix socket with nothing else known.
+  static KnownEndpoint unix_socket(std::string path);
+
+  /// True when no address is set.
+  bool empty() const {
+    return address.unix_path.empty() && address.host.empty() && address.port == 0;
+  }
+  /// The password, when known.
+  std::optional<std::string> password() const;
+  /// The database, when known.
+  std::optional<int> db() const;
+  /// Sets or forgets the password.
+  void set_password(std::optional<std::string> password);
+  /// Sets or forgets the database.
+  void set_db(std::optional<int> db);
 };
 
 }  // namespace keyshift::migrate

@@ -131,13 +131,13 @@ class ServerRewriter {
       added.text = format_directive("unixsocket", {m_options.socket});
       added.eol = "\n";
       lines.push_back(added);
-      m_after.socket = m_options.socket;
+      m_after.address.unix_path = m_options.socket;
       m_plan.changes.push_back(Change{dest, 0, "unixsocket", "added", "", added.text,
                                       "--socket asks for a unix socket"});
     }
-    if (main && m_after.port == 0) {
-      m_before.port = m_before.port == 0 ? 6379 : m_before.port;
-      m_after.port = m_before.port;
+    if (main && m_after.address.port == 0) {
+      m_before.address.port = m_before.address.port == 0 ? 6379 : m_before.address.port;
+      m_after.address.port = m_before.address.port;
     }
     ConfDocument result{dest, std::move(lines)};
     PlannedFile& file = m_plan.files[slot];
@@ -208,17 +208,17 @@ class ServerRewriter {
       m_cwd = join_path(m_cwd, line.args[0]);
     }
     if (name == "port" && line.args.size() == 1) {
-      m_before.port = std::atoi(line.args[0].c_str());
-      m_after.port = m_before.port;
+      m_before.address.port = std::atoi(line.args[0].c_str());
+      m_after.address.port = m_before.address.port;
     }
     if (name == "requirepass" && line.args.size() == 1) {
-      m_before.password = line.args[0];
-      m_after.password = line.args[0];
+      m_before.set_password(line.args[0]);
+      m_after.set_password(line.args[0]);
     }
     if (name == "unixsocket" && line.args.size() == 1) {
-      m_before.socket = line.args[0];
+      m_before.address.unix_path = line.args[0];
       std::string wanted = m_options.socket.empty() ? m_mapper.map(line.args[0]) : m_options.socket;
-      m_after.socket = wanted;
+      m_after.address.unix_path = wanted;
       m_socket_written = true;
       if (wanted != line.args[0]) {
         std::string reason = m_options.socket.empty()
@@ -492,8 +492,8 @@ class ServerRewriter {
   PathMapper m_mapper;
   std::string m_cwd;
   RewritePlan m_plan;
-  Endpoint m_before;
-  Endpoint m_after;
+  KnownEndpoint m_before;
+  KnownEndpoint m_after;
   std::set<std::string> m_seen;
   int m_modules_kept = 0;
   bool m_socket_written = false;
@@ -523,6 +523,37 @@ std::vector<std::string> named_paths(engine::ConfigFilesystem& fs, const std::st
 
 bool RewritePlan::changed() const {
   return std::any_of(files.begin(), files.end(), [](const PlannedFile& f) { return f.changed(); });
+}
+
+KnownEndpoint KnownEndpoint::tcp(std::string host, int port) {
+  KnownEndpoint e;
+  e.address.host = std::move(host);
+  e.address.port = port;
+  return e;
+}
+
+KnownEndpoint KnownEndpoint::unix_socket(std::string path) {
+  KnownEndpoint e;
+  e.address.unix_path = std::move(path);
+  return e;
+}
+
+std::optional<std::string> KnownEndpoint::password() const {
+  return password_known ? std::optional<std::string>(address.password) : std::nullopt;
+}
+
+std::optional<int> KnownEndpoint::db() const {
+  return db_known ? std::optional<int>(address.db) : std::nullopt;
+}
+
+void KnownEndpoint::set_password(std::optional<std::string> password) {
+  password_known = password.has_value();
+  address.password = std::move(password).value_or("");
+}
+
+void KnownEndpoint::set_db(std::optional<int> db) {
+  db_known = db.has_value();
+  address.db = db.value_or(0);
 }
 
 engine::Expected<ServerRewrite, RewriteFailure> rewrite_server_config(

@@ -31,8 +31,8 @@ struct ServerRewriteOptions {
 struct ServerRewrite {
   RewritePlan plan;
   Layout layout = Layout::debian;
-  Endpoint before;  ///< unixsocket/port/requirepass of the Redis config
-  Endpoint after;   ///< unixsocket/port/requirepass of the result
+  KnownEndpoint before;  ///< unixsocket/port/requirepass of the Redis config
+  KnownEndpoint after;   ///< unixsocket/port/requirepass of the result
 };
 
 /// Where and why a config cannot be rewritten.

@@ -1,3 +1,5 @@
+#include "tests/unit/engine/commands/command_test_util.hpp"
+
 #include "engine/engine.hpp"
 #include "engine/keyspace/object.hpp"
 #include "engine/util/clock.hpp"
@@ -21,34 +23,10 @@ using keyshift::engine::RespValue;
 using keyshift::engine::Session;
 namespace ks = keyshift::engine;
 
-/// An engine on a manual clock; `h({...})` runs a command and renders the reply the way
-/// redis-cli prints it.
-struct Harness {
-  explicit Harness(EngineConfig config = {})
-      : engine(std::move(config), clock), session(engine.open_session(nullptr)) {}
-
-  std::string operator()(std::initializer_list<std::string_view> argv) {
-    return raw(argv).to_display();
-  }
-  RespValue raw(std::initializer_list<std::string_view> argv) {
-    std::vector<std::string_view> v(argv);
-    return engine.run(session, v);
-  }
-
-  ManualClock clock;
-  Engine engine;
-  Session& session;
-};
-
-std::string err(std::string_view text) {
-  return "(error) " + std::string(text);
-}
-std::string num(int64_t n) {
-  return "(integer) " + std::to_string(n);
-}
-std::string bulk(std::string_view s) {
-  return "\"" + std::string(s) + "\"";
-}
+using keyshift::engine::command_test::bulk;
+using keyshift::engine::command_test::err;
+using keyshift::engine::command_test::Harness;
+using keyshift::engine::command_test::num;
 
 /// Runs `argv` on `session` and decodes the reply.
 RespValue run_on(Engine& e, Session& s, std::initializer_list<std::string_view> argv) {

@@ -1,3 +1,5 @@
+#include "tests/unit/engine/commands/command_test_util.hpp"
+
 #include "engine/commands/command_docs.hpp"
 #include "engine/commands/registry.hpp"
 #include "engine/engine.hpp"
@@ -17,31 +19,7 @@ using keyshift::engine::Session;
 
 namespace {
 
-// Compact rendering: bulk as is, ",x" doubles, ":n" integers, "nil", "-ERR ..." errors,
-// arrays as [a,b].
-std::string show(const RespValue& v) {
-  switch (v.type) {
-    case RespValue::Type::bulk:
-      return v.str;
-    case RespValue::Type::double_:
-      return "," + v.str;
-    case RespValue::Type::integer:
-      return ":" + std::to_string(v.integer);
-    case RespValue::Type::null:
-      return "nil";
-    case RespValue::Type::error:
-      return "-" + v.str;
-    case RespValue::Type::simple:
-      return "+" + v.str;
-    default: {
-      std::string out = "[";
-      for (size_t i = 0; i < v.elements.size(); ++i) {
-        out += (i > 0 ? "," : "") + show(v.elements[i]);
-      }
-      return out + "]";
-    }
-  }
-}
+using keyshift::engine::command_test::show;
 
 struct Fixture {
   ManualClock clock;

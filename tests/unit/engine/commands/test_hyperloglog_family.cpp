@@ -1,3 +1,5 @@
+#include "tests/unit/engine/commands/command_test_util.hpp"
+
 #include "engine/ds/hyperloglog.hpp"
 #include "engine/engine.hpp"
 
@@ -13,25 +15,7 @@ namespace hll = keyshift::engine::hll;
 
 namespace {
 
-struct Fixture {
-  ManualClock clock;
-  Engine engine{EngineConfig{}, clock};
-  RespValue run(std::initializer_list<std::string_view> args) { return engine.run(args); }
-  int64_t num(std::initializer_list<std::string_view> args) {
-    RespValue v = engine.run(args);
-    REQUIRE(v.type == RespValue::Type::integer);
-    return v.integer;
-  }
-  std::string str(std::initializer_list<std::string_view> args) {
-    RespValue v = engine.run(args);
-    REQUIRE(!v.is_error());
-    return v.str;
-  }
-  std::string err(std::initializer_list<std::string_view> args) {
-    RespValue v = engine.run(args);
-    REQUIRE(v.is_error());
-    return v.str;
-  }
+struct Fixture : keyshift::engine::command_test::ReplyFixture {
   /// PFADDs e1..en to `key` in one command per element.
   void fill(std::string_view key, int n, std::string_view prefix = "e") {
     for (int i = 1; i <= n; ++i) {

@@ -1,3 +1,5 @@
+#include "tests/unit/engine/commands/command_test_util.hpp"
+
 #include "engine/engine.hpp"
 #include "engine/keyspace/digest.hpp"
 #include "engine/util/clock.hpp"
@@ -26,16 +28,15 @@ EngineConfig debug_config() {
   return c;
 }
 
-/// An engine on a manual clock; `h({...})` runs a command and renders the reply as
-/// redis-cli prints it, `h.wire({...})` returns the raw reply bytes.
-struct Harness {
-  explicit Harness(EngineConfig config = debug_config())
-      : engine(std::move(config), clock), session(engine.open_session(nullptr)) {}
+using keyshift::engine::command_test::bulk;
+using keyshift::engine::command_test::err;
+using keyshift::engine::command_test::num;
 
-  std::string operator()(std::initializer_list<std::string_view> argv) {
-    std::vector<std::string_view> v(argv);
-    return engine.run(session, v).to_display();
-  }
+/// The shared harness with DEBUG allowed; `h.wire({...})` returns the raw reply bytes.
+struct Harness : keyshift::engine::command_test::Harness {
+  explicit Harness(EngineConfig config = debug_config())
+      : keyshift::engine::command_test::Harness(std::move(config)) {}
+
   std::string wire(std::initializer_list<std::string_view> argv, int resp = 2) {
     session.resp = resp;
     std::vector<std::string_view> v(argv);
@@ -47,21 +48,8 @@ struct Harness {
     return out;
   }
   std::string encoding(std::string_view key) { return (*this)({"OBJECT", "ENCODING", key}); }
-
-  ManualClock clock;
-  Engine engine;
-  Session& session;
 };
 
-std::string err(std::string_view text) {
-  return "(error) " + std::string(text);
-}
-std::string num(int64_t n) {
-  return "(integer) " + std::to_string(n);
-}
-std::string bulk(std::string_view s) {
-  return "\"" + std::string(s) + "\"";
-}
 /// redis-cli's rendering of a flat array of bulk strings.
 std::string arr(std::initializer_list<std::string_view> items) {
   if (items.size() == 0) {

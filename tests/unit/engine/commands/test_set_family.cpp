@@ -1,3 +1,5 @@
+#include "tests/unit/engine/commands/command_test_util.hpp"
+
 #include "engine/engine.hpp"
 #include "engine/keyspace/set_value.hpp"
 #include "engine/util/clock.hpp"
@@ -22,22 +24,13 @@ using keyshift::engine::RespValue;
 using keyshift::engine::Session;
 namespace ks = keyshift::engine;
 
-/// An engine on a manual clock with one session; `h({...})` renders replies as redis-cli.
-struct Harness {
-  explicit Harness(EngineConfig config = {})
-      : engine(std::move(config), clock), session(engine.open_session(nullptr)) {}
+using keyshift::engine::command_test::err;
+using keyshift::engine::command_test::num;
 
-  std::string operator()(std::initializer_list<std::string_view> argv) {
-    return raw(argv).to_display();
-  }
-  RespValue raw(std::initializer_list<std::string_view> argv) {
-    std::vector<std::string_view> v(argv);
-    return engine.run(session, v);
-  }
-  RespValue raw(const std::vector<std::string>& argv) {
-    std::vector<std::string_view> v(argv.begin(), argv.end());
-    return engine.run(session, v);
-  }
+/// The shared harness plus set shortcuts.
+struct Harness : keyshift::engine::command_test::Harness {
+  using keyshift::engine::command_test::Harness::Harness;
+  using keyshift::engine::command_test::Harness::raw;
   /// SADD key with every member of `members`.
   RespValue sadd(std::string_view key, const std::vector<std::string>& members) {
     std::vector<std::string> argv{"SADD", std::string(key)};
@@ -45,18 +38,7 @@ struct Harness {
     return raw(argv);
   }
   std::string encoding(std::string_view key) { return raw({"OBJECT", "ENCODING", key}).str; }
-
-  ManualClock clock;
-  Engine engine;
-  Session& session;
 };
-
-std::string err(std::string_view text) {
-  return "(error) " + std::string(text);
-}
-std::string num(int64_t n) {
-  return "(integer) " + std::to_string(n);
-}
 
 /// The elements of an array or set reply as strings, sorted.
 std::vector<std::string> sorted(const RespValue& v) {

@@ -1,3 +1,5 @@
+#include "tests/unit/engine/commands/command_test_util.hpp"
+
 #include "engine/engine.hpp"
 
 #include <doctest/doctest.h>
@@ -11,11 +13,7 @@ using keyshift::engine::RespValue;
 
 namespace {
 
-struct Fixture {
-  ManualClock clock;
-  Engine engine{EngineConfig{}, clock};
-  RespValue run(std::initializer_list<std::string_view> args) { return engine.run(args); }
-};
+using Fixture = keyshift::engine::command_test::ReplyFixture;
 
 bool is_ok(const RespValue& v) {
   return v.type == RespValue::Type::simple && v.str == "OK";

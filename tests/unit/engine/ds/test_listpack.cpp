@@ -1,3 +1,5 @@
+#include "tests/unit/engine/corpus_json.hpp"
+
 #include "engine/ds/listpack.hpp"
 
 #include <doctest/doctest.h>
@@ -13,15 +15,9 @@ using keyshift::engine::LpCheck;
 using keyshift::engine::LpValue;
 using keyshift::engine::validate_listpack;
 
-namespace {
+using keyshift::test::from_hex;
 
-std::string from_hex(std::string_view hex) {
-  std::string out;
-  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
-    out.push_back(static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
-  }
-  return out;
-}
+namespace {
 
 std::string to_hex(std::string_view bytes) {
   static const char* digits = "0123456789abcdef";

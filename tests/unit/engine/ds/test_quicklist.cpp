@@ -1,3 +1,5 @@
+#include "tests/unit/engine/corpus_json.hpp"
+
 #include "engine/ds/listpack.hpp"
 #include "engine/ds/lzf.hpp"
 #include "engine/ds/quicklist.hpp"
@@ -15,15 +17,9 @@ using keyshift::engine::lzf_compress;
 using keyshift::engine::lzf_decompress;
 using keyshift::engine::Quicklist;
 
-namespace {
+using keyshift::test::from_hex;
 
-std::string from_hex(std::string_view hex) {
-  std::string out;
-  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
-    out.push_back(static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
-  }
-  return out;
-}
+namespace {
 
 std::string compress(std::string_view in) {
   std::string out(in.size() + in.size() / 16 + 64, '\0');

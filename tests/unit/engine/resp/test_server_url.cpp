@@ -1,3 +1,4 @@
+#include "engine/resp/connection.hpp"
 #include "engine/resp/server_url.hpp"
 
 #include <doctest/doctest.h>
@@ -64,5 +65,27 @@ TEST_SUITE("engine::server_url") {
     CHECK(ks::percent_decode("plain") == "plain");
     CHECK_FALSE(ks::percent_decode("bad%4"));
     CHECK_FALSE(ks::percent_decode("bad%zz"));
+  }
+
+  TEST_CASE("an endpoint renders as unix://PATH or HOST:PORT without its secrets") {
+    ks::RespEndpoint tcp;
+    tcp.host = "10.0.0.5";
+    tcp.port = 6380;
+    tcp.password = "secret";
+    tcp.db = 3;
+    CHECK(ks::render_endpoint(tcp) == "10.0.0.5:6380");
+    ks::RespEndpoint sock = tcp;
+    sock.unix_path = "/run/valkey/valkey.sock";
+    CHECK(ks::render_endpoint(sock) == "unix:///run/valkey/valkey.sock");
+    // Rendered socket URLs read back as the same endpoint.
+    auto back = ks::parse_redis_url(ks::render_endpoint(sock));
+    REQUIRE(back);
+    CHECK(back->unix_path == "/run/valkey/valkey.sock");
+  }
+
+  TEST_CASE("an IPv6 host gets brackets once") {
+    CHECK(ks::render_host_port("::1", 6379) == "[::1]:6379");
+    CHECK(ks::render_host_port("[::1]", 6379) == "[::1]:6379");
+    CHECK(ks::render_host_port("cache.local", 7000) == "cache.local:7000");
   }
 }

@@ -111,12 +111,12 @@ TEST_SUITE("migrate::rewrite::apps_inputs") {
     REQUIRE_MESSAGE(warnings, (warnings ? "" : warnings.error()));
     CHECK(warnings->empty());
     CHECK(options.from_sockets == std::vector<std::string>{"/run/redis/redis-server.sock"});
-    CHECK(options.to.socket == "/run/valkey/valkey-server.sock");
-    CHECK(options.from.host.empty());
+    CHECK(options.to.address.unix_path == "/run/valkey/valkey-server.sock");
+    CHECK(options.from.address.host.empty());
     REQUIRE(options.same_server.size() == 1);
-    CHECK(options.same_server[0].port == 6379);
-    CHECK(options.from.password == "old-secret");
-    CHECK_FALSE(options.to.password.has_value());
+    CHECK(options.same_server[0].address.port == 6379);
+    CHECK(options.from.password() == "old-secret");
+    CHECK_FALSE(options.to.password().has_value());
   }
 
   TEST_CASE("a written server config's new port and password are followed") {
@@ -129,12 +129,12 @@ TEST_SUITE("migrate::rewrite::apps_inputs") {
     auto warnings = m::map_server_endpoints(fs, catalog(), "/srv/redis.conf", "/srv/valkey.conf",
                                             m::Layout::debian, options);
     REQUIRE_MESSAGE(warnings, (warnings ? "" : warnings.error()));
-    CHECK(options.from.host == "127.0.0.1");
-    CHECK(options.from.port == 6379);
-    CHECK(options.to.socket == "/run/valkey/valkey-server.sock");
+    CHECK(options.from.address.host == "127.0.0.1");
+    CHECK(options.from.address.port == 6379);
+    CHECK(options.to.address.unix_path == "/run/valkey/valkey-server.sock");
     REQUIRE(options.tcp_to.has_value());
-    CHECK(options.tcp_to->port == 6390);
-    CHECK(options.to.password == "new-secret");
+    CHECK(options.tcp_to->address.port == 6390);
+    CHECK(options.to.password() == "new-secret");
     CHECK(options.same_server.empty());
   }
 

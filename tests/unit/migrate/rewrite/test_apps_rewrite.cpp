@@ -18,15 +18,15 @@ namespace {
 m::AppsRewriteOptions socket_move() {
   m::AppsRewriteOptions o;
   o.from_sockets = {"/run/redis/redis-server.sock"};
-  o.to.socket = "/run/valkey/valkey-server.sock";
+  o.to.address.unix_path = "/run/valkey/valkey-server.sock";
   return o;
 }
 
 m::AppsRewriteOptions tcp_to_socket() {
   m::AppsRewriteOptions o;
-  o.from.host = "127.0.0.1";
-  o.from.port = 6379;
-  o.to.socket = "/var/run/valkey/valkey.sock";
+  o.from.address.host = "127.0.0.1";
+  o.from.address.port = 6379;
+  o.to.address.unix_path = "/var/run/valkey/valkey.sock";
   return o;
 }
 
@@ -65,10 +65,10 @@ TEST_SUITE("migrate::rewrite::apps") {
     CHECK_FALSE(m::rewrite_endpoint_url("rediss://127.0.0.1:6379", t));
     CHECK_FALSE(m::rewrite_endpoint_url("redis://127.0.0.1:6380", t));
     m::AppsRewriteOptions tcp;
-    tcp.from.host = "127.0.0.1";
-    tcp.from.port = 6379;
-    tcp.to.host = "127.0.0.1";
-    tcp.to.port = 6380;
+    tcp.from.address.host = "127.0.0.1";
+    tcp.from.address.port = 6379;
+    tcp.to.address.host = "127.0.0.1";
+    tcp.to.address.port = 6380;
     CHECK(m::rewrite_endpoint_url("rediss://u:p@127.0.0.1:6379/1", tcp) ==
           "rediss://u:p@127.0.0.1:6380/1");
   }
@@ -143,14 +143,14 @@ TEST_SUITE("migrate::rewrite::apps") {
 
   TEST_CASE("a new password and database reach every URL form of the server") {
     m::AppsRewriteOptions o;
-    o.from.host = "127.0.0.1";
-    o.from.port = 6379;
-    o.from.password = "old";
+    o.from.address.host = "127.0.0.1";
+    o.from.address.port = 6379;
+    o.from.set_password("old");
     o.to = o.from;
-    o.to.password = "n w";
-    o.to.db = 3;
+    o.to.set_password("n w");
+    o.to.set_db(3);
     o.from_sockets = {"/run/redis/redis-server.sock"};
-    o.same_server = {{"/run/valkey/valkey-server.sock", "", 0, std::nullopt, std::nullopt}};
+    o.same_server = {m::KnownEndpoint::unix_socket("/run/valkey/valkey-server.sock")};
     auto url = [&](const char* text, m::UrlClient client = m::UrlClient::generic) {
       return m::rewrite_server_url(text, o, client).url.value_or("(unchanged)");
     };
@@ -167,7 +167,7 @@ TEST_SUITE("migrate::rewrite::apps") {
           "tcp://127.0.0.1:6379?auth[]=u&auth[]=n%20w&database=3");
     // No password in the setting and an old one given: it is another account, left alone.
     CHECK(url("redis://127.0.0.1:6379") == "redis://127.0.0.1:6379/3");
-    o.from.password.reset();
+    o.from.set_password(std::nullopt);
     CHECK(url("redis://127.0.0.1:6379") == "redis://:n%20w@127.0.0.1:6379/3");
     CHECK(url("tcp://127.0.0.1:6379", m::UrlClient::phpredis) ==
           "tcp://127.0.0.1:6379?database=3&auth=n%20w");
@@ -182,7 +182,7 @@ TEST_SUITE("migrate::rewrite::apps") {
     CHECK_FALSE(ruby.url);
     CHECK(ruby.problem.find("path:") != std::string::npos);
     auto back = socket_move();
-    back.to = {"", "127.0.0.1", 6380, std::nullopt, std::nullopt};
+    back.to = m::KnownEndpoint::tcp("127.0.0.1", 6380);
     CHECK(m::rewrite_endpoint_url("unix:///run/redis/redis-server.sock?db=2&x=1", back) ==
           "redis://127.0.0.1:6380/2?x=1");
     CHECK(m::rewrite_server_url("unix:///run/redis/redis-server.sock?database=2", back,
@@ -190,16 +190,33 @@ TEST_SUITE("migrate::rewrite::apps") {
               .url == "tcp://127.0.0.1:6380?database=2");
   }
 
+  TEST_CASE("an endpoint tells an empty password and database 0 from unknown ones") {
+    m::KnownEndpoint e = m::KnownEndpoint::tcp("127.0.0.1", 6379);
+    CHECK_FALSE(e.empty());
+    CHECK_FALSE(e.password());
+    CHECK_FALSE(e.db());
+    e.set_password("");
+    e.set_db(0);
+    CHECK(e.password() == "");
+    CHECK(e.db() == 0);
+    e.set_password(std::nullopt);
+    CHECK_FALSE(e.password());
+    CHECK(m::KnownEndpoint{}.empty());
+    CHECK(m::KnownEndpoint::unix_socket("/run/x.sock").address.unix_path == "/run/x.sock");
+  }
+
   TEST_CASE("--from-url and --to-url name a server with its password and database") {
     auto e = m::parse_endpoint_url("redis://u:p%40ss@127.0.0.1:6380/2");
     REQUIRE(e);
-    CHECK((e->host == "127.0.0.1" && e->port == 6380 && e->password == "p@ss" && e->db == 2));
+    CHECK((e->address.host == "127.0.0.1" && e->address.port == 6380 && e->password() == "p@ss" &&
+           e->db() == 2));
     e = m::parse_endpoint_url("unix:///run/valkey/valkey.sock?db=4&password=x");
     REQUIRE(e);
-    CHECK((e->socket == "/run/valkey/valkey.sock" && e->password == "x" && e->db == 4));
+    CHECK((e->address.unix_path == "/run/valkey/valkey.sock" && e->password() == "x" &&
+           e->db() == 4));
     e = m::parse_endpoint_url("127.0.0.1:6390");
     REQUIRE(e);
-    CHECK((e->port == 6390 && !e->password && !e->db));
+    CHECK((e->address.port == 6390 && !e->password() && !e->db()));
     CHECK_FALSE(m::parse_endpoint_url("redis://127.0.0.1:6379/x"));
     CHECK_FALSE(m::parse_endpoint_url("redis://127.0.0.1:99999"));
     CHECK_FALSE(m::parse_endpoint_url("http://127.0.0.1"));
@@ -207,11 +224,11 @@ TEST_SUITE("migrate::rewrite::apps") {
 
   TEST_CASE("wp-config: password (string or ACL pair) and database change, or are added") {
     m::AppsRewriteOptions o;
-    o.from.host = "127.0.0.1";
-    o.from.port = 6379;
+    o.from.address.host = "127.0.0.1";
+    o.from.address.port = 6379;
     o.to = o.from;
-    o.to.password = "it's";
-    o.to.db = 2;
+    o.to.set_password("it's");
+    o.to.set_db(2);
     std::string pair =
         "<?php\ndefine( 'WP_REDIS_PASSWORD', [ 'shop', 'old' ] );\n"
         "define( 'WP_REDIS_DATABASE', '0' );\n";
@@ -226,7 +243,7 @@ TEST_SUITE("migrate::rewrite::apps") {
     CHECK(after("/var/www/a/wp-config.php", other, o) == other);
     // A socket path in WP_REDIS_HOST (phpredis' form) moving to TCP.
     auto back = socket_move();
-    back.to = {"", "127.0.0.1", 6380, std::nullopt, std::nullopt};
+    back.to = m::KnownEndpoint::tcp("127.0.0.1", 6380);
     CHECK(after("/var/www/a/wp-config.php",
                 "<?php\ndefine( 'WP_REDIS_HOST', '/run/redis/redis-server.sock' );\n"
                 "define( 'WP_REDIS_PORT', 0 );\n",
@@ -254,9 +271,9 @@ TEST_SUITE("migrate::rewrite::apps") {
 
   TEST_CASE(".env and Nextcloud: password and database of the server's settings") {
     m::AppsRewriteOptions o = socket_move();
-    o.from.password = "old";
-    o.to.password = "new pw";
-    o.to.db = 5;
+    o.from.set_password("old");
+    o.to.set_password("new pw");
+    o.to.set_db(5);
     CHECK(after("/srv/app/.env",
                 "REDIS_HOST=/run/redis/redis-server.sock\nREDIS_PASSWORD=old\nREDIS_DB=0\n"
                 "REDIS_CACHE_DB=1\n",
@@ -272,7 +289,7 @@ TEST_SUITE("migrate::rewrite::apps") {
           "    'password' => 'new pw',\n  ],\n);\n");
     // Back to TCP on another port, with no 'port' line: one is added.
     auto back = socket_move();
-    back.to = {"", "127.0.0.1", 6380, std::nullopt, std::nullopt};
+    back.to = m::KnownEndpoint::tcp("127.0.0.1", 6380);
     CHECK(after("/var/www/nc/config/config.php",
                 "<?php\n$CONFIG = array (\n  'redis' => [\n    'host' => "
                 "'/run/redis/redis-server.sock',\n  ],\n);\n",
@@ -289,9 +306,9 @@ TEST_SUITE("migrate::rewrite::apps") {
           "CACHES = {'default': {'LOCATION': ['unix:///run/valkey/valkey-server.sock?db=1']}}\n"
           "# 'unix:///run/redis/redis-server.sock'\n");
     m::AppsRewriteOptions port;
-    port.from.host = "127.0.0.1";
-    port.from.port = 6379;
-    port.to = {"", "127.0.0.1", 6380, std::nullopt, std::nullopt};
+    port.from.address.host = "127.0.0.1";
+    port.from.address.port = 6379;
+    port.to = m::KnownEndpoint::tcp("127.0.0.1", 6380);
     CHECK(after("/srv/app/config/cable.yml", "production:\n  url: redis://localhost:6379/1\n", port,
                 "rails") == "production:\n  url: redis://127.0.0.1:6380/1\n");
     CHECK(after("/srv/app/config/initializers/redis.rb",

@@ -111,8 +111,8 @@ TEST_SUITE("migrate::rewrite::server") {
           "# Redis\n\nbind 127.0.0.1 -::1\nsave 900 1\nsave 300 10\nunixsocket "
           "/run/valkey/valkey-server.sock\npidfile /run/valkey/valkey-server.pid\ndir "
           "/var/lib/valkey\nmasterauth \"a b\"\n");
-    CHECK(r.before.socket == "/run/redis/redis-server.sock");
-    CHECK(r.after.socket == "/run/valkey/valkey-server.sock");
+    CHECK(r.before.address.unix_path == "/run/redis/redis-server.sock");
+    CHECK(r.after.address.unix_path == "/run/valkey/valkey-server.sock");
     CHECK(r.layout == m::Layout::debian);
   }
 
@@ -165,7 +165,7 @@ TEST_SUITE("migrate::rewrite::server") {
     CHECK(r.plan.files[1].path == "/etc/valkey/conf.d/a.conf");
     CHECK(r.plan.files[2].path == "/etc/valkey/conf.d/b.conf");
     CHECK(r.plan.files[2].after.find("# repl-rdb-channel yes") != std::string::npos);
-    CHECK(r.after.port == 6380);
+    CHECK(r.after.address.port == 6380);
     std::vector<std::string> warnings;
     CHECK_FALSE(m::check_with_engine(r.plan, "/etc/valkey/valkey.conf", "/", warnings));
   }
@@ -212,7 +212,7 @@ TEST_SUITE("migrate::rewrite::server") {
     CHECK(
         r.plan.files[0].after.ends_with("port 6379\n# keyshift rewrite: unix socket requested "
                                         "with --socket\nunixsocket /var/run/valkey/valkey.sock\n"));
-    CHECK(r.after.socket == "/var/run/valkey/valkey.sock");
+    CHECK(r.after.address.unix_path == "/var/run/valkey/valkey.sock");
   }
 
   TEST_CASE("the engine check names the line keyshift serve would refuse") {
