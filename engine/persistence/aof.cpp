@@ -607,7 +607,21 @@ void Aof::flush(bool force) {
     return;
   }
   const std::string& policy = m_engine.config().appendfsync;
+  if (!m_buf.empty() && !force && policy == "everysec" && m_worker && m_worker->busy()) {
+    // On Linux a write waits for a running fdatasync of the same file: as Valkey, hold the
+    // buffer back while the background fsync runs, for up to two seconds.
+    int64_t now = m_engine.clock().now_ms();
+    if (m_flush_postponed_since_ms == 0) {
+      m_flush_postponed_since_ms = now;
+      return;
+    }
+    if (now - m_flush_postponed_since_ms < 2000) {
+      return;
+    }
+    ++m_delayed_fsync;
+  }
   if (!m_buf.empty()) {
+    m_flush_postponed_since_ms = 0;
     if (!write_all(m_fd, m_buf)) {
       int err = errno;
       if (policy == "always") {

@@ -80,7 +80,7 @@ class Aof final : public PropagationSink {
   uint64_t current_size() const { return m_current_size; }
   uint64_t base_size() const { return m_rewrite_base_size; }
   uint64_t buffer_length() const { return m_buf.size(); }
-  uint64_t delayed_fsync() const { return 0; }
+  uint64_t delayed_fsync() const { return m_delayed_fsync; }
   bool fsync_in_progress() const;
   /// The engine's propagation offset up to which every unit is fsynced.
   uint64_t fsynced_offset() const;
@@ -117,6 +117,8 @@ class Aof final : public PropagationSink {
   uint64_t m_current_size = 0;    // base + incr files
   uint64_t m_rewrite_base_size = 0;
   int64_t m_last_fsync_ms = 0;
+  int64_t m_flush_postponed_since_ms = 0;  // everysec: a write waiting for the fsync
+  uint64_t m_delayed_fsync = 0;
   bool m_last_write_ok = true;
   // Rewrite child.
   int m_child = -1;
