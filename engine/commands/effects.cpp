@@ -230,6 +230,31 @@ void command_effects(Engine& engine, int db, std::span<const std::string_view> a
     emit(out, db, std::move(a));
     return;
   }
+  if (name == "migrate") {
+    // MIGRATE host port key|"" db timeout [COPY] [REPLACE] [AUTH ...] [KEYS k...]: the keys
+    // that left this server are deleted here (replaying the MIGRATE would reconnect).
+    Argv del{"DEL"};
+    std::vector<std::string_view> keys;
+    if (!argv[3].empty()) {
+      keys.push_back(argv[3]);
+    } else {
+      for (size_t i = 6; i < argv.size(); ++i) {
+        if (iequals(argv[i], "keys")) {
+          keys.assign(argv.begin() + static_cast<std::ptrdiff_t>(i) + 1, argv.end());
+          break;
+        }
+      }
+    }
+    for (std::string_view k : keys) {
+      if (engine.find_entry_raw(db, k) == nullptr) {
+        del.emplace_back(k);
+      }
+    }
+    if (del.size() > 1) {
+      emit(out, db, std::move(del));
+    }
+    return;
+  }
   if (name == "hexpire" || name == "hpexpire" || name == "hexpireat") {
     // HEXPIRE key t [NX|XX|GT|LT] FIELDS n f...: one absolute time for every field.
     int64_t t = 0;

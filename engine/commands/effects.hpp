@@ -17,7 +17,9 @@ class Engine;
 /// as SET PXAT, RESTORE ttl as RESTORE ABSTTL, HEXPIRE-style as HPEXPIREAT), a TTL already
 /// past as DEL; results the command chose become the result (INCRBYFLOAT as SET KEEPTTL,
 /// HINCRBYFLOAT as HSET, SPOP as SREM, XADD's `*` as the ID); blocking pops become the pop
-/// they performed. Every other write is propagated as it was sent.
+/// they performed, MIGRATE deletes what it moved away. Every other write is propagated as
+/// it was sent (known gap: XREADGROUP/XCLAIM/XAUTOCLAIM go as sent, not as Valkey's
+/// XCLAIM ... FORCE effects, so replayed delivery times and idle filters use the load time).
 void command_effects(Engine& engine, int db, std::span<const std::string_view> argv,
                      std::string_view reply, std::vector<PropagatedCommand>& out);
 
