@@ -69,6 +69,77 @@ RdbWriteOptions base_write_options(Engine& engine) {
   return o;
 }
 
+// A RESP base (aof-use-rdb-preamble no): SELECT per database and one RESTORE per key, its
+// DUMP payload at the base's RDB version and its TTL absolute, so Valkey and Redis from
+// 7.0 load it as they load any AOF.
+Expected<uint64_t, std::string> write_resp_base(Engine& engine, const std::string& target,
+                                                const RdbWriteOptions& options) {
+  auto file = AtomicFile::create(target);
+  if (!file) {
+    return Unexpected{file.error().message()};
+  }
+  int64_t now = engine.clock().now_ms();
+  std::string buf;
+  std::string error;
+  uint64_t keys = 0;
+  for (int i = 0; i < engine.db_count() && error.empty(); ++i) {
+    Db& db = engine.db(i);
+    if (db.size() == 0) {
+      continue;
+    }
+    encode_command(std::vector<std::string>{"SELECT", std::to_string(i)}, buf);
+    db.for_each([&](const Entry* e) {
+      if (!error.empty() || (e->has_expire() && e->expire_ms() <= now)) {
+        return;
+      }
+      auto payload = dump_payload(*e, options);
+      if (!payload) {
+        error = "key '" + std::string(e->key()) + "': " + payload.error();
+        return;
+      }
+      std::vector<std::string> argv{"RESTORE", std::string(e->key()),
+                                    e->has_expire() ? std::to_string(e->expire_ms()) : "0",
+                                    std::move(*payload)};
+      if (e->has_expire()) {
+        argv.emplace_back("ABSTTL");
+      }
+      encode_command(argv, buf);
+      ++keys;
+      if (buf.size() >= (1u << 20)) {
+        if (auto err = file->write(buf)) {
+          error = err->message();
+        }
+        buf.clear();
+      }
+    });
+  }
+  if (error.empty()) {
+    if (auto err = file->write(buf)) {
+      error = err->message();
+    }
+  }
+  if (error.empty()) {
+    if (auto err = file->commit()) {
+      error = err->message();
+    }
+  }
+  if (!error.empty()) {
+    return Unexpected{error};
+  }
+  return keys;
+}
+
+// Writes the base of the dataset to `target` in the format aof-use-rdb-preamble asks for.
+std::optional<std::string> write_base(Engine& engine, const std::string& target) {
+  RdbWriteOptions options = base_write_options(engine);
+  if (engine.config().aof_use_rdb_preamble) {
+    auto saved = save_rdb(engine, target, options);
+    return saved ? std::nullopt : std::optional<std::string>(saved.error());
+  }
+  auto saved = write_resp_base(engine, target, options);
+  return saved ? std::nullopt : std::optional<std::string>(saved.error());
+}
+
 // Replays an AOF into the engine through one in-process session, as Valkey's fake AOF
 // client: replies are dropped, MULTI/EXEC queue as for any client.
 class Replayer final : public AofVisitor {
@@ -217,7 +288,8 @@ std::string Aof::manifest_name() const {
 }
 
 std::string Aof::base_name(int64_t seq) const {
-  return fmt::format("{}.{}.base.rdb", m_engine.config().appendfilename, seq);
+  return fmt::format("{}.{}.base.{}", m_engine.config().appendfilename, seq,
+                     m_engine.config().aof_use_rdb_preamble ? "rdb" : "aof");
 }
 
 std::string Aof::incr_name(int64_t seq) const {
@@ -325,6 +397,20 @@ Expected<AofLoadReport, std::string> Aof::load() {
     return report;
   }
   report.found = true;
+  // Replayed commands are not written again (DEBUG LOADAOF loads while the AOF is on).
+  bool attached = on();
+  if (attached) {
+    m_engine.remove_propagation_sink(this);
+  }
+  struct Reattach {
+    Aof& aof;
+    bool attached;
+    ~Reattach() {
+      if (attached) {
+        aof.m_engine.add_propagation_sink(&aof);
+      }
+    }
+  } reattach{*this, attached};
   AofReadOptions options;
   options.appendfilename = cfg.appendfilename;
   options.allow_truncated = cfg.aof_load_truncated;
@@ -373,9 +459,8 @@ std::optional<std::string> Aof::open_on_start() {
     // A base for the dataset at start (empty, as the RDB is not loaded with AOF on).
     ++m_base_seq;
     std::string name = base_name(m_base_seq);
-    auto saved = save_rdb(m_engine, path(name), base_write_options(m_engine));
-    if (!saved) {
-      return "Can't create the AOF base file " + name + ": " + saved.error();
+    if (auto err = write_base(m_engine, path(name))) {
+      return "Can't create the AOF base file " + name + ": " + *err;
     }
     m_manifest.entries.push_back({name, m_base_seq, AofFileType::base});
     m_rewrite_base_size = file_size(path(name));
@@ -495,8 +580,7 @@ std::optional<std::string> Aof::start_rewrite() {
   }
   std::string temp = path(fmt::format("temp-rewriteaof-bg-{}.aof", pid == 0 ? ::getpid() : pid));
   if (pid == 0) {
-    auto saved = save_rdb(m_engine, temp, base_write_options(m_engine));
-    ::_exit(saved ? 0 : 1);
+    ::_exit(write_base(m_engine, temp) ? 1 : 0);
   }
   m_child = pid;
   m_child_temp = temp;

@@ -1052,8 +1052,6 @@ constexpr RefusedSetting k_refused_settings[] = {
     {"aclfile", "",
      "ACL files are not implemented by keyshift yet and the users in the file would restrict "
      "who may do what, which keyshift cannot enforce"},
-    {"aof-use-rdb-preamble", "yes",
-     "keyshift writes the AOF base only as an RDB preamble: a RESP base is not implemented"},
     {"aof-timestamp-enabled", "no",
      "AOF timestamp annotations are not written by keyshift: the point-in-time recovery the "
      "setting promises would have nothing to go by"},

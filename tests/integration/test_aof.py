@@ -123,6 +123,30 @@ def keyshift_aof_loads_into_redis_server_with_equal_digest(h):
 
 
 @test
+def a_resp_base_without_rdb_preamble_loads_into_keyshift_and_redis_server(h):
+    ks = h.keyshift(*DEBUG, "--appendonly", "yes", "--aof-use-rdb-preamble", "no")
+    k = ks.redis()
+    fill(k)
+    k.bgrewriteaof()
+    poll(rewrite_done(k), "keyshift's rewrite")
+    k.set("after:rewrite", "3")
+    want = digest(k)
+    aofdir = os.path.join(ks.workdir, "appendonlydir")
+    base = [f for f in os.listdir(aofdir) if ".base." in f]
+    eq(base, ["appendonly.aof.2.base.aof"], "a RESP base")
+    with open(os.path.join(aofdir, base[0]), "rb") as f:
+        ok(f.read(1) == b"*", "the base is RESP, not RDB")
+    h.forget(ks)
+    ks.stop()
+    again = h.keyshift(*DEBUG, "--appendonly", "yes", "--dir", ks.workdir, name="again")
+    eq(digest(again.redis()), want, "keyshift reloads its RESP base")
+    h.forget(again)
+    again.stop()
+    ref = h.redis_server("--appendonly", "yes", "--dir", ks.workdir)
+    eq(digest(ref.redis()), want, "redis-server loads keyshift's RESP base")
+
+
+@test
 def kill_9_under_writers_with_appendfsync_always_loses_no_acknowledged_write(h):
     ks = h.keyshift("--appendonly", "yes", "--appendfsync", "always")
     acked = {}
@@ -273,6 +297,21 @@ def config_set_appendonly_yes_writes_the_dataset_and_wins_over_the_rdb(h):
     eq(digest(again.redis()), want)
     eq(again.redis().config_set("appendonly", "no"), True)
     eq(again.redis().info("persistence")["aof_enabled"], 0)
+
+
+@test
+def debug_loadaof_reloads_the_dataset_from_the_aof_with_the_same_absolute_ttls(h):
+    ks = h.keyshift(*DEBUG, "--appendonly", "yes")
+    r = ks.redis()
+    fill(r)
+    r.set("keep", "x", ex=1000)
+    r.set("keep", "y", keepttl=True)
+    before = (digest(r), r.pexpiretime("keep"), r.pexpiretime("ttl:ex"))
+    eq(r.execute_command("DEBUG", "LOADAOF"), b"OK")
+    eq((digest(r), r.pexpiretime("keep"), r.pexpiretime("ttl:ex")), before)
+    # Nothing was logged twice: a second reload still gives the same dataset.
+    eq(r.execute_command("DEBUG", "LOADAOF"), b"OK")
+    eq(digest(r), before[0])
 
 
 @test

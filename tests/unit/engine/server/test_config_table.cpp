@@ -862,7 +862,6 @@ TEST_SUITE("engine::config_table") {
       std::string_view message_start;
     };
     const Case cases[] = {
-        {"aof-use-rdb-preamble no", "aof-use-rdb-preamble yes", "keyshift writes the AOF base"},
         {"aof-timestamp-enabled yes", "aof-timestamp-enabled no", "AOF timestamp annotations"},
         {"replicaof 10.0.0.1 6379", "replicaof no one", "replication is not implemented"},
         {"slaveof 10.0.0.1 6379", "slaveof no one", "replication is not implemented"},
@@ -882,9 +881,10 @@ TEST_SUITE("engine::config_table") {
       load(std::string(c.accepted) + "\n", &warnings);
     }
     EngineConfig config;
-    CHECK(set_error(config, Words{"aof-use-rdb-preamble", "no"}) ==
-          "ERR CONFIG SET failed (possibly related to argument 'aof-use-rdb-preamble') - keyshift "
-          "writes the AOF base only as an RDB preamble: a RESP base is not implemented");
+    CHECK(set_error(config, Words{"aof-timestamp-enabled", "yes"}) ==
+          "ERR CONFIG SET failed (possibly related to argument 'aof-timestamp-enabled') - AOF "
+          "timestamp annotations are not written by keyshift: the point-in-time recovery the "
+          "setting promises would have nothing to go by");
     CHECK(set_error(config, Words{"min-replicas-to-write", "2"}).find("replication is not") !=
           std::string::npos);
     CHECK(config_set(config, Words{"appendonly", "yes"}, ClientLocality::remote));
