@@ -23,13 +23,13 @@ struct AofLoadReport {
 };
 
 /// One engine's append-only file, as Valkey 8's multi-part AOF: dir/appenddirname holds a
-/// base (an RDB file), incr files of RESP commands and the manifest naming them. Receives the
-/// engine's propagated writes, buffers them and writes the buffer before replies go out
-/// (Engine::before_replies), fsyncing as appendfsync says (always: before the replies;
-/// everysec: on a background thread at most once a second; no: never). BGREWRITEAOF forks
-/// like BGSAVE: the child writes a new base from its copy of the dataset while the parent
-/// appends to a new incr file; when the child is done the manifest names the new base and
-/// incr file and the old ones are deleted.
+/// base (an RDB file; RESTORE commands with aof-use-rdb-preamble no), incr files of RESP commands
+/// and the manifest naming them. Receives the engine's propagated writes, buffers them and writes
+/// the buffer before replies go out (Engine::before_replies), fsyncing as appendfsync says (always:
+/// before the replies; everysec: on a background thread at most once a second; no: never).
+/// BGREWRITEAOF forks like BGSAVE: the child writes a new base from its copy of the dataset while
+/// the parent appends to a new incr file; when the child is done the manifest names the new base
+/// and incr file and the old ones are deleted.
 class Aof final : public PropagationSink {
  public:
   explicit Aof(Engine& engine);
