@@ -2,6 +2,7 @@
 #include "cli/subcommands.hpp"
 #include "cli/user_error.hpp"
 #include "engine/engine.hpp"
+#include "engine/persistence/aof.hpp"
 #include "engine/persistence/rdb_load.hpp"
 #include "engine/persistence/snapshots.hpp"
 #include "engine/server/config_file.hpp"
@@ -101,6 +102,28 @@ void load_dataset(engine::Engine& eng, const engine::EngineConfig& config, engin
   log.notice(fmt::format("DB loaded from disk: {:.3f} seconds", secs));
 }
 
+/// With appendonly yes the AOF is the dataset, as in Valkey: it is loaded instead of the RDB
+/// (even when there is no AOF yet), then opened for appending.
+void load_and_open_aof(engine::Engine& eng, engine::Logger& log) {
+  auto start = std::chrono::steady_clock::now();
+  auto report = eng.aof().load();
+  if (!report) {
+    log.warning(fmt::format("Fatal error loading the AOF: {}. Exiting.", report.error()));
+    throw UserError(report.error(), 1);
+  }
+  for (const std::string& line : report->notices) {
+    log.notice(line);
+  }
+  if (report->found) {
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    log.notice(fmt::format("DB loaded from append only file: {:.3f} seconds", secs));
+  }
+  if (auto err = eng.aof().open_on_start()) {
+    log.warning(*err);
+    throw UserError(*err, 1);
+  }
+}
+
 void run_serve(const ServeOptions& opts) {
   std::vector<std::string> warnings;
   engine::EngineConfig config = load(opts, warnings);
@@ -124,7 +147,11 @@ void run_serve(const ServeOptions& opts) {
   engine::SystemClock clock;
   engine::Engine eng(config, clock);
   eng.identity().executable = "keyshift";
-  load_dataset(eng, config, log);
+  if (config.appendonly) {
+    load_and_open_aof(eng, log);
+  } else {
+    load_dataset(eng, config, log);
+  }
   engine::Server server(eng, log);
   std::string err = server.listen();
   if (!err.empty()) {

@@ -2,7 +2,9 @@
 
 #include "engine/blocking.hpp"
 #include "engine/commands/context.hpp"
+#include "engine/commands/effects.hpp"
 #include "engine/commands/hash_family.hpp"
+#include "engine/persistence/aof.hpp"
 #include "engine/persistence/snapshots.hpp"
 #include "engine/pubsub.hpp"
 #include "engine/server/config_table.hpp"
@@ -49,6 +51,7 @@ Engine::Engine(EngineConfig config, const Clock& clock)
   m_watches = std::make_unique<WatchTable>(*this);
   m_blocking = std::make_unique<Blocking>(*this);
   m_snapshots = std::make_unique<Snapshots>(m_clock.now_ms() / 1000);
+  m_aof = std::make_unique<Aof>(*this);
   m_special.exec = m_registry.find("exec");
   m_special.discard = m_registry.find("discard");
   m_special.multi = m_registry.find("multi");
@@ -142,6 +145,8 @@ void Engine::slowlog_push(const Session& session, std::span<const std::string_vi
 }
 
 Engine::~Engine() {
+  m_aof.reset();
+  m_sinks.clear();
   m_sessions.clear();
   m_dbs.clear();
 }
@@ -173,9 +178,51 @@ uint64_t Engine::used_memory() const {
 }
 
 void Engine::on_expired(int db, std::string_view key) {
-  // As Valkey's deleteExpiredKeyAndPropagate: the event first, then WATCH.
+  // As Valkey's deleteExpiredKeyAndPropagate: the event first, then WATCH, then the
+  // deletion goes to the AOF and replicas ahead of the command that found the key expired.
   notify_keyspace_event(k_notify_expired, "expired", key, db);
   signal_modified_key(db, key);
+  if (!m_sinks.empty()) {
+    bool lazy = directive_value(*find_directive("lazyfree-lazy-expire"), m_config) == "yes";
+    propagate_now(db, {lazy ? "UNLINK" : "DEL", std::string(key)});
+  }
+}
+
+void Engine::add_propagation_sink(PropagationSink* sink) {
+  if (std::find(m_sinks.begin(), m_sinks.end(), sink) == m_sinks.end()) {
+    m_sinks.push_back(sink);
+  }
+}
+
+void Engine::remove_propagation_sink(PropagationSink* sink) {
+  std::erase(m_sinks, sink);
+}
+
+void Engine::propagate_now(int db, std::vector<std::string> argv) {
+  if (m_sinks.empty()) {
+    return;
+  }
+  PropagatedCommand c{db, std::move(argv)};
+  ++m_propagation_offset;
+  for (PropagationSink* sink : m_sinks) {
+    sink->propagate(std::span<const PropagatedCommand>(&c, 1));
+  }
+}
+
+void Engine::flush_unit(Session& session) {
+  if (m_unit.empty()) {
+    return;
+  }
+  ++m_propagation_offset;
+  for (PropagationSink* sink : m_sinks) {
+    sink->propagate(m_unit);
+  }
+  session.woff = m_propagation_offset;
+  m_unit.clear();
+}
+
+void Engine::before_replies() {
+  m_aof->flush(false);
 }
 
 void Engine::signal_modified_key(int db, std::string_view key, uint64_t changes) {
@@ -217,11 +264,13 @@ void Engine::signal_key_as_ready(int db, std::string_view key) {
 }
 
 void Engine::signal_flushed_db(int db) {
+  m_force_propagation = true;
   m_watches->touch_all_in_db(db, -1);
   m_blocking->signal_db_changed(db);
 }
 
 void Engine::swap_databases(int a, int b) {
+  m_force_propagation = true;
   if (a == b) {
     return;
   }
@@ -484,10 +533,30 @@ void Engine::call(Session& session, Command& command, std::span<const std::strin
   Command* cmd = &command;
   const CommandSpec& spec = cmd->spec;
   CmdContext ctx(*this, session, *cmd, argv);
+  // What propagation compares after the command (Valkey's call(): dirty before and after).
+  bool propagating = !m_sinks.empty();
+  size_t reply_mark = session.out.size();
+  size_t unit_mark = m_unit.size();
+  int db_at_start = session.db;
+  uint64_t changes_before = m_snapshots->total_changes();
+  m_force_propagation = false;
   int64_t start = m_clock.monotonic_us();
+  ++m_call_depth;
   spec.handler(ctx);
+  --m_call_depth;
   int64_t elapsed = m_clock.monotonic_us() - start;
   bool blocked = session.has(k_session_blocked);
+  // A command whose nested calls (EXEC's queue) propagated themselves adds nothing more.
+  if (propagating && !blocked && (spec.flags & (k_cmd_write | k_cmd_may_replicate)) != 0 &&
+      (m_snapshots->total_changes() != changes_before || m_force_propagation) &&
+      m_unit.size() == unit_mark) {
+    command_effects(*this, db_at_start, argv, std::string_view(session.out).substr(reply_mark),
+                    m_unit);
+  }
+  m_force_propagation = false;
+  if (m_call_depth == 0) {
+    flush_unit(session);
+  }
   // As Valkey's call(): only executed commands count, and the slow log and monitors see
   // them after they ran (so MONITOR shows the database SELECT switched to). A command that
   // blocked is shown to monitors now but counted when it replies; one that runs again after
@@ -664,6 +733,7 @@ void Engine::request_shutdown(Session& from) {
 
 void Engine::cron() {
   m_snapshots->cron(*this);
+  m_aof->cron();
   int64_t now_us = m_clock.monotonic_us();
   if (now_us >= m_next_metric_us) {
     m_ops_metric.track(m_stats.total_commands_processed, now_us);
@@ -781,6 +851,10 @@ bool Engine::perform_evictions() {
       ++m_stats.evicted_keys;
       signal_modified_key(victim_db->id(), victim_key);
       notify_keyspace_event(k_notify_evicted, "evicted", victim_key, victim_db->id());
+      if (!m_sinks.empty()) {
+        bool lazy = directive_value(*find_directive("lazyfree-lazy-eviction"), m_config) == "yes";
+        propagate_now(victim_db->id(), {lazy ? "UNLINK" : "DEL", victim_key});
+      }
     }
     // Never spend more than a short slice per call; the next command continues.
     if (m_clock.monotonic_us() - start_us > 500 && used_memory() > limit) {

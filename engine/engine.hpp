@@ -3,6 +3,7 @@
 #include "engine/commands/registry.hpp"
 #include "engine/keyspace/db.hpp"
 #include "engine/keyspace/notify.hpp"
+#include "engine/propagation.hpp"
 #include "engine/resp/resp_value.hpp"
 #include "engine/server/config.hpp"
 #include "engine/session.hpp"
@@ -23,6 +24,7 @@
 
 namespace keyshift::engine {
 
+class Aof;
 class Blocking;
 class Snapshots;
 class PubSub;
@@ -196,6 +198,22 @@ class Engine : public KeyspaceEvents {
   Blocking& blocking() { return *m_blocking; }
   /// RDB snapshot state: SAVE/BGSAVE, the change counter, the save rules.
   Snapshots& snapshots() { return *m_snapshots; }
+  /// The append-only file (off unless appendonly yes).
+  Aof& aof() { return *m_aof; }
+  const Aof& aof() const { return *m_aof; }
+  /// Hands the AOF its buffered writes before replies leave (the host calls this before it
+  /// flushes client output, as Valkey's beforeSleep writes the AOF first).
+  void before_replies();
+
+  // --- Propagation: the effects of every executed write go to each sink (the AOF, later
+  // --- a replication stream), one unit per top-level command.
+  void add_propagation_sink(PropagationSink* sink);
+  void remove_propagation_sink(PropagationSink* sink);
+  /// Units propagated so far (what a sink and WAITAOF count in).
+  uint64_t propagation_offset() const { return m_propagation_offset; }
+  /// Propagates `argv` in `db` as a unit of its own now (deletions of expired and evicted
+  /// keys).
+  void propagate_now(int db, std::vector<std::string> argv);
   /// Runs `cmd` for `session` once dispatch accepted it (EXEC runs its queue through this,
   /// and a blocked command runs again with `reprocessing`), then counts it as Valkey's
   /// call(): command stats, slow log, MONITOR. A command that blocked is counted when it
@@ -226,6 +244,7 @@ class Engine : public KeyspaceEvents {
               std::span<const std::string_view> argv);
   void slowlog_push(const Session& session, std::span<const std::string_view> argv,
                     int64_t duration_us);
+  void flush_unit(Session& session);
 
   EngineConfig m_config;
   const Clock& m_clock;
@@ -241,6 +260,12 @@ class Engine : public KeyspaceEvents {
   std::unique_ptr<WatchTable> m_watches;
   std::unique_ptr<Blocking> m_blocking;
   std::unique_ptr<Snapshots> m_snapshots;
+  std::unique_ptr<Aof> m_aof;
+  std::vector<PropagationSink*> m_sinks;
+  std::vector<PropagatedCommand> m_unit;  // effects of the running top-level command
+  uint64_t m_propagation_offset = 0;
+  int m_call_depth = 0;
+  bool m_force_propagation = false;  // FLUSHALL/FLUSHDB/SWAPDB propagate even with no change
   // Commands dispatch treats specially (MULTI queueing, subscribed-mode rules).
   struct SpecialCommands {
     Command* exec = nullptr;

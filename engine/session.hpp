@@ -105,6 +105,9 @@ class Session {
   std::string_view last_command = "NULL";  // points into the command registry
   uint64_t query_buffer_bytes = 0;         // filled by the host for CLIENT LIST
   uint64_t total_commands = 0;
+  /// The engine's propagation offset after this client's last write (Valkey's woff), what
+  /// WAITAOF waits to see fsynced.
+  uint64_t woff = 0;
   uint64_t net_input_bytes = 0;
   uint64_t net_output_bytes = 0;
   /// Reply bytes not yet written to the peer.

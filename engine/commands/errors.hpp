@@ -211,6 +211,12 @@ inline constexpr std::string_view k_debug_reload_failed =
     "ERR Error trying to load the RDB dump, check server logs.";
 inline constexpr std::string_view k_shutdown_errors = "ERR Errors trying to SHUTDOWN. Check logs.";
 inline constexpr std::string_view k_bgsave_in_progress = "ERR Background save already in progress";
+inline constexpr std::string_view k_bgsave_aof_child =
+    "ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE in "
+    "order to schedule a BGSAVE whenever possible.";
+inline constexpr std::string_view k_aof_config_set_failed =
+    "ERR CONFIG SET failed (possibly related to argument 'appendonly') - Unable to turn on AOF. "
+    "Check server logs.";
 inline constexpr std::string_view k_restore_bad_payload =
     "ERR DUMP payload version or checksum are wrong";
 inline constexpr std::string_view k_restore_bad_format = "ERR Bad data format";

@@ -2,6 +2,7 @@
 
 #include "engine/blocking.hpp"
 #include "engine/engine.hpp"
+#include "engine/persistence/aof.hpp"
 #include "engine/persistence/snapshots.hpp"
 #include "engine/pubsub.hpp"
 #include "engine/server/config_table.hpp"
@@ -304,7 +305,7 @@ void memory_section(Engine& engine, InfoWriter& w) {
   w.field("mem_clients_slaves", 0);
   w.field("mem_clients_normal", m.clients);
   w.field("mem_cluster_links", 0);
-  w.field("mem_aof_buffer", 0);
+  w.field("mem_aof_buffer", engine.aof().buffer_length());
 #ifdef KEYSHIFT_HAVE_MIMALLOC
   w.field("mem_allocator", "mimalloc");
 #else
@@ -338,18 +339,27 @@ void persistence_section(Engine& engine, InfoWriter& w) {
   w.field("rdb_last_cow_size", 0);
   w.field("rdb_last_load_keys_expired", snaps.last_load_keys_expired());
   w.field("rdb_last_load_keys_loaded", snaps.last_load_keys_loaded());
-  w.field("aof_enabled", 0);
-  w.field("aof_rewrite_in_progress", 0);
-  w.field("aof_rewrite_scheduled", 0);
-  w.field("aof_last_rewrite_time_sec", -1);
-  w.field("aof_current_rewrite_time_sec", -1);
-  w.field("aof_last_bgrewrite_status", "ok");
-  w.field("aof_rewrites", 0);
-  w.field("aof_rewrites_consecutive_failures", 0);
-  w.field("aof_last_write_status", "ok");
+  const Aof& aof = engine.aof();
+  w.field("aof_enabled", aof.on() ? 1 : 0);
+  w.field("aof_rewrite_in_progress", aof.rewrite_in_progress() ? 1 : 0);
+  w.field("aof_rewrite_scheduled", aof.rewrite_scheduled() ? 1 : 0);
+  w.field("aof_last_rewrite_time_sec", aof.last_rewrite_time_s());
+  w.field("aof_current_rewrite_time_sec", aof.current_rewrite_time_s(now_s));
+  w.field("aof_last_bgrewrite_status", aof.last_rewrite_ok() ? "ok" : "err");
+  w.field("aof_rewrites", aof.rewrites());
+  w.field("aof_rewrites_consecutive_failures", aof.rewrites_consecutive_failures());
+  w.field("aof_last_write_status", aof.last_write_ok() ? "ok" : "err");
   w.field("aof_last_cow_size", 0);
   w.field("module_fork_in_progress", 0);
   w.field("module_fork_last_cow_size", 0);
+  if (engine.config().appendonly) {
+    w.field("aof_current_size", aof.current_size());
+    w.field("aof_base_size", aof.base_size());
+    w.field("aof_pending_rewrite", aof.rewrite_scheduled() ? 1 : 0);
+    w.field("aof_buffer_length", aof.buffer_length());
+    w.field("aof_pending_bio_fsync", aof.fsync_in_progress() ? 1 : 0);
+    w.field("aof_delayed_fsync", aof.delayed_fsync());
+  }
 }
 
 void stats_section(Engine& engine, InfoWriter& w) {

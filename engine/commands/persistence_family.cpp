@@ -3,6 +3,7 @@
 #include "engine/commands/families.hpp"
 #include "engine/engine.hpp"
 #include "engine/keyspace/db.hpp"
+#include "engine/persistence/aof.hpp"
 #include "engine/persistence/rdb_load.hpp"
 #include "engine/persistence/rdb_reader.hpp"
 #include "engine/persistence/rdb_writer.hpp"
@@ -36,6 +37,11 @@ void cmd_bgsave(CmdContext& ctx) {
     }
   }
   Snapshots& snaps = ctx.engine().snapshots();
+  if (ctx.engine().aof().rewrite_in_progress()) {
+    // keyshift keeps no queue of saves behind a rewrite, so SCHEDULE is refused as well.
+    ctx.reply().error(errors::k_bgsave_aof_child);
+    return;
+  }
   if (snaps.bgsave_in_progress()) {
     if (schedule) {
       // Valkey would start another once this one ends; one snapshot in flight is enough
@@ -52,6 +58,16 @@ void cmd_bgsave(CmdContext& ctx) {
     return;
   }
   ctx.reply().simple("Background saving started");
+}
+
+void cmd_bgrewriteaof(CmdContext& ctx) {
+  auto started = ctx.engine().aof().rewrite_background();
+  if (!started) {
+    ctx.reply().error(started.error());
+    return;
+  }
+  ctx.reply().simple(*started ? "Background append only file rewriting scheduled"
+                              : "Background append only file rewriting started");
 }
 
 void cmd_lastsave(CmdContext& ctx) {
@@ -180,6 +196,7 @@ constexpr uint32_t k_admin_flags = k_cmd_admin | k_cmd_noscript;
 constexpr CommandSpec k_persistence_commands[] = {
     {"save", 1, k_admin_flags | k_cmd_no_multi, 0, 0, 0, cmd_save, "@admin @slow @dangerous"},
     {"bgsave", -1, k_admin_flags, 0, 0, 0, cmd_bgsave, "@admin @slow @dangerous"},
+    {"bgrewriteaof", 1, k_admin_flags, 0, 0, 0, cmd_bgrewriteaof, "@admin @slow @dangerous"},
     {"lastsave", 1, k_cmd_loading | k_cmd_stale | k_cmd_fast, 0, 0, 0, cmd_lastsave,
      "@admin @fast @dangerous"},
     {"dump", 2, k_cmd_readonly, 1, 1, 1, cmd_dump, "@keyspace @read @slow"},

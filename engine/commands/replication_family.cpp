@@ -1,12 +1,13 @@
-// Replication acknowledgement commands: WAIT and WAITAOF. keyshift has no replicas and no
-// append-only file yet, so both answer as a Valkey 8.0.1 primary without replicas and with
-// appendonly no does (src/replication.c waitCommand, waitaofCommand). The seam for
-// replication is ReplicationAcks below: when replicas and AOF exist, it counts their acks,
-// and the clients these commands block are woken when the counts reach what they wait for.
+// Replication acknowledgement commands: WAIT and WAITAOF. keyshift has no replicas yet, so
+// both answer as a Valkey 8.0.1 primary without replicas does (src/replication.c
+// waitCommand, waitaofCommand); the local AOF counts for real. The seam for replication is
+// ReplicationAcks below: when replicas exist, it counts their acks, and the clients these
+// commands block are woken when the counts reach what they wait for.
 #include "engine/blocking.hpp"
 #include "engine/commands/context.hpp"
 #include "engine/commands/families.hpp"
 #include "engine/engine.hpp"
+#include "engine/persistence/aof.hpp"
 #include "engine/session.hpp"
 #include "engine/util/strconv.hpp"
 
@@ -28,9 +29,11 @@ struct ReplicationAcks {
   /// Replicas that fsynced every write of the client to their AOF.
   static int64_t aof_replicas(const Engine&, const Session&) { return 0; }
   /// 1 when this server fsynced every write of the client to its AOF.
-  static int64_t local_aof(const Engine&, const Session&) { return 0; }
+  static int64_t local_aof(const Engine& engine, const Session& s) {
+    return engine.aof().on() && engine.aof().fsynced_offset() >= s.woff ? 1 : 0;
+  }
   /// Whether this server writes an AOF (appendonly yes, acted upon).
-  static bool aof_enabled(const Engine&) { return false; }
+  static bool aof_enabled(const Engine& engine) { return engine.aof().on(); }
   /// Whether this server is a replica (WAIT/WAITAOF refuse to run there).
   static bool is_replica(const Engine&) { return false; }
 };
@@ -134,6 +137,11 @@ void cmd_waitaof(CmdContext& ctx) {
     return;
   }
   const Session& s = ctx.session();
+  if (numlocal != 0 && ReplicationAcks::local_aof(engine, s) < numlocal) {
+    // Valkey blocks the client until its background fsync covers the client's writes;
+    // keyshift fsyncs now, so the reply below already counts the local copy.
+    ctx.engine().aof().fsync_now();
+  }
   if ((ReplicationAcks::aof_replicas(engine, s) >= numreplicas &&
        ReplicationAcks::local_aof(engine, s) >= numlocal) ||
       !may_block(ctx)) {

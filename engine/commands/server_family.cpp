@@ -3,6 +3,7 @@
 #include "engine/commands/context.hpp"
 #include "engine/commands/families.hpp"
 #include "engine/commands/info.hpp"
+#include "engine/persistence/aof.hpp"
 #include "engine/persistence/snapshots.hpp"
 #include "engine/server/config_rewrite.hpp"
 #include "engine/server/config_table.hpp"
@@ -10,6 +11,7 @@
 #include "engine/util/strings.hpp"
 
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,9 +37,23 @@ void cmd_config_get(CmdContext& ctx) {
   }
 }
 
-/// Side effects a changed setting needs beyond the EngineConfig field.
-void apply_config_changes(Engine& engine, std::span<const std::string_view> changed) {
+/// Side effects a changed setting needs beyond the EngineConfig field; an error text when
+/// one could not be applied.
+std::optional<std::string> apply_config_changes(Engine& engine,
+                                                std::span<const std::string_view> changed) {
   for (std::string_view name : changed) {
+    if (name == "appendonly") {
+      // As Valkey's updateAppendonly: turning it on starts a rewrite whose base holds the
+      // dataset; turning it off flushes and closes the file.
+      if (engine.config().appendonly && !engine.aof().on()) {
+        if (auto err = engine.aof().start()) {
+          engine.config().appendonly = false;
+          return std::string(errors::k_aof_config_set_failed);
+        }
+      } else if (!engine.config().appendonly && engine.aof().on()) {
+        engine.aof().stop();
+      }
+    }
     if (name == "maxmemory" && engine.config().maxmemory != 0 &&
         engine.used_memory() > engine.config().maxmemory) {
       // As Valkey: lowering maxmemory below the usage starts evicting right away.
@@ -45,6 +61,7 @@ void apply_config_changes(Engine& engine, std::span<const std::string_view> chan
     }
   }
   engine.refresh_settings();
+  return std::nullopt;
 }
 
 void cmd_config_set(CmdContext& ctx) {
@@ -56,7 +73,10 @@ void cmd_config_set(CmdContext& ctx) {
     ctx.reply().error(changed.error());
     return;
   }
-  apply_config_changes(ctx.engine(), *changed);
+  if (auto err = apply_config_changes(ctx.engine(), *changed)) {
+    ctx.reply().error(*err);
+    return;
+  }
   ctx.reply().ok();
 }
 

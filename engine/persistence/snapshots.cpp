@@ -1,6 +1,7 @@
 #include "engine/persistence/snapshots.hpp"
 
 #include "engine/engine.hpp"
+#include "engine/persistence/aof.hpp"
 #include "engine/persistence/rdb_writer.hpp"
 #include "engine/util/atomic_file.hpp"
 
@@ -144,7 +145,9 @@ void Snapshots::cron(Engine& engine) {
     }
     return;
   }
-  if (m_dirty == 0) {
+  // One child at a time, as Valkey's hasActiveChildProcess(): a rewrite of the AOF delays
+  // the save rules.
+  if (m_dirty == 0 || engine.aof().rewrite_in_progress()) {
     return;
   }
   for (const auto& [seconds, changes] : parse_save_rules(engine.config().save)) {

@@ -19,7 +19,12 @@ class Snapshots {
   explicit Snapshots(int64_t start_s) : m_last_save_s(start_s), m_last_try_s(start_s) {}
 
   /// A write changed the dataset (Valkey's server.dirty).
-  void note_changes(uint64_t n = 1) { m_dirty += n; }
+  void note_changes(uint64_t n = 1) {
+    m_dirty += n;
+    m_total_changes += n;
+  }
+  /// Changes since start, never reset (whether a command changed the dataset).
+  uint64_t total_changes() const { return m_total_changes; }
   /// Changes since the last successful save.
   uint64_t dirty() const { return m_dirty; }
   /// Unix seconds of the last successful save (start-up counts as one).
@@ -56,6 +61,7 @@ class Snapshots {
   void finish(bool ok, int64_t now_s, uint64_t dirty_at_start);
 
   uint64_t m_dirty = 0;
+  uint64_t m_total_changes = 0;
   int64_t m_last_save_s;
   int64_t m_last_try_s;
   bool m_last_bgsave_ok = true;

@@ -99,6 +99,18 @@ struct EngineConfig : KeyspaceSettings {
   std::string shutdown_on_sigint = "default";
   std::string shutdown_on_sigterm = "default";
 
+  // Persistence (append-only file, Valkey's multi-part AOF in dir/appenddirname).
+  bool appendonly = false;
+  std::string appendfilename = "appendonly.aof";
+  std::string appenddirname = "appendonlydir";
+  std::string appendfsync = "everysec";  // always, everysec or no
+  bool aof_load_truncated = true;
+  bool aof_use_rdb_preamble = true;
+  bool no_appendfsync_on_rewrite = false;
+  bool aof_disable_auto_gc = false;
+  int auto_aof_rewrite_percentage = 100;  // 0 disables automatic rewrites
+  uint64_t auto_aof_rewrite_min_size = 64ull * 1024 * 1024;
+
   // Administration.
   EnableMode enable_debug_command = EnableMode::no;
   std::string logfile;

@@ -1,5 +1,6 @@
 #include "engine/server/server.hpp"
 
+#include "engine/persistence/aof.hpp"
 #include "engine/persistence/snapshots.hpp"
 #include "engine/resp/reply_builder.hpp"
 #include "engine/util/net_address.hpp"
@@ -469,6 +470,9 @@ void Server::after_events() {
     }
   }
   m_resumed.clear();
+  // The AOF is written (and with appendfsync always, fsynced) before any reply to the
+  // writes it holds can leave.
+  m_engine.before_replies();
   for (size_t i = 0; i < m_pending.size(); ++i) {
     Connection* c = m_pending[i];
     c->pending = false;
@@ -631,6 +635,7 @@ int Server::run() {
   }
   // Flush what is pending so that the SHUTDOWN caller's peers get their replies.
   after_events();
+  m_engine.aof().shutdown();
   m_log.warning("keyshift is now ready to exit, bye bye...");
   return 0;
 }

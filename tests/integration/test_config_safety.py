@@ -124,7 +124,7 @@ def unixsocketgroup_gives_the_socket_to_the_group(h):
 @test
 def settings_keyshift_cannot_honour_are_refused(h):
     cases = [
-        ("appendonly yes", "AOF persistence is not implemented"),
+        ("aof-timestamp-enabled yes", "AOF timestamp annotations are not written"),
         ("replicaof 127.0.0.1 6399", "replication is not implemented"),
         ("min-replicas-to-write 1", "replication is not implemented"),
         ("cluster-enabled yes", "cluster mode is not implemented"),
@@ -134,11 +134,12 @@ def settings_keyshift_cannot_honour_are_refused(h):
     for i, (line, why) in enumerate(cases):
         serve_refuses(h, "refused-%d.conf" % i, "port 0\n%s\n" % line, 2, why)
     srv = h.keyshift(name="ks-refuse-set")
-    out = srv.cli("config", "set", "appendonly", "yes")
-    eq(out, "ERR CONFIG SET failed (possibly related to argument 'appendonly') - AOF "
-       "persistence is not implemented by keyshift: writes would not be logged to an "
-       "append-only file", "CONFIG SET appendonly yes")
-    eq(srv.cli("config", "get", "appendonly"), "appendonly\nno", "appendonly stays no")
+    out = srv.cli("config", "set", "aof-timestamp-enabled", "yes")
+    eq(out, "ERR CONFIG SET failed (possibly related to argument 'aof-timestamp-enabled') - "
+       "AOF timestamp annotations are not written by keyshift: the point-in-time recovery the "
+       "setting promises would have nothing to go by", "CONFIG SET aof-timestamp-enabled yes")
+    eq(srv.cli("config", "get", "aof-timestamp-enabled"), "aof-timestamp-enabled\nno",
+       "aof-timestamp-enabled stays no")
 
 
 # ---------------------------------------------------------------------------------------

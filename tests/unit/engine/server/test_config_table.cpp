@@ -176,7 +176,11 @@ TEST_SUITE("engine::config_table") {
       CAPTURE(name);
       CHECK(find_directive(name)->implemented());
     }
-    for (std::string_view name : {"appendonly", "replicaof", "include", "user"}) {
+    for (std::string_view name : {"appendonly", "appendfsync", "aof-load-truncated"}) {
+      CAPTURE(name);
+      CHECK(find_directive(name)->implemented());
+    }
+    for (std::string_view name : {"replicaof", "include", "user"}) {
       CAPTURE(name);
       CHECK_FALSE(find_directive(name)->implemented());
     }
@@ -858,7 +862,7 @@ TEST_SUITE("engine::config_table") {
       std::string_view message_start;
     };
     const Case cases[] = {
-        {"appendonly yes", "appendonly no", "AOF persistence is not implemented"},
+        {"aof-timestamp-enabled yes", "aof-timestamp-enabled no", "AOF timestamp annotations"},
         {"replicaof 10.0.0.1 6379", "replicaof no one", "replication is not implemented"},
         {"slaveof 10.0.0.1 6379", "slaveof no one", "replication is not implemented"},
         {"min-replicas-to-write 1", "min-replicas-to-write 0", "replication is not implemented"},
@@ -877,12 +881,14 @@ TEST_SUITE("engine::config_table") {
       load(std::string(c.accepted) + "\n", &warnings);
     }
     EngineConfig config;
-    CHECK(set_error(config, Words{"appendonly", "yes"}) ==
-          "ERR CONFIG SET failed (possibly related to argument 'appendonly') - AOF persistence is "
-          "not implemented by keyshift: writes would not be logged to an append-only file");
+    CHECK(set_error(config, Words{"aof-timestamp-enabled", "yes"}) ==
+          "ERR CONFIG SET failed (possibly related to argument 'aof-timestamp-enabled') - AOF "
+          "timestamp annotations are not written by keyshift: the point-in-time recovery the "
+          "setting promises would have nothing to go by");
     CHECK(set_error(config, Words{"min-replicas-to-write", "2"}).find("replication is not") !=
           std::string::npos);
-    CHECK(config_set(config, Words{"appendonly", "no"}, ClientLocality::remote));
+    CHECK(config_set(config, Words{"appendonly", "yes"}, ClientLocality::remote));
+    CHECK(config.appendonly);
   }
 
   TEST_CASE("client-output-buffer-limit reaches the engine's limits") {
