@@ -9,5 +9,6 @@ void add_serve(CLI::App& app);
 void add_rdb(CLI::App& app);
 void add_rewrite(CLI::App& app);
 void add_bench(CLI::App& app);
+void add_verify(CLI::App& app);
 
 }  // namespace keyshift::cli

@@ -1,0 +1,135 @@
+#pragma once
+
+#include "compat/verify/side.hpp"
+#include "engine/util/expected.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+// `keyshift verify data SOURCE TARGET`: are two datasets the same? Both ways: every key of
+// the source is looked up on the target (type, TTL, value) and every key of the target
+// that the source did not list is looked up on the source. Values are compared by DEBUG
+// DIGEST-VALUE where both sides answer it and agree on the digest's format, otherwise by
+// fingerprints of values read in chunks. Keys that differ are compared again in later
+// rounds after a pause (as RedisFullCheck does), and those that agree by then are reported
+// apart: they changed or expired while verify ran.
+namespace keyshift::compat {
+
+/// Why a key differs.
+enum class DiffReason : uint8_t { missing_on_target, missing_on_source, type, ttl, value };
+
+/// "missing_on_target", ... (the JSON names).
+std::string_view diff_reason_name(DiffReason reason);
+
+/// A key as one side saw it: TYPE ("none" when absent) and PTTL (-1 without a TTL, -2 when
+/// absent).
+struct KeyState {
+  std::string type = "none";
+  int64_t pttl = -2;
+};
+
+/// One key that differs.
+struct KeyDifference {
+  int db = 0;
+  std::string key;
+  std::vector<DiffReason> reasons;  // at least one
+  KeyState source;
+  KeyState target;
+  /// A read that failed midway (the key changed under it), for the report.
+  std::string detail;
+};
+
+/// Keys compared in one database.
+struct DbSummary {
+  int db = 0;
+  uint64_t keys = 0;
+  /// Keys by type (the source's, or the target's when the source had none).
+  std::map<std::string, uint64_t> types;
+  uint64_t differences = 0;
+  uint64_t changed = 0;
+};
+
+/// How far a comparison is.
+struct VerifyProgress {
+  int round = 1;
+  uint64_t keys_done = 0;
+  /// Keys expected in round 1 (from INFO keyspace, scaled by the sample), or the keys to
+  /// compare again in later rounds.
+  uint64_t keys_total = 0;
+};
+
+/// How to compare.
+struct VerifyOptions {
+  /// PTTLs further apart than this (ms) are a difference.
+  int64_t ttl_tolerance_ms = 1000;
+  /// Compare only this share of the keys (0 < p <= 100), chosen by a hash of the key so the
+  /// same keys are picked on both sides.
+  double sample_percent = 100;
+  /// Rounds in all: round 1 compares every key, later ones only those that differed.
+  int rounds = 3;
+  /// Pause before each later round, in milliseconds.
+  int64_t pause_ms = 2000;
+  /// SCAN COUNT: keys compared per batch.
+  size_t scan_count = 500;
+  /// Elements per chunked read (LRANGE/ZRANGE/HSCAN/SSCAN/XRANGE; KiB for strings).
+  size_t chunk = 512;
+  /// Use DEBUG DIGEST-VALUE where both sides allow it.
+  bool server_digest = true;
+  /// Only this database.
+  std::optional<int> db;
+  /// Only keys matching this glob (SCAN MATCH).
+  std::string match;
+  /// Waits `pause_ms` before round `round`; empty: sleep. Injected so tests never sleep.
+  std::function<void(int round, int64_t pause_ms)> pause;
+  /// Monotonic seconds, for the report's duration; empty: steady_clock.
+  std::function<double()> clock;
+  /// Called after each batch; may be empty.
+  std::function<void(const VerifyProgress&)> progress;
+};
+
+/// What a comparison found.
+struct VerifyReport {
+  std::string source;
+  std::string target;
+  SideFacts source_facts;
+  SideFacts target_facts;
+  VerifyOptions options;
+  /// DEBUG DIGEST-VALUE compared values (of every type but, across server generations,
+  /// sorted sets).
+  bool server_digest = false;
+  std::vector<DbSummary> dbs;
+  uint64_t keys_compared = 0;
+  /// Keys whose values were read and fingerprinted here, and the commands that took.
+  uint64_t values_read = 0;
+  uint64_t read_commands = 0;
+  /// Differences left after the last round.
+  std::vector<KeyDifference> differences;
+  /// Keys that differed in a round and agreed in a later one, as first seen.
+  std::vector<KeyDifference> changed;
+  int rounds_run = 0;
+  double seconds = 0;
+  /// No difference is left.
+  bool equal() const { return differences.empty(); }
+};
+
+/// Compares `source` with `target`; an error (a side failing, a reply that makes no sense)
+/// stops the comparison.
+engine::Expected<VerifyReport, std::string> verify_data(VerifySide& source, VerifySide& target,
+                                                        const VerifyOptions& options);
+
+/// The text report: a summary per database, then the first `max_listed` differences and
+/// changed keys with their reasons.
+std::string render_verify_text(const VerifyReport& report, size_t max_listed);
+
+/// The JSON report (one object, keys as JSON-escaped bytes); see man keyshift-verify.
+std::string render_verify_json(const VerifyReport& report, size_t max_listed);
+
+/// The stderr progress line ("\rkeyshift verify: round 1: 120000/200000 keys 60%").
+std::string verify_progress_line(const VerifyProgress& progress, double elapsed_seconds);
+
+}  // namespace keyshift::compat
