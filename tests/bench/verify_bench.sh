@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# verify_bench.sh - issue 13's `keyshift verify data` throughput: keys compared per second
+# between two Debian redis-server 7.0 over unix sockets, holding the same ~200,000-key mixed
+# dataset (../shared/corpus/rdb/make-large.sh: strings, hashes, lists, sets, sorted sets,
+# streams, TTLs, two databases). Goal: >= 200,000 keys/s. Three ways of comparing values:
+#   digest  DEBUG DIGEST-VALUE on both sides (enable-debug-command local)
+#   client  --no-digest: every value read in chunks and fingerprinted by verify
+#   file    the RDB file as the source (loaded in-process) against a live server
+# Nothing asserts on timing; each figure is the median of ROUNDS runs.
+#
+# Usage: tests/bench/verify_bench.sh [KEYS]   (default 200000)
+# Env:   KEYSHIFT_BIN (default build/keyshift), ROUNDS (default 3)
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+bin=${KEYSHIFT_BIN:-$root/build/keyshift}
+keys=${1:-200000}
+rounds=${ROUNDS:-3}
+make_large=$root/../shared/corpus/rdb/make-large.sh
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_ping() {  # SOCKET
+  for _ in $(seq 1 1200); do
+    [ "$(redis-cli -s "$1" ping 2>/dev/null)" = "PONG" ] && return 0
+    sleep 0.05
+  done
+  echo "server on $1 did not answer" >&2
+  return 1
+}
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+for tool in redis-server redis-cli python3; do
+  command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 1; }
+done
+[ -x "$bin" ] || { echo "no keyshift binary at $bin" >&2; exit 1; }
+
+start_redis() {  # NAME [directives...]
+  local name=$1
+  shift
+  mkdir -p "$work/$name"
+  redis-server --port "$(free_port)" --bind 127.0.0.1 --unixsocket "$work/$name/sock" \
+    --save "" --appendonly no --enable-debug-command local --dir "$work/$name" \
+    --daemonize no --logfile "$work/$name/log" "$@" &
+  pids+=($!)
+  wait_ping "$work/$name/sock"
+}
+
+start_redis a
+port_a=$(redis-cli -s "$work/a/sock" config get port | tail -1)
+echo "writing $keys keys into redis-server A ..."
+bash "$make_large" --port "$port_a" --keys "$keys" --flush --save >/dev/null
+cp "$work/a/dump.rdb" "$work/source.rdb"
+mkdir -p "$work/b"
+cp "$work/source.rdb" "$work/b/dump.rdb"
+start_redis b --dbfilename dump.rdb
+echo "A: $(redis-cli -s "$work/a/sock" dbsize) keys in db 0, B: $(redis-cli -s "$work/b/sock" dbsize)"
+
+run() {  # LABEL SOURCE TARGET [flags...]: prints the median keys/s
+  local label=$1 src=$2 dst=$3
+  shift 3
+  local rates=()
+  for _ in $(seq 1 "$rounds"); do
+    "$bin" verify data "$src" "$dst" --format json --no-progress "$@" >"$work/out.json" ||
+      { echo "verify failed ($label):"; cat "$work/out.json"; exit 1; }
+    rates+=("$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("%.0f %d" % (d["keys_compared"]/d["seconds"], d["keys_compared"]))' "$work/out.json")")
+  done
+  local compared
+  compared=$(printf '%s\n' "${rates[@]}" | awk '{print $2}' | head -1)
+  printf '%-8s %8s keys/s (median of %d runs, %s keys compared)\n' "$label" \
+    "$(printf '%s\n' "${rates[@]}" | awk '{print $1}' | median)" "$rounds" "$compared"
+}
+
+echo "keyshift verify data, redis-server 7.0 <-> redis-server 7.0 over unix sockets:"
+run digest "unix://$work/a/sock" "unix://$work/b/sock"
+run client "unix://$work/a/sock" "unix://$work/b/sock" --no-digest
+run file "$work/source.rdb" "unix://$work/b/sock"
+echo "goal: >= 200000 keys/s"
