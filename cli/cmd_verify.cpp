@@ -27,9 +27,10 @@ struct VerifyCliOptions {
   std::string sample = "100";
   int rounds = 3;
   int64_t pause_ms = 2000;
-  size_t batch = 500;
+  size_t batch = 1000;
   size_t chunk = 512;
   bool no_digest = false;
+  bool no_dump = false;
   std::optional<int> db;
   std::string match;
   std::string format = "text";
@@ -71,6 +72,7 @@ void run_verify(const VerifyCliOptions& opts) {
   options.scan_count = opts.batch;
   options.chunk = opts.chunk;
   options.server_digest = !opts.no_digest;
+  options.dump = !opts.no_dump;
   options.db = opts.db;
   options.match = opts.match;
 
@@ -137,7 +139,8 @@ void add_verify(CLI::App& app) {
       "Usage:\n"
       "  keyshift verify data SOURCE TARGET [--ttl-tolerance MS] [--sample PERCENT]\n"
       "                       [--rounds N] [--pause MS] [--db N] [--match PATTERN]\n"
-      "                       [--no-digest] [--format text|json] [--max-differences N]\n"
+      "                       [--no-dump] [--no-digest] [--format text|json]\n"
+      "                       [--max-differences N]\n"
       "SOURCE and TARGET are server URLs (redis://[user:password@]host:port[/db],\n"
       "unix:///path/to.sock) or files (an RDB file, or JSON Lines from keyshift rdb dump).\n"
       "Exit status: 0 equal, 1 differences, 2 error. See man keyshift-verify.\n");
@@ -156,13 +159,14 @@ void add_verify(CLI::App& app) {
       ->check(CLI::Range(1, 100));
   data->add_option("--pause", opts->pause_ms, "Pause before each later round, in ms (default 2000)")
       ->check(CLI::NonNegativeNumber);
-  data->add_option("--batch", opts->batch, "Keys per SCAN page and batch (default 500)")
+  data->add_option("--batch", opts->batch, "Keys per SCAN page and batch (default 1000)")
       ->check(CLI::Range(1, 100000));
   data->add_option("--chunk", opts->chunk,
                    "Elements per read of a big value, KiB for strings (default 512)")
       ->check(CLI::Range(1, 1000000));
-  data->add_flag("--no-digest", opts->no_digest,
-                 "Never use DEBUG DIGEST-VALUE: read every value in chunks");
+  data->add_flag("--no-digest", opts->no_digest, "Never use DEBUG DIGEST-VALUE");
+  data->add_flag("--no-dump", opts->no_dump,
+                 "Never compare DUMP payloads; with --no-digest every value is read in chunks");
   data->add_option("--db", opts->db, "Only this database")->check(CLI::NonNegativeNumber);
   data->add_option("--match", opts->match, "Only keys matching this glob pattern");
   data->add_option("--format", opts->format, "Report format: text or json")

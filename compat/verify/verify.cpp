@@ -33,6 +33,23 @@ struct Outcome {
   std::string detail;
 };
 
+/// Values up to this size (MEMORY USAGE) are compared by their DUMP payloads: big ones are
+/// never fetched in one reply.
+constexpr int64_t k_dump_max = 64 * 1024;
+/// A DUMP payload ends with the RDB version (2 bytes) and a CRC64 (8 bytes).
+constexpr size_t k_dump_footer = 10;
+
+/// Two DUMP replies hold the same serialized value; the footer is left out, so servers
+/// writing other RDB versions still agree on values they encode alike.
+bool same_payload(const RespValue& a, const RespValue& b) {
+  if (a.type != RespValue::Type::bulk || b.type != RespValue::Type::bulk ||
+      a.str.size() < k_dump_footer || a.str.size() != b.str.size()) {
+    return false;
+  }
+  return std::string_view(a.str).substr(0, a.str.size() - k_dump_footer) ==
+         std::string_view(b.str).substr(0, b.str.size() - k_dump_footer);
+}
+
 std::string type_text(const RespValue& v) {
   return v.type == RespValue::Type::simple || v.type == RespValue::Type::bulk ? v.str : "?";
 }
@@ -53,6 +70,9 @@ class Verifier {
   Expected<std::vector<Outcome>, std::string> compare(const std::vector<std::string>& keys,
                                                       const std::vector<std::string>* extra,
                                                       bool extra_on_target, RespValue* extra_reply);
+  /// Sends one batch to each side, then reads both replies.
+  Expected<std::pair<std::vector<RespValue>, std::vector<RespValue>>, std::string> exchange(
+      const CommandBatch& to_source, const CommandBatch& to_target);
   /// Reads the values of `keys[i]` for the listed indexes on both sides and records value
   /// differences in `out`.
   Expected<bool, std::string> compare_values(const std::vector<std::string>& keys,
@@ -63,7 +83,10 @@ class Verifier {
   Expected<bool, std::string> scan_pass(int db, bool reverse, DbSummary& summary);
   std::vector<std::string> scan_command(const std::string& cursor) const;
   bool sampled(std::string_view key) const;
-  void note(int db, const std::string& key, Outcome&& outcome, DbSummary& summary);
+  void note(int db, const std::string& key, Outcome&& outcome, DbSummary& summary, bool reverse);
+  /// After the forward pass: false when the target's DBSIZE equals the keys found on it,
+  /// so the target holds no key the source lacks and its SCAN can be skipped.
+  Expected<bool, std::string> target_may_have_more(int db);
   void tell_progress();
   bool digest_usable(const std::string& type) const;
 
@@ -73,9 +96,11 @@ class Verifier {
   VerifyReport m_report;
   int m_db_source = -1;
   int m_db_target = -1;
+  bool m_dump = false;
   bool m_digest = false;
   bool m_zset_digest = false;
-  std::vector<uint64_t> m_seen;  // the forward pass's keys of the current database, hashed
+  std::vector<uint64_t> m_seen;     // the forward pass's keys of the current database, hashed
+  std::vector<uint64_t> m_present;  // those of them the target has, hashed
   std::vector<KeyDifference> m_pending;
   VerifyProgress m_progress;
 };
@@ -122,70 +147,55 @@ Expected<std::vector<Outcome>, std::string> Verifier::compare(const std::vector<
                                                               const std::vector<std::string>* extra,
                                                               bool extra_on_target,
                                                               RespValue* extra_reply) {
+  // Round trip 1: TYPE and PTTL of every key, and its size where DUMP may be used.
+  size_t step = m_dump ? 3 : 2;
   CommandBatch batch;
-  batch.reserve(keys.size() * 2 + 2);
+  batch.reserve(keys.size() * step + 1);
   for (const std::string& key : keys) {
     batch.push_back({"TYPE", key});
     batch.push_back({"PTTL", key});
-  }
-  bool digest = m_digest && !keys.empty();
-  if (digest) {
-    std::vector<std::string> cmd{"DEBUG", "DIGEST-VALUE"};
-    cmd.insert(cmd.end(), keys.begin(), keys.end());
-    batch.push_back(std::move(cmd));
+    if (m_dump) {
+      batch.push_back({"MEMORY", "USAGE", key, "SAMPLES", "1"});
+    }
   }
   CommandBatch source_batch = batch;
   CommandBatch& with_extra = extra_on_target ? batch : source_batch;
   if (extra != nullptr) {
     with_extra.push_back(*extra);
   }
-  // Both sides work at once: send both batches, then read both.
-  auto sent = m_source.submit(source_batch);
-  if (!sent) {
-    return Unexpected{sent.error()};
+  auto replies = exchange(source_batch, batch);
+  if (!replies) {
+    return Unexpected{replies.error()};
   }
-  sent = m_target.submit(batch);
-  if (!sent) {
-    return Unexpected{sent.error()};
-  }
-  auto source_replies = m_source.collect();
-  if (!source_replies) {
-    return Unexpected{source_replies.error()};
-  }
-  auto target_replies = m_target.collect();
-  if (!target_replies) {
-    return Unexpected{target_replies.error()};
-  }
+  auto& [s, t] = *replies;
   if (extra != nullptr) {
-    auto& replies = extra_on_target ? *target_replies : *source_replies;
-    *extra_reply = std::move(replies.back());
-    replies.pop_back();
-  }
-  std::vector<RespValue>& s = *source_replies;
-  std::vector<RespValue>& t = *target_replies;
-  const RespValue* s_digests = digest ? &s.back() : nullptr;
-  const RespValue* t_digests = digest ? &t.back() : nullptr;
-  if (digest &&
-      (s_digests->type != RespValue::Type::array || t_digests->type != RespValue::Type::array ||
-       s_digests->elements.size() != keys.size() || t_digests->elements.size() != keys.size())) {
-    // The server stopped allowing DEBUG (CONFIG SET meanwhile): read values from now on.
-    m_digest = false;
-    digest = false;
+    auto& from = extra_on_target ? t : s;
+    *extra_reply = std::move(from.back());
+    from.pop_back();
   }
   std::vector<Outcome> out(keys.size());
+  std::vector<size_t> by_dump;
+  std::vector<size_t> by_digest;
   std::vector<size_t> to_read;
+  bool sizes_failed = false;
   for (size_t i = 0; i < keys.size(); ++i) {
     Outcome& o = out[i];
-    for (auto [replies, state] : {std::pair{&s, &o.source}, {&t, &o.target}}) {
-      const RespValue& type = (*replies)[2 * i];
-      const RespValue& ttl = (*replies)[2 * i + 1];
+    bool small = m_dump;
+    for (auto [replies_of, state] : {std::pair{&s, &o.source}, {&t, &o.target}}) {
+      const RespValue& type = (*replies_of)[step * i];
+      const RespValue& ttl = (*replies_of)[step * i + 1];
       if (type.is_error() || ttl.is_error()) {
         return Unexpected{fmt::format(
-            "{}: TYPE/PTTL {}: {}", replies == &s ? m_source.describe() : m_target.describe(),
+            "{}: TYPE/PTTL {}: {}", replies_of == &s ? m_source.describe() : m_target.describe(),
             engine::quote_repr(keys[i]), type.is_error() ? type.str : ttl.str)};
       }
       state->type = type_text(type);
       state->pttl = ttl.integer;
+      if (m_dump) {
+        const RespValue& size = (*replies_of)[step * i + 2];
+        sizes_failed = sizes_failed || size.is_error();
+        small = small && size.type == RespValue::Type::integer && size.integer <= k_dump_max;
+      }
     }
     bool s_none = o.source.type == "none";
     bool t_none = o.target.type == "none";
@@ -207,21 +217,94 @@ Expected<std::vector<Outcome>, std::string> Verifier::compare(const std::vector<
         (s_ttl && std::llabs(o.source.pttl - o.target.pttl) > m_options.ttl_tolerance_ms)) {
       o.reasons.push_back(DiffReason::ttl);
     }
-    if (digest && digest_usable(o.source.type) &&
-        s_digests->elements[i].str == t_digests->elements[i].str) {
-      continue;
+    if (small) {
+      by_dump.push_back(i);
+    } else if (digest_usable(o.source.type)) {
+      by_digest.push_back(i);
+    } else {
+      to_read.push_back(i);
     }
-    // Digests that differ may still be equal values: a TTL on one side only changes the
-    // digest, and so do server generations' score texts. The values decide.
-    to_read.push_back(i);
+  }
+  if (sizes_failed) {
+    m_dump = false;  // MEMORY USAGE is not allowed here: no DUMP from now on
+  }
+  // Round trip 2: DUMP payloads of small values (equal serialized bytes are equal values)
+  // and server digests of the others.
+  if (!by_dump.empty() || !by_digest.empty()) {
+    CommandBatch second;
+    second.reserve(by_dump.size() + 1);
+    for (size_t i : by_dump) {
+      second.push_back({"DUMP", keys[i]});
+    }
+    if (!by_digest.empty()) {
+      std::vector<std::string> cmd{"DEBUG", "DIGEST-VALUE"};
+      for (size_t i : by_digest) {
+        cmd.push_back(keys[i]);
+      }
+      second.push_back(std::move(cmd));
+    }
+    auto values = exchange(second, second);
+    if (!values) {
+      return Unexpected{values.error()};
+    }
+    auto& [sv, tv] = *values;
+    for (size_t j = 0; j < by_dump.size(); ++j) {
+      if (same_payload(sv[j], tv[j])) {
+        ++m_report.values_by_dump;
+      } else {
+        // Another encoding or RDB version may serialize the same value differently.
+        to_read.push_back(by_dump[j]);
+      }
+    }
+    if (!by_digest.empty()) {
+      const RespValue& sd = sv.back();
+      const RespValue& td = tv.back();
+      bool usable = sd.type == RespValue::Type::array && td.type == RespValue::Type::array &&
+                    sd.elements.size() == by_digest.size() &&
+                    td.elements.size() == by_digest.size();
+      if (!usable) {
+        m_digest = false;  // DEBUG was refused meanwhile (CONFIG SET): read from now on
+      }
+      for (size_t j = 0; j < by_digest.size(); ++j) {
+        if (usable && sd.elements[j].str == td.elements[j].str) {
+          ++m_report.values_by_digest;
+        } else {
+          // A TTL on one side only changes the digest too: the values decide.
+          to_read.push_back(by_digest[j]);
+        }
+      }
+    }
   }
   if (!to_read.empty()) {
+    std::sort(to_read.begin(), to_read.end());
     auto read = compare_values(keys, to_read, out);
     if (!read) {
       return Unexpected{read.error()};
     }
   }
   return out;
+}
+
+Expected<std::pair<std::vector<RespValue>, std::vector<RespValue>>, std::string> Verifier::exchange(
+    const CommandBatch& to_source, const CommandBatch& to_target) {
+  // Both sides work at once: send both batches, then read both.
+  auto sent = m_source.submit(to_source);
+  if (!sent) {
+    return Unexpected{sent.error()};
+  }
+  sent = m_target.submit(to_target);
+  if (!sent) {
+    return Unexpected{sent.error()};
+  }
+  auto s = m_source.collect();
+  if (!s) {
+    return Unexpected{s.error()};
+  }
+  auto t = m_target.collect();
+  if (!t) {
+    return Unexpected{t.error()};
+  }
+  return std::pair{std::move(*s), std::move(*t)};
 }
 
 Expected<bool, std::string> Verifier::compare_values(const std::vector<std::string>& keys,
@@ -305,7 +388,30 @@ Expected<bool, std::string> Verifier::compare_values(const std::vector<std::stri
   return true;
 }
 
-void Verifier::note(int db, const std::string& key, Outcome&& o, DbSummary& summary) {
+Expected<bool, std::string> Verifier::target_may_have_more(int db) {
+  if (m_options.sample_percent < 100 || !m_options.match.empty()) {
+    return true;  // the target's size says nothing about a subset of its keys
+  }
+  std::sort(m_present.begin(), m_present.end());
+  m_present.erase(std::unique(m_present.begin(), m_present.end()), m_present.end());
+  auto ready = use_db(db);
+  if (!ready) {
+    return ready;
+  }
+  auto size = m_target.run({{"DBSIZE"}});
+  if (!size) {
+    return Unexpected{size.error()};
+  }
+  // Every key the target holds was found from the source's side: no SCAN of the target
+  // can find another one.
+  const RespValue& n = (*size)[0];
+  return n.type != RespValue::Type::integer || static_cast<uint64_t>(n.integer) != m_present.size();
+}
+
+void Verifier::note(int db, const std::string& key, Outcome&& o, DbSummary& summary, bool reverse) {
+  if (!reverse && o.target.type != "none") {
+    m_present.push_back(engine::hash_bytes(key, k_seen_seed));
+  }
   ++summary.keys;
   ++m_report.keys_compared;
   ++m_progress.keys_done;
@@ -378,7 +484,7 @@ Expected<bool, std::string> Verifier::scan_pass(int db, bool reverse, DbSummary&
       return Unexpected{outcomes.error()};
     }
     for (size_t i = 0; i < keys.size(); ++i) {
-      note(db, keys[i], std::move((*outcomes)[i]), summary);
+      note(db, keys[i], std::move((*outcomes)[i]), summary, reverse);
     }
     tell_progress();
     if (!more) {
@@ -415,6 +521,7 @@ Expected<VerifyReport, std::string> Verifier::run() {
   }
   m_report.source_facts = *s_facts;
   m_report.target_facts = *t_facts;
+  m_dump = m_options.dump;
   m_digest = m_options.server_digest && s_facts->digest_value && t_facts->digest_value;
   m_zset_digest = s_facts->score_format == t_facts->score_format;
   m_report.server_digest = m_digest;
@@ -440,8 +547,18 @@ Expected<VerifyReport, std::string> Verifier::run() {
     DbSummary summary;
     summary.db = db;
     m_seen.clear();
-    for (bool reverse : {false, true}) {
-      auto pass = scan_pass(db, reverse, summary);
+    m_present.clear();
+    auto pass = scan_pass(db, false, summary);
+    if (!pass) {
+      return Unexpected{pass.error()};
+    }
+    auto extra_possible = target_may_have_more(db);
+    if (!extra_possible) {
+      return Unexpected{extra_possible.error()};
+    }
+    summary.reverse_scanned = *extra_possible;
+    if (*extra_possible) {
+      pass = scan_pass(db, true, summary);
       if (!pass) {
         return Unexpected{pass.error()};
       }
@@ -603,11 +720,16 @@ void append_list_json(std::string& out, const std::vector<KeyDifference>& list, 
   out.push_back(']');
 }
 
+/// The ways values were compared, in the order tried: "dump+digest+read", ..., "read".
 std::string value_check_text(const VerifyReport& r) {
-  if (!r.server_digest) {
-    return "client";
+  std::string out;
+  if (r.options.dump) {
+    out += "dump+";
   }
-  return r.source_facts.score_format == r.target_facts.score_format ? "digest" : "digest+client";
+  if (r.server_digest) {
+    out += "digest+";
+  }
+  return out + "read";
 }
 
 }  // namespace
@@ -648,13 +770,15 @@ std::string render_verify_text(const VerifyReport& r, size_t max_listed) {
     out += fmt::format(" (a {}% sample)", r.options.sample_percent);
   }
   out += fmt::format(" in {:.2f} s ({:.0f} keys/s), {} round(s)\n", r.seconds, rate, r.rounds_run);
-  std::string how = value_check_text(r);
-  out += "values: ";
-  out += how == "client"   ? "read in chunks and fingerprinted here"
-         : how == "digest" ? "DEBUG DIGEST-VALUE on both sides"
-                           : "DEBUG DIGEST-VALUE; sorted sets read here (the servers format "
-                             "digest scores differently)";
-  out += fmt::format("; {} value(s) read here\n", r.values_read);
+  out += fmt::format(
+      "values: {} equal by DUMP payload, {} by DEBUG DIGEST-VALUE{}, {} read in "
+      "chunks and fingerprinted here\n",
+      r.values_by_dump, r.values_by_digest,
+      !r.server_digest ? " (not allowed or not asked for)"
+      : r.source_facts.score_format != r.target_facts.score_format
+          ? " (not for sorted sets: the servers format digest scores differently)"
+          : "",
+      r.values_read);
   for (const DbSummary& db : r.dbs) {
     std::string types;
     for (const auto& [type, count] : db.types) {
@@ -687,10 +811,14 @@ std::string render_verify_json(const VerifyReport& r, size_t max_listed) {
   append_json_bytes(out, r.target);
   out += fmt::format(
       ",\"equal\":{},\"keys_compared\":{},\"rounds\":{},\"sample_percent\":{},"
-      "\"ttl_tolerance_ms\":{},\"value_check\":\"{}\",\"values_read\":{},\"seconds\":{:.3f},"
+      "\"ttl_tolerance_ms\":{},\"value_check\":\"{}\",\"zset_digest\":{},"
+      "\"values_by_dump\":{},\"values_by_digest\":{},\"values_read\":{},\"seconds\":{:.3f},"
       "\"databases\":[",
       r.equal() ? "true" : "false", r.keys_compared, r.rounds_run, r.options.sample_percent,
-      r.options.ttl_tolerance_ms, value_check_text(r), r.values_read, r.seconds);
+      r.options.ttl_tolerance_ms, value_check_text(r),
+      r.server_digest && r.source_facts.score_format == r.target_facts.score_format ? "true"
+                                                                                    : "false",
+      r.values_by_dump, r.values_by_digest, r.values_read, r.seconds);
   for (size_t i = 0; i < r.dbs.size(); ++i) {
     const DbSummary& db = r.dbs[i];
     out += fmt::format("{}{{\"db\":{},\"keys\":{},\"types\":{{", i == 0 ? "" : ",", db.db, db.keys);
@@ -701,7 +829,8 @@ std::string render_verify_json(const VerifyReport& r, size_t max_listed) {
       append_json_bytes(out, type);
       out += fmt::format(":{}", count);
     }
-    out += fmt::format("}},\"differences\":{},\"changed\":{}}}", db.differences, db.changed);
+    out += fmt::format("}},\"differences\":{},\"changed\":{},\"target_scanned\":{}}}",
+                       db.differences, db.changed, db.reverse_scanned ? "true" : "false");
   }
   out += fmt::format("],\"differences_total\":{},\"changed_total\":{},\"listed_max\":{}",
                      r.differences.size(), r.changed.size(), max_listed);

@@ -52,6 +52,9 @@ struct DbSummary {
   std::map<std::string, uint64_t> types;
   uint64_t differences = 0;
   uint64_t changed = 0;
+  /// The target's keys were listed too; false when its DBSIZE showed that the source's
+  /// listing had found them all.
+  bool reverse_scanned = true;
 };
 
 /// How far a comparison is.
@@ -75,9 +78,12 @@ struct VerifyOptions {
   /// Pause before each later round, in milliseconds.
   int64_t pause_ms = 2000;
   /// SCAN COUNT: keys compared per batch.
-  size_t scan_count = 500;
+  size_t scan_count = 1000;
   /// Elements per chunked read (LRANGE/ZRANGE/HSCAN/SSCAN/XRANGE; KiB for strings).
   size_t chunk = 512;
+  /// Compare values up to 64 KiB by their DUMP payloads first (cheaper for a server than a
+  /// digest); payloads that differ are read here.
+  bool dump = true;
   /// Use DEBUG DIGEST-VALUE where both sides allow it.
   bool server_digest = true;
   /// Only this database.
@@ -104,6 +110,9 @@ struct VerifyReport {
   bool server_digest = false;
   std::vector<DbSummary> dbs;
   uint64_t keys_compared = 0;
+  /// Values found equal by their DUMP payloads and by server digests.
+  uint64_t values_by_dump = 0;
+  uint64_t values_by_digest = 0;
   /// Keys whose values were read and fingerprinted here, and the commands that took.
   uint64_t values_read = 0;
   uint64_t read_commands = 0;

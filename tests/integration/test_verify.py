@@ -82,18 +82,20 @@ def two_equal(h, debug="yes"):
 @test
 def equal_datasets_exit_0(h):
     a, b = two_equal(h)
-    for flags in ([], ["--no-digest"], ["--sample", "30%"]):
+    for flags in ([], ["--no-digest"], ["--sample", "30%"], ["--no-dump", "--no-digest"]):
         rc, report, err = verify(url(a), url(b), *flags)
         eq(rc, 0, "exit status with %s: %s" % (flags, err))
         eq(report["equal"], True)
         eq(report["differences"], [])
         dbs = {d["db"]: d for d in report["databases"]}
         eq(sorted(dbs), [0, 2])
-        if not flags or flags == ["--no-digest"]:
+        if "--sample" not in flags:
             eq(report["keys_compared"], 300 + 1 + 8 + 1)
             eq(dbs[0]["types"], {"string": 302, "list": 1, "set": 1, "zset": 2, "hash": 2,
                                  "stream": 1})
-        eq(report["value_check"], "client" if flags == ["--no-digest"] else "digest")
+        want = ("" if "--no-dump" in flags else "dump+") + \
+            ("" if "--no-digest" in flags else "digest+") + "read"
+        eq(report["value_check"], want)
         ok(report["rounds"] == 1, "no later round when nothing differs")
 
 
@@ -110,7 +112,7 @@ def differences_exit_1_with_their_reasons(h):
     ra = a.redis(unix=True)
     ra.pexpire("str:10", 100000)
     rb.pexpire("str:10", 100300)               # within the default 1000 ms tolerance
-    for flags in ([], ["--no-digest", "--chunk", "1000"]):
+    for flags in ([], ["--no-dump"], ["--no-dump", "--no-digest", "--chunk", "1000"]):
         b.cli("CONFIG", "RESETSTAT", unix=True)
         rc, report, err = verify(url(a), url(b), "--pause", "0", *flags)
         eq(rc, 1, "exit status with %s: %s" % (flags, err))
@@ -171,7 +173,7 @@ def digest_falls_back_when_debug_is_not_allowed(h):
     a, b = two_equal(h, debug="no")
     rc, report, err = verify(url(a), url(b))
     eq(rc, 0, err)
-    eq(report["value_check"], "client")
+    eq(report["value_check"], "dump+read")
     b.redis(unix=True).rpush("list", "one more")
     rc, report, err = verify(url(a), url(b), "--pause", "0")
     eq(rc, 1, err)
@@ -245,10 +247,15 @@ def keyshift_serve_as_one_side(h):
     fill(k.redis(unix=True))
     rc, report, err = verify(url(a), url(k))
     eq(rc, 0, "%s %s" % (err, report and report["differences"][:3]))
+    rc, report, err = verify(url(a), url(k), "--no-dump")
+    eq(rc, 0, "%s %s" % (err, report and report["differences"][:3]))
     # Redis 7.0 and keyshift format digest scores differently: sorted sets are read here.
-    eq(report["value_check"], "digest+client")
-    rc, report, err = verify(url(k), url(a), "--no-digest")
+    eq(report["value_check"], "digest+read")
+    eq(report["zset_digest"], False)
+    ok(report["values_read"] >= 2, "both sorted sets read: %d" % report["values_read"])
+    rc, report, err = verify(url(k), url(a), "--no-digest", "--no-dump")
     eq(rc, 0, err)
+    eq(report["values_read"], report["keys_compared"])
     k.redis(unix=True).hset("bighash", "field:5", "x")
     k.redis(unix=True).zadd("bigzset", {"m3": 99})
     rc, report, err = verify(url(a), url(k), "--pause", "0", "--rounds", "1")

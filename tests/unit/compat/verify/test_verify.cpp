@@ -223,14 +223,19 @@ TEST_SUITE("verify data") {
     p.both({"XADD", "x", "1-1", "f", "v"});
     p.both({"SELECT", "3"});
     p.both({"SET", "in3", "v"});
-    for (bool digest : {true, false}) {
+    for (int mode = 0; mode < 3; ++mode) {
+      CAPTURE(mode);
       VerifyOptions options;
-      options.server_digest = digest;
+      options.dump = mode == 0;
+      options.server_digest = mode == 1;
       VerifyReport r = p.verify(options);
       CHECK(r.equal());
-      CHECK(r.server_digest == digest);
+      CHECK(r.server_digest == (mode == 1));
       CHECK(r.keys_compared == 7);
-      CHECK(r.values_read == (digest ? 0 : 7));
+      CHECK(r.values_by_dump == (mode == 0 ? 7 : 0));
+      CHECK(r.values_by_digest == (mode == 1 ? 7 : 0));
+      CHECK(r.values_read == (mode == 2 ? 7 : 0));
+      CHECK_FALSE(r.dbs[0].reverse_scanned);
       REQUIRE(r.dbs.size() == 2);
       CHECK(r.dbs[1].db == 3);
       CHECK(r.dbs[1].keys == 1);
@@ -255,9 +260,11 @@ TEST_SUITE("verify data") {
       p.both({"HSET", "big", "f" + std::to_string(i), "v"});
     }
     p.b.run({"HSET", "big", "f1999", "other"});
-    for (bool digest : {true, false}) {
+    for (int mode = 0; mode < 3; ++mode) {
+      CAPTURE(mode);
       VerifyOptions options;
-      options.server_digest = digest;
+      options.dump = mode == 0;
+      options.server_digest = mode == 1;
       options.chunk = 100;
       VerifyReport r = p.verify(options);
       CHECK_FALSE(r.equal());
@@ -274,6 +281,7 @@ TEST_SUITE("verify data") {
       CHECK(find(r.differences, "big")->reasons == std::vector<DiffReason>{DiffReason::value});
       CHECK(find(r.differences, "big")->source.type == "hash");
       CHECK(r.dbs[0].differences == 6);
+      CHECK(r.dbs[0].reverse_scanned);
     }
   }
 
