@@ -287,12 +287,13 @@ Expected<std::vector<Outcome>, std::string> Verifier::compare(const std::vector<
 
 Expected<std::pair<std::vector<RespValue>, std::vector<RespValue>>, std::string> Verifier::exchange(
     const CommandBatch& to_source, const CommandBatch& to_target) {
-  // Both sides work at once: send both batches, then read both.
-  auto sent = m_source.submit(to_source);
+  // Both sides work at once: send both batches, then read both. The target first: an
+  // in-process source runs its batch inside submit(), while a server target is at work.
+  auto sent = m_target.submit(to_target);
   if (!sent) {
     return Unexpected{sent.error()};
   }
-  sent = m_target.submit(to_target);
+  sent = m_source.submit(to_source);
   if (!sent) {
     return Unexpected{sent.error()};
   }
@@ -352,27 +353,15 @@ Expected<bool, std::string> Verifier::compare_values(const std::vector<std::stri
       break;
     }
     m_report.read_commands += s_batch.size() + t_batch.size();
-    auto sent = m_source.submit(s_batch);
-    if (!sent) {
-      return Unexpected{sent.error()};
-    }
-    sent = m_target.submit(t_batch);
-    if (!sent) {
-      return Unexpected{sent.error()};
-    }
-    auto s_replies = m_source.collect();
-    if (!s_replies) {
-      return Unexpected{s_replies.error()};
-    }
-    auto t_replies = m_target.collect();
-    if (!t_replies) {
-      return Unexpected{t_replies.error()};
+    auto replies = exchange(s_batch, t_batch);
+    if (!replies) {
+      return Unexpected{replies.error()};
     }
     for (size_t i = 0; i < s_owner.size(); ++i) {
-      s_owner[i]->feed((*s_replies)[i]);
+      s_owner[i]->feed(replies->first[i]);
     }
     for (size_t i = 0; i < t_owner.size(); ++i) {
-      t_owner[i]->feed((*t_replies)[i]);
+      t_owner[i]->feed(replies->second[i]);
     }
   }
   for (Pair& p : readers) {
