@@ -11,8 +11,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <optional>
 #include <set>
 #include <thread>
+#include <tuple>
 #include <utility>
 
 namespace keyshift::compat {
@@ -64,12 +66,30 @@ class Verifier {
  private:
   /// SELECT `db` on both sides unless there already.
   Expected<bool, std::string> use_db(int db);
-  /// Compares `keys` of the current database. `extra`, when given, is sent to the side
-  /// that is being scanned (`extra_on_target`) after the batch, and its reply returned in
-  /// `extra_reply`: the next SCAN page travels with this batch's lookups.
-  Expected<std::vector<Outcome>, std::string> compare(const std::vector<std::string>& keys,
-                                                      const std::vector<std::string>* extra,
-                                                      bool extra_on_target, RespValue* extra_reply);
+  /// One batch of keys on its way through the phases of a comparison.
+  struct Batch {
+    std::vector<std::string> keys;
+    std::vector<Outcome> out;
+    bool with_sizes = false;  // phase 1 asked MEMORY USAGE
+    std::vector<size_t> by_dump;
+    std::vector<size_t> by_digest;
+    std::vector<size_t> to_read;
+  };
+  /// Phase 1: TYPE, PTTL (and MEMORY USAGE where DUMP may be used) of every key.
+  void append_phase1(CommandBatch& out, const std::vector<std::string>& keys) const;
+  /// Reads phase 1's replies, starting at `s_at`/`t_at`, into outcomes and the keys whose
+  /// values phase 2 compares by DUMP or digest, or that must be read.
+  Expected<bool, std::string> parse_phase1(Batch& b, const std::vector<RespValue>& s, size_t s_at,
+                                           const std::vector<RespValue>& t, size_t t_at);
+  /// Phase 2: DUMP payloads of small values and server digests of the others.
+  void append_phase2(CommandBatch& out, const Batch& b) const;
+  static size_t phase2_size(const Batch& b);
+  /// Reads phase 2's replies (at the front of `s` and `t`); mismatches are to be read.
+  void parse_phase2(Batch& b, const std::vector<RespValue>& s, const std::vector<RespValue>& t);
+  /// Phase 3: reads what is left in chunks and decides.
+  Expected<bool, std::string> finish(Batch& b);
+  /// All phases for `keys` of the current database, one after the other (later rounds).
+  Expected<std::vector<Outcome>, std::string> compare(const std::vector<std::string>& keys);
   /// Sends one batch to each side, then reads both replies.
   Expected<std::pair<std::vector<RespValue>, std::vector<RespValue>>, std::string> exchange(
       const CommandBatch& to_source, const CommandBatch& to_target);
@@ -143,56 +163,38 @@ Expected<bool, std::string> Verifier::use_db(int db) {
   return true;
 }
 
-Expected<std::vector<Outcome>, std::string> Verifier::compare(const std::vector<std::string>& keys,
-                                                              const std::vector<std::string>* extra,
-                                                              bool extra_on_target,
-                                                              RespValue* extra_reply) {
-  // Round trip 1: TYPE and PTTL of every key, and its size where DUMP may be used.
-  size_t step = m_dump ? 3 : 2;
-  CommandBatch batch;
-  batch.reserve(keys.size() * step + 1);
+void Verifier::append_phase1(CommandBatch& out, const std::vector<std::string>& keys) const {
   for (const std::string& key : keys) {
-    batch.push_back({"TYPE", key});
-    batch.push_back({"PTTL", key});
+    out.push_back({"TYPE", key});
+    out.push_back({"PTTL", key});
     if (m_dump) {
-      batch.push_back({"MEMORY", "USAGE", key, "SAMPLES", "1"});
+      out.push_back({"MEMORY", "USAGE", key, "SAMPLES", "1"});
     }
   }
-  CommandBatch source_batch = batch;
-  CommandBatch& with_extra = extra_on_target ? batch : source_batch;
-  if (extra != nullptr) {
-    with_extra.push_back(*extra);
-  }
-  auto replies = exchange(source_batch, batch);
-  if (!replies) {
-    return Unexpected{replies.error()};
-  }
-  auto& [s, t] = *replies;
-  if (extra != nullptr) {
-    auto& from = extra_on_target ? t : s;
-    *extra_reply = std::move(from.back());
-    from.pop_back();
-  }
-  std::vector<Outcome> out(keys.size());
-  std::vector<size_t> by_dump;
-  std::vector<size_t> by_digest;
-  std::vector<size_t> to_read;
+}
+
+Expected<bool, std::string> Verifier::parse_phase1(Batch& b, const std::vector<RespValue>& s,
+                                                   size_t s_at, const std::vector<RespValue>& t,
+                                                   size_t t_at) {
+  size_t step = b.with_sizes ? 3 : 2;
+  b.out.assign(b.keys.size(), Outcome{});
   bool sizes_failed = false;
-  for (size_t i = 0; i < keys.size(); ++i) {
-    Outcome& o = out[i];
-    bool small = m_dump;
-    for (auto [replies_of, state] : {std::pair{&s, &o.source}, {&t, &o.target}}) {
-      const RespValue& type = (*replies_of)[step * i];
-      const RespValue& ttl = (*replies_of)[step * i + 1];
+  for (size_t i = 0; i < b.keys.size(); ++i) {
+    Outcome& o = b.out[i];
+    bool small = b.with_sizes;
+    for (auto [replies, at, state] :
+         {std::tuple{&s, s_at, &o.source}, std::tuple{&t, t_at, &o.target}}) {
+      const RespValue& type = (*replies)[at + step * i];
+      const RespValue& ttl = (*replies)[at + step * i + 1];
       if (type.is_error() || ttl.is_error()) {
         return Unexpected{fmt::format(
-            "{}: TYPE/PTTL {}: {}", replies_of == &s ? m_source.describe() : m_target.describe(),
-            engine::quote_repr(keys[i]), type.is_error() ? type.str : ttl.str)};
+            "{}: TYPE/PTTL {}: {}", replies == &s ? m_source.describe() : m_target.describe(),
+            engine::quote_repr(b.keys[i]), type.is_error() ? type.str : ttl.str)};
       }
       state->type = type_text(type);
       state->pttl = ttl.integer;
-      if (m_dump) {
-        const RespValue& size = (*replies_of)[step * i + 2];
+      if (b.with_sizes) {
+        const RespValue& size = (*replies)[at + step * i + 2];
         sizes_failed = sizes_failed || size.is_error();
         small = small && size.type == RespValue::Type::integer && size.integer <= k_dump_max;
       }
@@ -218,71 +220,103 @@ Expected<std::vector<Outcome>, std::string> Verifier::compare(const std::vector<
       o.reasons.push_back(DiffReason::ttl);
     }
     if (small) {
-      by_dump.push_back(i);
+      b.by_dump.push_back(i);
     } else if (digest_usable(o.source.type)) {
-      by_digest.push_back(i);
+      b.by_digest.push_back(i);
     } else {
-      to_read.push_back(i);
+      b.to_read.push_back(i);
     }
   }
   if (sizes_failed) {
     m_dump = false;  // MEMORY USAGE is not allowed here: no DUMP from now on
   }
-  // Round trip 2: DUMP payloads of small values (equal serialized bytes are equal values)
-  // and server digests of the others.
-  if (!by_dump.empty() || !by_digest.empty()) {
-    CommandBatch second;
-    second.reserve(by_dump.size() + 1);
-    for (size_t i : by_dump) {
-      second.push_back({"DUMP", keys[i]});
+  return true;
+}
+
+void Verifier::append_phase2(CommandBatch& out, const Batch& b) const {
+  for (size_t i : b.by_dump) {
+    out.push_back({"DUMP", b.keys[i]});
+  }
+  if (!b.by_digest.empty()) {
+    std::vector<std::string> cmd{"DEBUG", "DIGEST-VALUE"};
+    for (size_t i : b.by_digest) {
+      cmd.push_back(b.keys[i]);
     }
-    if (!by_digest.empty()) {
-      std::vector<std::string> cmd{"DEBUG", "DIGEST-VALUE"};
-      for (size_t i : by_digest) {
-        cmd.push_back(keys[i]);
+    out.push_back(std::move(cmd));
+  }
+}
+
+size_t Verifier::phase2_size(const Batch& b) {
+  return b.by_dump.size() + (b.by_digest.empty() ? 0 : 1);
+}
+
+void Verifier::parse_phase2(Batch& b, const std::vector<RespValue>& sv,
+                            const std::vector<RespValue>& tv) {
+  for (size_t j = 0; j < b.by_dump.size(); ++j) {
+    if (same_payload(sv[j], tv[j])) {
+      ++m_report.values_by_dump;
+    } else {
+      // Another encoding or RDB version may serialize the same value differently.
+      b.to_read.push_back(b.by_dump[j]);
+    }
+  }
+  if (!b.by_digest.empty()) {
+    const RespValue& sd = sv[b.by_dump.size()];
+    const RespValue& td = tv[b.by_dump.size()];
+    bool usable = sd.type == RespValue::Type::array && td.type == RespValue::Type::array &&
+                  sd.elements.size() == b.by_digest.size() &&
+                  td.elements.size() == b.by_digest.size();
+    if (!usable) {
+      m_digest = false;  // DEBUG was refused meanwhile (CONFIG SET): read from now on
+    }
+    for (size_t j = 0; j < b.by_digest.size(); ++j) {
+      if (usable && sd.elements[j].str == td.elements[j].str) {
+        ++m_report.values_by_digest;
+      } else {
+        // A TTL on one side only changes the digest too: the values decide.
+        b.to_read.push_back(b.by_digest[j]);
       }
-      second.push_back(std::move(cmd));
     }
+  }
+}
+
+Expected<bool, std::string> Verifier::finish(Batch& b) {
+  if (b.to_read.empty()) {
+    return true;
+  }
+  std::sort(b.to_read.begin(), b.to_read.end());
+  return compare_values(b.keys, b.to_read, b.out);
+}
+
+Expected<std::vector<Outcome>, std::string> Verifier::compare(
+    const std::vector<std::string>& keys) {
+  Batch b;
+  b.keys = keys;
+  b.with_sizes = m_dump;
+  CommandBatch first;
+  append_phase1(first, keys);
+  auto replies = exchange(first, first);
+  if (!replies) {
+    return Unexpected{replies.error()};
+  }
+  auto parsed = parse_phase1(b, replies->first, 0, replies->second, 0);
+  if (!parsed) {
+    return Unexpected{parsed.error()};
+  }
+  if (phase2_size(b) > 0) {
+    CommandBatch second;
+    append_phase2(second, b);
     auto values = exchange(second, second);
     if (!values) {
       return Unexpected{values.error()};
     }
-    auto& [sv, tv] = *values;
-    for (size_t j = 0; j < by_dump.size(); ++j) {
-      if (same_payload(sv[j], tv[j])) {
-        ++m_report.values_by_dump;
-      } else {
-        // Another encoding or RDB version may serialize the same value differently.
-        to_read.push_back(by_dump[j]);
-      }
-    }
-    if (!by_digest.empty()) {
-      const RespValue& sd = sv.back();
-      const RespValue& td = tv.back();
-      bool usable = sd.type == RespValue::Type::array && td.type == RespValue::Type::array &&
-                    sd.elements.size() == by_digest.size() &&
-                    td.elements.size() == by_digest.size();
-      if (!usable) {
-        m_digest = false;  // DEBUG was refused meanwhile (CONFIG SET): read from now on
-      }
-      for (size_t j = 0; j < by_digest.size(); ++j) {
-        if (usable && sd.elements[j].str == td.elements[j].str) {
-          ++m_report.values_by_digest;
-        } else {
-          // A TTL on one side only changes the digest too: the values decide.
-          to_read.push_back(by_digest[j]);
-        }
-      }
-    }
+    parse_phase2(b, values->first, values->second);
   }
-  if (!to_read.empty()) {
-    std::sort(to_read.begin(), to_read.end());
-    auto read = compare_values(keys, to_read, out);
-    if (!read) {
-      return Unexpected{read.error()};
-    }
+  auto done = finish(b);
+  if (!done) {
+    return Unexpected{done.error()};
   }
-  return out;
+  return std::move(b.out);
 }
 
 Expected<std::pair<std::vector<RespValue>, std::vector<RespValue>>, std::string> Verifier::exchange(
@@ -431,55 +465,77 @@ Expected<bool, std::string> Verifier::scan_pass(int db, bool reverse, DbSummary&
     return Unexpected{first.error()};
   }
   RespValue page = std::move((*first)[0]);
-  std::vector<std::string> keys;
-  while (true) {
-    if (page.type != RespValue::Type::array || page.elements.size() != 2 ||
-        page.elements[1].type != RespValue::Type::array) {
-      return Unexpected{fmt::format("{}: SCAN: {}", scanned.describe(),
-                                    page.is_error() ? page.str : "a reply that is not a page")};
-    }
-    std::string cursor = page.elements[0].str;
-    keys.clear();
-    for (RespValue& k : page.elements[1].elements) {
-      if (!sampled(k.str)) {
-        continue;
+  // One exchange carries the previous batch's DUMP/digest requests, this batch's
+  // TYPE/PTTL/MEMORY USAGE and the next SCAN page, so no batch waits for a round trip of
+  // its own.
+  std::optional<Batch> previous;
+  bool more = true;
+  while (more || previous) {
+    Batch current;
+    current.with_sizes = m_dump;
+    std::string cursor = "0";
+    if (more) {
+      if (page.type != RespValue::Type::array || page.elements.size() != 2 ||
+          page.elements[1].type != RespValue::Type::array) {
+        return Unexpected{fmt::format("{}: SCAN: {}", scanned.describe(),
+                                      page.is_error() ? page.str : "a reply that is not a page")};
       }
-      uint64_t h = engine::hash_bytes(k.str, k_seen_seed);
-      if (reverse) {
-        if (std::binary_search(m_seen.begin(), m_seen.end(), h)) {
-          continue;  // the forward pass compared it
+      cursor = page.elements[0].str;
+      for (RespValue& k : page.elements[1].elements) {
+        if (!sampled(k.str)) {
+          continue;
         }
-      } else {
-        m_seen.push_back(h);
+        uint64_t h = engine::hash_bytes(k.str, k_seen_seed);
+        if (reverse) {
+          if (std::binary_search(m_seen.begin(), m_seen.end(), h)) {
+            continue;  // the forward pass compared it
+          }
+        } else {
+          m_seen.push_back(h);
+        }
+        current.keys.push_back(std::move(k.str));
       }
-      keys.push_back(std::move(k.str));
+      more = cursor != "0";
     }
-    bool more = cursor != "0";
-    std::vector<std::string> next = scan_command(cursor);
-    RespValue next_page;
-    if (keys.empty()) {
-      if (!more) {
-        break;
+    CommandBatch common;
+    if (previous) {
+      append_phase2(common, *previous);
+    }
+    size_t phase1_at = common.size();
+    append_phase1(common, current.keys);
+    CommandBatch with_scan = common;
+    if (more) {
+      with_scan.push_back(scan_command(cursor));
+    }
+    auto replies = reverse ? exchange(common, with_scan) : exchange(with_scan, common);
+    if (!replies) {
+      return Unexpected{replies.error()};
+    }
+    auto& [s, t] = *replies;
+    if (more) {
+      auto& from = reverse ? t : s;
+      page = std::move(from.back());
+      from.pop_back();
+    }
+    if (previous) {
+      parse_phase2(*previous, s, t);
+      auto done = finish(*previous);
+      if (!done) {
+        return done;
       }
-      auto reply = scanned.run({next});
-      if (!reply) {
-        return Unexpected{reply.error()};
+      for (size_t i = 0; i < previous->keys.size(); ++i) {
+        note(db, previous->keys[i], std::move(previous->out[i]), summary, reverse);
       }
-      page = std::move((*reply)[0]);
-      continue;
+      tell_progress();
+      previous.reset();
     }
-    auto outcomes = compare(keys, more ? &next : nullptr, reverse, &next_page);
-    if (!outcomes) {
-      return Unexpected{outcomes.error()};
+    if (!current.keys.empty()) {
+      auto parsed = parse_phase1(current, s, phase1_at, t, phase1_at);
+      if (!parsed) {
+        return parsed;
+      }
+      previous = std::move(current);
     }
-    for (size_t i = 0; i < keys.size(); ++i) {
-      note(db, keys[i], std::move((*outcomes)[i]), summary, reverse);
-    }
-    tell_progress();
-    if (!more) {
-      break;
-    }
-    page = std::move(next_page);
   }
   if (!reverse) {
     std::sort(m_seen.begin(), m_seen.end());
@@ -585,7 +641,7 @@ Expected<VerifyReport, std::string> Verifier::run() {
       if (!ready) {
         return Unexpected{ready.error()};
       }
-      auto outcomes = compare(keys, nullptr, false, nullptr);
+      auto outcomes = compare(keys);
       if (!outcomes) {
         return Unexpected{outcomes.error()};
       }

@@ -2,10 +2,12 @@
 # verify_bench.sh - issue 13's `keyshift verify data` throughput: keys compared per second
 # between two Debian redis-server 7.0 over unix sockets, holding the same ~200,000-key mixed
 # dataset (../shared/corpus/rdb/make-large.sh: strings, hashes, lists, sets, sorted sets,
-# streams, TTLs, two databases). Goal: >= 200,000 keys/s. Three ways of comparing values:
-#   digest  DEBUG DIGEST-VALUE on both sides (enable-debug-command local)
-#   client  --no-digest: every value read in chunks and fingerprinted by verify
-#   file    the RDB file as the source (loaded in-process) against a live server
+# streams, TTLs, two databases). Goal: >= 200,000 keys/s. Ways of comparing values:
+#   default  DUMP payloads of small values, DEBUG DIGEST-VALUE of big ones (enable-debug-command
+#            local), the rest read in chunks
+#   digest   --no-dump: DEBUG DIGEST-VALUE of every value
+#   read     --no-dump --no-digest: every value read in chunks and fingerprinted by verify
+#   file     the RDB file as the source (loaded in-process) against a live server
 # Nothing asserts on timing; each figure is the median of ROUNDS runs.
 #
 # Usage: tests/bench/verify_bench.sh [KEYS]   (default 200000)
@@ -76,7 +78,9 @@ run() {  # LABEL SOURCE TARGET [flags...]: prints the median keys/s
 }
 
 echo "keyshift verify data, redis-server 7.0 <-> redis-server 7.0 over unix sockets:"
-run digest "unix://$work/a/sock" "unix://$work/b/sock"
-run client "unix://$work/a/sock" "unix://$work/b/sock" --no-digest
+run default "unix://$work/a/sock" "unix://$work/b/sock"
+run digest "unix://$work/a/sock" "unix://$work/b/sock" --no-dump
+run read "unix://$work/a/sock" "unix://$work/b/sock" --no-dump --no-digest
 run file "$work/source.rdb" "unix://$work/b/sock"
+echo "load average while measuring: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
 echo "goal: >= 200000 keys/s"
