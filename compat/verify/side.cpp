@@ -4,6 +4,7 @@
 #include "engine/engine.hpp"
 #include "engine/persistence/rdb_load.hpp"
 #include "engine/resp/request_writer.hpp"
+#include "engine/resp/server_url.hpp"
 #include "engine/util/mapped_file.hpp"
 
 #include <fmt/core.h>
@@ -218,6 +219,11 @@ Expected<std::unique_ptr<VerifySide>, std::string> open_verify_side(const std::s
     auto side = ServerSide::connect(*endpoint);
     if (!side) {
       return Unexpected{side.error()};
+    }
+    auto parts = engine::parse_server_url(spec);
+    if (parts &&
+        ((parts->db_path && !parts->db_path->empty()) || parts->param({"db", "database"}) >= 0)) {
+      (*side)->pin_db(endpoint->db);
     }
     return std::unique_ptr<VerifySide>(std::move(*side));
   }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,8 @@ class VerifySide {
   virtual engine::Expected<bool, std::string> submit(const CommandBatch& batch) = 0;
   /// The replies to the outstanding batch, one per command.
   virtual engine::Expected<std::vector<engine::RespValue>, std::string> collect() = 0;
+  /// The database the side's URL names, which it is compared in alone; nullopt: all.
+  virtual std::optional<int> url_db() const { return std::nullopt; }
   /// submit() then collect().
   engine::Expected<std::vector<engine::RespValue>, std::string> run(const CommandBatch& batch);
 };
@@ -47,6 +50,9 @@ class ServerSide final : public VerifySide {
   /// Connects to `endpoint`.
   static engine::Expected<std::unique_ptr<ServerSide>, std::string> connect(
       const engine::RespEndpoint& endpoint);
+  /// Pins the side to `db` (its URL named it).
+  void pin_db(int db) { m_url_db = db; }
+  std::optional<int> url_db() const override { return m_url_db; }
   std::string describe() const override { return m_connection.endpoint().describe(); }
   engine::Expected<bool, std::string> submit(const CommandBatch& batch) override;
   engine::Expected<std::vector<engine::RespValue>, std::string> collect() override;
@@ -54,6 +60,7 @@ class ServerSide final : public VerifySide {
  private:
   explicit ServerSide(engine::RespConnection connection) : m_connection(std::move(connection)) {}
   engine::RespConnection m_connection;
+  std::optional<int> m_url_db;
   std::string m_out;
   size_t m_outstanding = 0;
 };

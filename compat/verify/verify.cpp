@@ -148,17 +148,20 @@ std::vector<std::string> Verifier::scan_command(const std::string& cursor) const
 
 Expected<bool, std::string> Verifier::use_db(int db) {
   for (auto [side, current] : {std::pair{&m_source, &m_db_source}, {&m_target, &m_db_target}}) {
-    if (*current == db) {
+    // A URL naming a database pins that side to it (source /0 against target /3).
+    int wanted = side->url_db().value_or(db);
+    if (*current == wanted) {
       continue;
     }
-    auto reply = side->run({{"SELECT", std::to_string(db)}});
+    auto reply = side->run({{"SELECT", std::to_string(wanted)}});
     if (!reply) {
       return Unexpected{reply.error()};
     }
     if ((*reply)[0].is_error()) {
-      return Unexpected{fmt::format("{}: SELECT {}: {}", side->describe(), db, (*reply)[0].str)};
+      return Unexpected{
+          fmt::format("{}: SELECT {}: {}", side->describe(), wanted, (*reply)[0].str)};
     }
-    *current = db;
+    *current = wanted;
   }
   return true;
 }
@@ -572,15 +575,21 @@ Expected<VerifyReport, std::string> Verifier::run() {
   m_report.server_digest = m_digest;
 
   std::set<int> dbs;
-  for (const auto* facts : {&*s_facts, &*t_facts}) {
-    for (const auto& [db, count] : facts->keys_per_db) {
-      if (!m_options.db || *m_options.db == db) {
-        dbs.insert(db);
+  std::optional<int> pinned = m_source.url_db() ? m_source.url_db() : m_target.url_db();
+  if (pinned) {
+    // Databases are numbered as the source's; a pinned side compares only its own.
+    dbs.insert(*pinned);
+  } else {
+    for (const auto* facts : {&*s_facts, &*t_facts}) {
+      for (const auto& [db, count] : facts->keys_per_db) {
+        if (!m_options.db || *m_options.db == db) {
+          dbs.insert(db);
+        }
       }
     }
   }
   for (int db : dbs) {
-    auto it = s_facts->keys_per_db.find(db);
+    auto it = s_facts->keys_per_db.find(m_source.url_db().value_or(db));
     if (it != s_facts->keys_per_db.end()) {
       m_progress.keys_total += static_cast<uint64_t>(
           static_cast<double>(it->second) * std::min(100.0, m_options.sample_percent) / 100.0);

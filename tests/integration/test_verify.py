@@ -264,6 +264,22 @@ def keyshift_serve_as_one_side(h):
 
 
 @test
+def a_database_in_the_url_pins_that_side(h):
+    a, b = two_equal(h)
+    rb = b.redis(unix=True)
+    rb.execute_command("SELECT", 2)
+    rb.execute_command("MOVE", "in-db-2", 5)
+    rc, report, err = verify(url(a), url(b), "--pause", "0", "--rounds", "1")
+    eq(rc, 1, err)
+    eq(reasons(report), {(2, "in-db-2"): ["missing_on_target"],
+                         (5, "in-db-2"): ["missing_on_source"]})
+    rc, report, err = verify(url(a) + "?db=2", url(b) + "?db=5")
+    eq(rc, 0, err)
+    eq([d["db"] for d in report["databases"]], [2])
+    eq(report["keys_compared"], 1)
+
+
+@test
 def errors_exit_2(h):
     a = start_redis(h, name="redis-a")
     rc, report, err = verify(url(a), "unix://" + h.path("nobody.sock"))
