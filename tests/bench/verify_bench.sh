@@ -36,7 +36,7 @@ wait_ping() {  # SOCKET
 }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
-for tool in redis-server redis-cli python3; do
+for tool in redis-server redis-cli python3 /usr/bin/time; do
   command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 1; }
 done
 [ -x "$bin" ] || { echo "no keyshift binary at $bin" >&2; exit 1; }
@@ -62,19 +62,49 @@ cp "$work/source.rdb" "$work/b/dump.rdb"
 start_redis b --dbfilename dump.rdb
 echo "A: $(redis-cli -s "$work/a/sock" dbsize) keys in db 0, B: $(redis-cli -s "$work/b/sock" dbsize)"
 
+cpu_ticks() {  # PID: user+system clock ticks so far
+  awk '{print $14 + $15}' "/proc/$1/stat"
+}
+pid_a=${pids[0]}
+pid_b=${pids[1]}
+hz=$(getconf CLK_TCK)
+
+# On a shared machine wall time mostly measures the other users; CPU time does not. Each run
+# also reports the CPU seconds verify and both servers spent, and the rate they would allow
+# on two idle cores (three processes: the slowest one, or the total over two cores).
 run() {  # LABEL SOURCE TARGET [flags...]: prints the median keys/s
   local label=$1 src=$2 dst=$3
   shift 3
   local rates=()
   for _ in $(seq 1 "$rounds"); do
-    "$bin" verify data "$src" "$dst" --format json --no-progress "$@" >"$work/out.json" ||
+    local a0 b0 a1 b1
+    a0=$(cpu_ticks "$pid_a")
+    b0=$(cpu_ticks "$pid_b")
+    /usr/bin/time -f "%U %S" -o "$work/time" \
+      "$bin" verify data "$src" "$dst" --format json --no-progress "$@" >"$work/out.json" ||
       { echo "verify failed ($label):"; cat "$work/out.json"; exit 1; }
-    rates+=("$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("%.0f %d" % (d["keys_compared"]/d["seconds"], d["keys_compared"]))' "$work/out.json")")
+    a1=$(cpu_ticks "$pid_a")
+    b1=$(cpu_ticks "$pid_b")
+    rates+=("$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+u, s = map(float, open(sys.argv[2]).read().split()[-2:])
+hz = float(sys.argv[3])
+a = (int(sys.argv[5]) - int(sys.argv[4])) / hz
+b = (int(sys.argv[7]) - int(sys.argv[6])) / hz
+client = u + s
+bound = max(a, b, client, (a + b + client) / 2)
+n = d["keys_compared"]
+print("%.0f %d %.2f %.2f %.2f %.0f" % (n / d["seconds"], n, client, a, b, n / bound))
+' "$work/out.json" "$work/time" "$hz" "$a0" "$a1" "$b0" "$b1")")
   done
-  local compared
-  compared=$(printf '%s\n' "${rates[@]}" | awk '{print $2}' | head -1)
-  printf '%-8s %8s keys/s (median of %d runs, %s keys compared)\n' "$label" \
-    "$(printf '%s\n' "${rates[@]}" | awk '{print $1}' | median)" "$rounds" "$compared"
+  local line
+  line=$(printf '%s\n' "${rates[@]}" | sort -n | awk '{a[NR]=$0} END {print a[int((NR+1)/2)]}')
+  # shellcheck disable=SC2086
+  set -- $line
+  printf '%-8s %8s keys/s wall (median of %d, %s keys); CPU s: verify %s, A %s, B %s; ' \
+    "$label" "$1" "$rounds" "$2" "$3" "$4" "$5"
+  printf '%s keys/s on 2 idle cores\n' "$6"
 }
 
 echo "keyshift verify data, redis-server 7.0 <-> redis-server 7.0 over unix sockets:"
