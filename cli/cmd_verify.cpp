@@ -29,8 +29,8 @@ struct VerifyCliOptions {
   int64_t pause_ms = 2000;
   size_t batch = 1000;
   size_t chunk = 512;
-  bool no_digest = false;
-  bool no_dump = false;
+  bool digest = false;
+  bool dump = false;
   std::optional<int> db;
   std::string match;
   std::string format = "text";
@@ -71,8 +71,8 @@ void run_verify(const VerifyCliOptions& opts) {
   options.pause_ms = opts.pause_ms;
   options.scan_count = opts.batch;
   options.chunk = opts.chunk;
-  options.server_digest = !opts.no_digest;
-  options.dump = !opts.no_dump;
+  options.server_digest = opts.digest;
+  options.dump = opts.dump;
   options.db = opts.db;
   options.match = opts.match;
 
@@ -139,7 +139,7 @@ void add_verify(CLI::App& app) {
       "Usage:\n"
       "  keyshift verify data SOURCE TARGET [--ttl-tolerance MS] [--sample PERCENT]\n"
       "                       [--rounds N] [--pause MS] [--db N] [--match PATTERN]\n"
-      "                       [--no-dump] [--no-digest] [--format text|json]\n"
+      "                       [--digest] [--dump] [--format text|json]\n"
       "                       [--max-differences N]\n"
       "SOURCE and TARGET are server URLs (redis://[user:password@]host:port[/db],\n"
       "unix:///path/to.sock) or files (an RDB file, or JSON Lines from keyshift rdb dump).\n"
@@ -164,9 +164,11 @@ void add_verify(CLI::App& app) {
   data->add_option("--chunk", opts->chunk,
                    "Elements per read of a big value, KiB for strings (default 512)")
       ->check(CLI::Range(1, 1000000));
-  data->add_flag("--no-digest", opts->no_digest, "Never use DEBUG DIGEST-VALUE");
-  data->add_flag("--no-dump", opts->no_dump,
-                 "Never compare DUMP payloads; with --no-digest every value is read in chunks");
+  data->add_flag("--digest", opts->digest,
+                 "Compare values by DEBUG DIGEST-VALUE where both sides allow it (less "
+                 "traffic, more server CPU)");
+  data->add_flag("--dump", opts->dump,
+                 "Compare small lists, sets, sorted sets, hashes and streams by DUMP payload");
   data->add_option("--db", opts->db, "Only this database")->check(CLI::NonNegativeNumber);
   data->add_option("--match", opts->match, "Only keys matching this glob pattern");
   data->add_option("--format", opts->format, "Report format: text or json")

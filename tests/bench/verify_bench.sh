@@ -3,10 +3,10 @@
 # between two Debian redis-server 7.0 over unix sockets, holding the same ~200,000-key mixed
 # dataset (../shared/corpus/rdb/make-large.sh: strings, hashes, lists, sets, sorted sets,
 # streams, TTLs, two databases). Goal: >= 200,000 keys/s. Ways of comparing values:
-#   default  DUMP payloads of small values, DEBUG DIGEST-VALUE of big ones (enable-debug-command
-#            local), the rest read in chunks
-#   digest   --no-dump: DEBUG DIGEST-VALUE of every value
-#   read     --no-dump --no-digest: every value read in chunks and fingerprinted by verify
+#   default  every value read in chunks (GETRANGE/LRANGE/ZRANGE/HSCAN/SSCAN/XRANGE) and
+#            fingerprinted by verify
+#   dump     --dump: small aggregates by DUMP payload, the rest read
+#   digest   --digest: DEBUG DIGEST-VALUE of every value (enable-debug-command local)
 #   file     the RDB file as the source (loaded in-process) against a live server
 # Nothing asserts on timing; each figure is the median of ROUNDS runs.
 #
@@ -22,6 +22,7 @@ work=$(mktemp -d)
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -109,8 +110,8 @@ print("%.0f %d %.2f %.2f %.2f %.0f" % (n / d["seconds"], n, client, a, b, n / bo
 
 echo "keyshift verify data, redis-server 7.0 <-> redis-server 7.0 over unix sockets:"
 run default "unix://$work/a/sock" "unix://$work/b/sock"
-run digest "unix://$work/a/sock" "unix://$work/b/sock" --no-dump
-run read "unix://$work/a/sock" "unix://$work/b/sock" --no-dump --no-digest
+run dump "unix://$work/a/sock" "unix://$work/b/sock" --dump
+run digest "unix://$work/a/sock" "unix://$work/b/sock" --digest
 run file "$work/source.rdb" "unix://$work/b/sock"
 echo "load average while measuring: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
 echo "goal: >= 200000 keys/s"
