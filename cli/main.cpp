@@ -99,6 +99,7 @@ int main(int argc, char** argv) {
   keyshift::cli::add_rewrite(app);
   keyshift::cli::add_bench(app);
   keyshift::cli::add_import(app);
+  keyshift::cli::add_verify(app);
 
   CLI::App* help = app.add_subcommand("help", "Show help for keyshift or one subcommand");
   std::string help_topic;

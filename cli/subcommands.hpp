@@ -10,5 +10,6 @@ void add_rdb(CLI::App& app);
 void add_rewrite(CLI::App& app);
 void add_bench(CLI::App& app);
 void add_import(CLI::App& app);
+void add_verify(CLI::App& app);
 
 }  // namespace keyshift::cli

@@ -1,0 +1,297 @@
+#!/usr/bin/python3
+"""`keyshift verify data SOURCE TARGET` against two real redis-server 7.0 over unix sockets,
+keyshift serve, RDB files of the corpus and JSON Lines from `keyshift rdb dump`: equal
+datasets exit 0; a missing key, an extra key, a wrong type, a wrong field in a big hash (read
+in chunks) and a TTL beyond the tolerance exit 1 with their reasons; a key that changes
+between rounds is reported apart; errors exit 2.
+
+Run: KEYSHIFT_BIN=build/keyshift /usr/bin/python3 tests/integration/test_verify.py [NAME...]
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from harness import REPO, eq, keyshift_bin, ok, run_tests, test  # noqa: E402
+
+CORPUS = os.path.join(REPO, "..", "shared", "corpus", "rdb")
+
+
+def start_redis(h, *directives, debug="yes", name="redis-server"):
+    """redis-server 7.0 with a unix socket of its own."""
+    sock = h.path("%s-%d.sock" % (name, h.counter + 1))
+    srv = h.redis_server("--unixsocket", sock, "--unixsocketperm", "700",
+                         "--enable-debug-command", debug, *directives, name=name)
+    srv.unixsocket = sock
+    return srv
+
+
+def url(srv):
+    return "unix://" + srv.unixsocket
+
+
+def verify(source, target, *flags, timeout=120):
+    """Runs verify with --format json; returns (exit status, report or None, stderr)."""
+    p = subprocess.run([keyshift_bin(), "verify", "data", source, target, "--format", "json",
+                        "--no-progress"] + [str(f) for f in flags],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+    out = p.stdout.decode("utf-8", "replace")
+    report = json.loads(out) if out.strip() else None
+    return p.returncode, report, p.stderr.decode("utf-8", "replace")
+
+
+def fill(r, big_fields=12000):
+    """A mixed dataset through python3-redis `r`, the same every time."""
+    pipe = r.pipeline(transaction=False)
+    for i in range(300):
+        pipe.set("str:%d" % i, "value-%d" % i)
+    pipe.set(b"bin:\xff\x00", b"\x00\x01\xfe")
+    pipe.rpush("list", *["e%d" % i for i in range(2500)])
+    pipe.sadd("set", *["m%d" % i for i in range(700)])
+    pipe.zadd("zset", {"a": 1.5, "b": 2.37, "c": -0.1, "d": 1e300})
+    pipe.zadd("bigzset", {"m%d" % i: i / 7 for i in range(1500)})
+    pipe.hset("hash", mapping={"f": "1", "g": "2"})
+    pipe.hset("bighash", mapping={"field:%d" % i: "v%d" % i for i in range(big_fields)})
+    pipe.xadd("stream", {"f": "v"}, id="1-1")
+    pipe.xadd("stream", {"f": "w", "g": "x"}, id="2-5")
+    pipe.set("ttl", "v", px=4102444800000 - 1700000000000)
+    pipe.execute()
+    r.execute_command("SELECT", 2)
+    r.set("in-db-2", "v")
+    r.execute_command("SELECT", 0)
+
+
+def reasons(report):
+    return {(d["db"], d["key"] if isinstance(d["key"], str) else bytes.fromhex(d["key"]["hex"])):
+            d["reasons"] for d in report["differences"]}
+
+
+def two_equal(h, debug="yes"):
+    a = start_redis(h, debug=debug, name="redis-a")
+    b = start_redis(h, debug=debug, name="redis-b")
+    fill(a.redis(unix=True))
+    fill(b.redis(unix=True))
+    return a, b
+
+
+@test
+def equal_datasets_exit_0(h):
+    a, b = two_equal(h)
+    for flags in ([], ["--digest"], ["--dump"], ["--dump", "--digest"], ["--sample", "30%"]):
+        rc, report, err = verify(url(a), url(b), *flags)
+        eq(rc, 0, "exit status with %s: %s" % (flags, err))
+        eq(report["equal"], True)
+        eq(report["differences"], [])
+        dbs = {d["db"]: d for d in report["databases"]}
+        eq(sorted(dbs), [0, 2])
+        if "--sample" not in flags:
+            eq(report["keys_compared"], 300 + 1 + 8 + 1)
+            eq(dbs[0]["types"], {"string": 302, "list": 1, "set": 1, "zset": 2, "hash": 2,
+                                 "stream": 1})
+        want = ("dump+" if "--dump" in flags else "") + \
+            ("digest+" if "--digest" in flags else "") + "read"
+        eq(report["value_check"], want)
+        ok(report["rounds"] == 1, "no later round when nothing differs")
+
+
+@test
+def differences_exit_1_with_their_reasons(h):
+    a, b = two_equal(h)
+    rb = b.redis(unix=True)
+    rb.delete("str:7")                        # missing on the target
+    rb.set("only-here", "x")                   # extra on the target
+    rb.delete("hash")
+    rb.rpush("hash", "now-a-list")             # wrong type
+    rb.hset("bighash", "field:11999", "other")  # one field of 12000
+    rb.pexpire("str:9", 50000)                 # a TTL only on the target
+    ra = a.redis(unix=True)
+    ra.pexpire("str:10", 100000)
+    rb.pexpire("str:10", 100300)               # within the default 1000 ms tolerance
+    for flags in ([], ["--dump"], ["--digest"], ["--chunk", "1000"]):
+        b.cli("CONFIG", "RESETSTAT", unix=True)
+        rc, report, err = verify(url(a), url(b), "--pause", "0", *flags)
+        eq(rc, 1, "exit status with %s: %s" % (flags, err))
+        eq(report["equal"], False)
+        got = reasons(report)
+        eq(got, {(0, "str:7"): ["missing_on_target"],
+                 (0, "only-here"): ["missing_on_source"],
+                 (0, "hash"): ["type"],
+                 (0, "bighash"): ["value"],
+                 (0, "str:9"): ["ttl"]}, "differences with %s" % flags)
+        d = [x for x in report["differences"] if x["key"] == "str:9"][0]
+        eq(d["source"], {"type": "string", "ttl_ms": -1})
+        eq(d["target"]["type"], "string")
+        ok(0 < d["target"]["ttl_ms"] <= 50000, "target TTL %r" % d["target"])
+        eq(report["differences_total"], 5)
+        eq(report["rounds"], 3)
+        eq(report["changed"], [])
+        # The big hash was read in pieces, never in one reply.
+        hscan = b.redis(unix=True).info("commandstats").get("cmdstat_hscan", {}).get("calls", 0)
+        ok(hscan >= 3 * 12, "bighash read in chunks: %d HSCAN calls" % hscan)
+        # The tolerance decides about TTLs.
+        rc, report, _ = verify(url(a), url(b), "--pause", "0", "--rounds", "1",
+                               "--ttl-tolerance", "100", *flags)
+        eq(reasons(report)[(0, "str:10")], ["ttl"])
+    # The text report names them too.
+    p = subprocess.run([keyshift_bin(), "verify", "data", url(a), url(b), "--pause", "0",
+                        "--rounds", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    text = p.stdout.decode()
+    eq(p.returncode, 1)
+    for line in ('db 0 "str:7": missing on the target', 'db 0 "only-here": only on the target',
+                 'db 0 "hash": type differs', 'db 0 "bighash": value differs',
+                 "result: 5 key(s) differ"):
+        ok(line in text, "%r in:\n%s" % (line, text))
+
+
+@test
+def a_key_that_changes_during_the_run_is_rechecked(h):
+    a, b = two_equal(h)
+    rb = b.redis(unix=True)
+    rb.set("str:1", "stale")
+    rb.set("str:2", "really different")
+    p = subprocess.Popen([keyshift_bin(), "verify", "data", url(a), url(b), "--format", "json",
+                          "--no-progress", "--rounds", "2", "--pause", "3000"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    line = p.stderr.readline().decode()
+    ok("round 2 in 3000 ms" in line, "announces round 2: %r" % line)
+    rb.set("str:1", "value-1")  # caught up while verify waits
+    out, err = p.communicate(timeout=60)
+    eq(p.returncode, 1, err.decode())
+    report = json.loads(out)
+    eq([d["key"] for d in report["differences"]], ["str:2"])
+    eq([(d["key"], d["reasons"]) for d in report["changed"]], [("str:1", ["value"])])
+    eq(report["changed_total"], 1)
+
+
+@test
+def digest_falls_back_when_debug_is_not_allowed(h):
+    a, b = two_equal(h, debug="no")
+    rc, report, err = verify(url(a), url(b), "--digest")
+    eq(rc, 0, err)
+    eq(report["value_check"], "read")
+    b.redis(unix=True).rpush("list", "one more")
+    rc, report, err = verify(url(a), url(b), "--pause", "0", "--digest")
+    eq(rc, 1, err)
+    eq(reasons(report), {(0, "list"): ["value"]})
+
+
+def load_corpus(h, name):
+    """redis-server 7.0 started on a copy of corpus file `name`."""
+    d = h.path("corpus-" + name)
+    os.makedirs(d)
+    shutil.copy(os.path.join(CORPUS, name), os.path.join(d, name))
+    return start_redis(h, "--dir", d, "--dbfilename", name, name="redis-corpus")
+
+
+@test
+def rdb_file_against_the_server_that_loaded_it(h):
+    names = ["redis70-strings.rdb", "redis70-hashes.rdb", "redis70-lists.rdb",
+             "redis70-sets.rdb", "redis70-zsets.rdb", "redis70-streams.rdb",
+             "redis70-expire-multidb.rdb", "redis-assets--encodings.rdb"]
+    for name in names:
+        srv = load_corpus(h, name)
+        path = os.path.join(CORPUS, name)
+        with open(path + ".json") as f:
+            truth = json.load(f)["servers"]["redis-7.0.15"]
+        rc, report, err = verify(path, url(srv))
+        eq(rc, 0, "%s: %s %s" % (name, err, report and report["differences"][:3]))
+        eq(report["keys_compared"], truth["total_keys"], name)
+        # The other way round too, and a changed server is caught.
+        rc, report, err = verify(url(srv), path, "--dump", "--digest")
+        eq(rc, 0, "%s reversed: %s" % (name, err))
+        r = srv.redis(unix=True)
+        victim = truth["keys"][0]
+        key = bytes.fromhex(victim["key"]) if victim["key_is_hex"] else victim["key"]
+        r.execute_command("SELECT", victim["db"])
+        r.delete(key)
+        rc, report, err = verify(path, url(srv), "--pause", "0", "--rounds", "1")
+        eq(rc, 1, name)
+        eq(list(reasons(report).values()), [["missing_on_target"]], name)
+        srv.stop()
+        h.forget(srv)
+
+
+@test
+def json_lines_dump_against_a_server(h):
+    a = start_redis(h, name="redis-a")
+    fill(a.redis(unix=True), big_fields=3000)
+    a.cli("SAVE", unix=True)
+    rdb = os.path.join(a.workdir, "dump.rdb")
+    jsonl = h.path("dump.jsonl")
+    with open(jsonl, "wb") as f:
+        subprocess.run([keyshift_bin(), "rdb", "dump", rdb], stdout=f, check=True)
+    rc, report, err = verify(jsonl, url(a))
+    eq(rc, 0, err)
+    eq(report["keys_compared"], 300 + 1 + 8 + 1)
+    a.redis(unix=True).zadd("zset", {"a": 1.25})
+    rc, report, err = verify(jsonl, url(a), "--pause", "0", "--rounds", "1")
+    eq(rc, 1, err)
+    eq(reasons(report), {(0, "zset"): ["value"]})
+    with open(h.path("bad.jsonl"), "w") as f:
+        f.write('{"db":0,"key":"k","type":"string","expire_ms":null,"value":"v"}\nnot json\n')
+    rc, report, err = verify(h.path("bad.jsonl"), url(a))
+    eq(rc, 2)
+    ok("bad.jsonl:line 2: byte 0" in err, err)
+
+
+@test
+def keyshift_serve_as_one_side(h):
+    a = start_redis(h, name="redis-a")
+    k = h.keyshift("--enable-debug-command", "local")
+    fill(a.redis(unix=True))
+    fill(k.redis(unix=True))
+    rc, report, err = verify(url(a), url(k))
+    eq(rc, 0, "%s %s" % (err, report and report["differences"][:3]))
+    rc, report, err = verify(url(a), url(k), "--digest")
+    eq(rc, 0, "%s %s" % (err, report and report["differences"][:3]))
+    # Redis 7.0 and keyshift format digest scores differently: sorted sets are read here.
+    eq(report["value_check"], "digest+read")
+    eq(report["zset_digest"], False)
+    ok(report["values_read"] >= 2, "both sorted sets read: %d" % report["values_read"])
+    rc, report, err = verify(url(k), url(a))
+    eq(rc, 0, err)
+    eq(report["values_read"], report["keys_compared"])
+    k.redis(unix=True).hset("bighash", "field:5", "x")
+    k.redis(unix=True).zadd("bigzset", {"m3": 99})
+    rc, report, err = verify(url(a), url(k), "--pause", "0", "--rounds", "1")
+    eq(rc, 1, err)
+    eq(reasons(report), {(0, "bighash"): ["value"], (0, "bigzset"): ["value"]})
+
+
+@test
+def a_database_in_the_url_pins_that_side(h):
+    a, b = two_equal(h)
+    rb = b.redis(unix=True)
+    rb.execute_command("SELECT", 2)
+    rb.execute_command("MOVE", "in-db-2", 5)
+    rc, report, err = verify(url(a), url(b), "--pause", "0", "--rounds", "1")
+    eq(rc, 1, err)
+    eq(reasons(report), {(2, "in-db-2"): ["missing_on_target"],
+                         (5, "in-db-2"): ["missing_on_source"]})
+    rc, report, err = verify(url(a) + "?db=2", url(b) + "?db=5")
+    eq(rc, 0, err)
+    eq([d["db"] for d in report["databases"]], [2])
+    eq(report["keys_compared"], 1)
+
+
+@test
+def errors_exit_2(h):
+    a = start_redis(h, name="redis-a")
+    rc, report, err = verify(url(a), "unix://" + h.path("nobody.sock"))
+    eq(rc, 2)
+    ok("nobody.sock" in err, err)
+    rc, report, err = verify(url(a), h.path("missing.rdb"))
+    eq(rc, 2)
+    ok("missing.rdb: cannot read the file" in err, err)
+    rc, report, err = verify(url(a), url(a), "--sample", "0")
+    eq(rc, 2)
+    ok("--sample 0" in err, err)
+
+
+if __name__ == "__main__":
+    sys.exit(run_tests())
