@@ -37,6 +37,7 @@ struct ImportFlags {
   uint32_t scan_count = 1000;
   std::string format = "text";
   bool progress = false;
+  bool verify = false;
 };
 
 int64_t wall_ms() {
@@ -145,6 +146,7 @@ void run_import(const ImportFlags& f) {
   } else if (!f.checkpoint.empty() && !f.no_checkpoint) {
     options.checkpoint = f.checkpoint;
   }
+  options.verify = f.verify;
   options.window = f.window;
   options.scan_count = f.scan_count;
   options.now_ms = wall_ms();
@@ -208,6 +210,8 @@ void add_import(CLI::App& app) {
       ->check(CLI::Range(1, 100000));
   cmd->add_option("--scan-count", flags->scan_count, "SCAN COUNT for a server source")
       ->check(CLI::Range(1, 100000));
+  cmd->add_flag("--verify", flags->verify,
+                "Compare source and target with verify data when done (exit 1 on a difference)");
   cmd->add_option("--format", flags->format, "Report format: text or json")
       ->check(CLI::IsMember({"text", "json"}));
   cmd->add_flag("--progress", flags->progress,

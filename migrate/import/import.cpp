@@ -1,16 +1,88 @@
 #include "migrate/import/import.hpp"
 
 #include "compat/report/json_text.hpp"
+#include "compat/verify/side.hpp"
+#include "compat/verify/verify.hpp"
 #include "migrate/import/import_common.hpp"
 
 #include <fmt/core.h>
 
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 
 namespace keyshift::migrate {
+
+namespace {
+
+/// `text` with everything but RFC 3986's unreserved characters percent-encoded.
+std::string percent_encode(std::string_view text) {
+  std::string out;
+  for (char ch : text) {
+    auto c = static_cast<unsigned char>(ch);
+    if (std::isalnum(c) != 0 || c == '-' || c == '.' || c == '_' || c == '~') {
+      out.push_back(ch);
+    } else {
+      out += fmt::format("%{:02X}", c);
+    }
+  }
+  return out;
+}
+
+/// A URL parse_redis_url reads back as `ep` (credentials, database, protocol included).
+std::string endpoint_url(const engine::RespEndpoint& ep) {
+  std::string auth;
+  if (!ep.password.empty()) {
+    auth = percent_encode(ep.user) + ":" + percent_encode(ep.password) + "@";
+  }
+  // verify reads a database in a URL as "only this one": name it only when one was given.
+  std::string query = ep.db != 0 ? "?db=" + std::to_string(ep.db) : std::string();
+  if (!ep.unix_path.empty()) {
+    return "unix://" + auth + ep.unix_path + query;
+  }
+  std::string host = ep.host.find(':') != std::string::npos ? "[" + ep.host + "]" : ep.host;
+  return "redis://" + auth + host + ":" + std::to_string(ep.port) + query;
+}
+
+/// Runs verify data between the import's source and what it wrote.
+void verify_import(const ImportOptions& options, ImportReport& report) {
+  ImportVerify& v = report.verify;
+  const KeyRules& r = options.rules;
+  if (!r.match.empty() || !r.exclude.empty() || !r.types.empty() || !r.db_map.empty() ||
+      !r.rename.empty() || r.unmapped_db || r.field_ttl != FieldTtlPolicy::fail ||
+      report.counts.conflicts_skipped > 0) {
+    v.skipped =
+        "the rules changed what was written (filters, renames, databases, field TTLs or "
+        "skipped conflicts): run keyshift verify data with matching options";
+    return;
+  }
+  auto source = compat::open_verify_side(options.source);
+  if (!source) {
+    v.error = source.error();
+    return;
+  }
+  auto target = compat::open_verify_side(options.to ? endpoint_url(*options.to) : report.target);
+  if (!target) {
+    v.error = target.error();
+    return;
+  }
+  compat::VerifyOptions vo;
+  auto result = compat::verify_data(**source, **target, vo);
+  if (!result) {
+    v.error = result.error();
+    return;
+  }
+  v.ran = true;
+  v.equal = result->equal();
+  v.keys_compared = result->keys_compared;
+  v.differences = result->differences.size();
+  v.changed = result->changed.size();
+  v.text = compat::render_verify_text(*result, 20);
+}
+
+}  // namespace
 
 ImportReport run_import(const ImportOptions& options) {
   auto started = std::chrono::steady_clock::now();
@@ -48,6 +120,17 @@ ImportReport run_import(const ImportOptions& options) {
       import_detail::import_file_to_embedded(options, options.rules, *file, report);
     }
   }
+  if (report.ok && options.verify && !options.dry_run) {
+    verify_import(options, report);
+    if (!report.verify.error.empty() || (report.verify.ran && !report.verify.equal)) {
+      report.ok = false;
+      report.error = !report.verify.error.empty()
+                         ? "the import finished, but verify could not run: " + report.verify.error
+                         : "the import finished, but verify found " +
+                               std::to_string(report.verify.differences) +
+                               " difference(s) between source and target";
+    }
+  }
   report.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return report;
@@ -65,7 +148,10 @@ std::string render_import_text(const ImportReport& r) {
     for (const std::string& key : r.blocked) {
       out += "  " + key + "\n";
     }
-    if (c.written > 0 && !r.checkpoint.empty()) {
+    if (r.verify.ran && !r.verify.equal) {
+      out += r.verify.text;
+    }
+    if (c.written > 0 && !r.checkpoint.empty() && !r.verify.ran) {
       out += fmt::format(
           "  {} key(s) were written and acknowledged; run the same command again "
           "to go on from {}\n",
@@ -109,6 +195,12 @@ std::string render_import_text(const ImportReport& r) {
   line(c.resumed_past, "key(s) already written by the interrupted run (resumed)");
   for (const std::string& w : r.warnings) {
     out += "  warning: " + w + "\n";
+  }
+  if (r.verify.ran) {
+    out += fmt::format("  verified: {} keys compared, source and target equal\n",
+                       r.verify.keys_compared);
+  } else if (!r.verify.skipped.empty()) {
+    out += "  verify skipped: " + r.verify.skipped + "\n";
   }
   return out;
 }
@@ -173,6 +265,28 @@ std::string render_import_json(const ImportReport& r) {
   j += r.resumed ? "true" : "false";
   j += ",\"already_complete\":";
   j += r.already_complete ? "true" : "false";
+  j += ",\"verify\":";
+  if (r.verify.ran || !r.verify.error.empty() || !r.verify.skipped.empty()) {
+    j += fmt::format(
+        "{{\"ran\":{},\"equal\":{},\"keys_compared\":{},\"differences\":{},"
+        "\"changed\":{},\"error\":",
+        r.verify.ran, r.verify.equal, r.verify.keys_compared, r.verify.differences,
+        r.verify.changed);
+    if (r.verify.error.empty()) {
+      j += "null";
+    } else {
+      compat::append_json_bytes(j, r.verify.error);
+    }
+    j += ",\"skipped\":";
+    if (r.verify.skipped.empty()) {
+      j += "null";
+    } else {
+      compat::append_json_string(j, r.verify.skipped);
+    }
+    j += "}";
+  } else {
+    j += "null";
+  }
   j += ",\"error\":";
   if (r.ok) {
     j += "null";

@@ -56,6 +56,20 @@ struct ImportOptions {
   /// Current time (unix ms); keys whose TTL is not after it are not written.
   int64_t now_ms = 0;
   std::function<void(const ImportProgress&)> progress;
+  /// Compare source and target with `verify data` once the import is done.
+  bool verify = false;
+};
+
+/// What `--verify` found.
+struct ImportVerify {
+  bool ran = false;
+  bool equal = false;
+  uint64_t keys_compared = 0;
+  uint64_t differences = 0;
+  uint64_t changed = 0;  ///< differed, then agreed in a later round (changing at the source)
+  std::string error;     ///< the comparison could not run
+  std::string skipped;   ///< why it did not run (rules that change keys on the way)
+  std::string text;      ///< verify's own text report
 };
 
 /// Counts of keys that went, or did not, and why.
@@ -100,6 +114,7 @@ struct ImportReport {
   bool already_complete = false;
   /// Said plainly when the result cannot be guaranteed consistent (scans of a live source).
   std::vector<std::string> warnings;
+  ImportVerify verify;
 };
 
 /// Runs the import; never throws for bad input (the report says what went wrong).

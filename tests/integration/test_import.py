@@ -295,6 +295,24 @@ def the_source_password_never_appears_in_the_report_or_checkpoint(h):
     eq(dst.cli("GET", "a"), "1")
 
 
+@test
+def import_verify_compares_source_and_target_when_done(h):
+    dst = target(h)
+    doc = import_json(corpus("redis70-zsets.rdb"), "--to", url(dst, unix=True), "--no-checkpoint",
+                      "--verify")
+    ok(doc["verify"]["ran"] and doc["verify"]["equal"], doc["verify"])
+    eq(doc["verify"]["keys_compared"], 9)
+    dst.cli("FLUSHALL")
+    dst.cli("SET", "stray", "x")
+    doc = import_json(corpus("redis70-zsets.rdb"), "--to", url(dst), "--no-checkpoint",
+                      "--verify", check=1)
+    eq(doc["verify"]["differences"], 1)
+    ok("verify found 1 difference" in doc["error"], doc["error"])
+    skipped = import_json(corpus("redis70-zsets.rdb"), "--to", url(dst), "--no-checkpoint",
+                          "--verify", "--conflict", "replace", "--match", "zset:*")
+    ok(not skipped["verify"]["ran"] and skipped["verify"]["skipped"], skipped["verify"])
+
+
 def large_file(h):
     """The corpus' ~200,000-key dataset, written by make-large.sh into a redis-server and
     saved; made once per run."""
