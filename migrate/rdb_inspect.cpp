@@ -595,25 +595,7 @@ std::string_view checksum_status(const engine::RdbSummary& summary) {
 }
 
 std::string_view kind_name(engine::RdbKind kind) {
-  switch (kind) {
-    case engine::RdbKind::string:
-      return "string";
-    case engine::RdbKind::list:
-      return "list";
-    case engine::RdbKind::set:
-      return "set";
-    case engine::RdbKind::zset:
-      return "zset";
-    case engine::RdbKind::hash:
-      return "hash";
-    case engine::RdbKind::stream:
-      return "stream";
-    case engine::RdbKind::module:
-      return "module";
-    case engine::RdbKind::path_hash:
-      return "pathhash";
-  }
-  return "unknown";
+  return engine::rdb_kind_name(kind);
 }
 
 std::string_view verdict_name(RdbVerdict verdict) {

@@ -4,6 +4,7 @@
 #include "engine/engine.hpp"
 #include "engine/persistence/rdb_load.hpp"
 #include "engine/util/strconv.hpp"
+#include "engine/util/strings.hpp"
 
 #include <fmt/core.h>
 
@@ -42,19 +43,6 @@ const std::vector<JsonValue>& array_of(const JsonValue& v, std::string_view what
   return v.array;
 }
 
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') {
-    return c - '0';
-  }
-  if (c >= 'a' && c <= 'f') {
-    return c - 'a' + 10;
-  }
-  if (c >= 'A' && c <= 'F') {
-    return c - 'A' + 10;
-  }
-  return -1;
-}
-
 /// A JSON string, or {"hex": "..."} for bytes that are not UTF-8 (append_json_bytes).
 std::string bytes_of(const JsonValue& v, std::string_view what) {
   if (v.type == JsonValue::Type::string) {
@@ -67,8 +55,8 @@ std::string bytes_of(const JsonValue& v, std::string_view what) {
   std::string out;
   out.reserve(hex->string.size() / 2);
   for (size_t i = 0; i < hex->string.size(); i += 2) {
-    int high = hex_digit(hex->string[i]);
-    int low = hex_digit(hex->string[i + 1]);
+    int high = engine::hex_digit_value(hex->string[i]);
+    int low = engine::hex_digit_value(hex->string[i + 1]);
     if (high < 0 || low < 0) {
       bad(fmt::format("{} has a bad hex digit", what));
     }

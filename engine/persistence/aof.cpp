@@ -57,14 +57,9 @@ bool write_all(int fd, std::string_view bytes) {
 // The base is RDB 10 (Redis 7.0's), which Valkey 8 and every Redis from 7.0 load, so an
 // AOF directory keyshift wrote can go back to any of them; field TTLs need 12.
 RdbWriteOptions base_write_options(Engine& engine) {
-  RdbWriteOptions o;
-  o.version = 10;
-  o.compress = engine.config().rdbcompression;
-  o.checksum = engine.config().rdbchecksum;
-  for (int i = 0; i < engine.db_count(); ++i) {
-    if (engine.db(i).field_expiry_registrations() > 0) {
-      o.version = 12;
-    }
+  RdbWriteOptions o = snapshot_write_options(engine);
+  if (o.version != 12) {
+    o.version = 10;
   }
   return o;
 }

@@ -2149,6 +2149,28 @@ Expected<RdbValue, RdbError> decode_dump_value(uint8_t on_disk, int version, std
   return v;
 }
 
+std::string_view rdb_kind_name(RdbKind kind) {
+  switch (kind) {
+    case RdbKind::string:
+      return "string";
+    case RdbKind::list:
+      return "list";
+    case RdbKind::set:
+      return "set";
+    case RdbKind::zset:
+      return "zset";
+    case RdbKind::hash:
+      return "hash";
+    case RdbKind::stream:
+      return "stream";
+    case RdbKind::module:
+      return "module";
+    case RdbKind::path_hash:
+      return "pathhash";
+  }
+  return "unknown";
+}
+
 RdbKind kind_of_object_type(uint8_t type) {
   using rdb::Type;
   switch (static_cast<Type>(type)) {

@@ -117,6 +117,9 @@ Expected<RdbValue, RdbError> decode_dump_value(uint8_t on_disk, int version, std
 /// returns it) holds; module for the module types and anything unknown.
 RdbKind kind_of_object_type(uint8_t type);
 
+/// The kind's name as TYPE answers ("string", "hash", ...; "module", "pathhash").
+std::string_view rdb_kind_name(RdbKind kind);
+
 /// The module type name (9 characters) of a 64-bit module id; `version` gets its low 10 bits.
 std::string module_type_name(uint64_t module_id, int* version = nullptr);
 

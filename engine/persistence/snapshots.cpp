@@ -19,20 +19,6 @@ namespace {
 // After a failed background save, Valkey waits this long before a rule may try again.
 constexpr int64_t k_retry_after_error_s = 5;
 
-RdbWriteOptions write_options(Engine& engine) {
-  RdbWriteOptions o;
-  o.compress = engine.config().rdbcompression;
-  o.checksum = engine.config().rdbchecksum;
-  // Hash field TTLs exist only from RDB 12 (Redis 7.4's format): keyshift's own snapshot
-  // keeps them rather than refuse to save; `rdb convert` makes Valkey 8 files.
-  for (int i = 0; i < engine.db_count(); ++i) {
-    if (engine.db(i).field_expiry_registrations() > 0) {
-      o.version = 12;
-    }
-  }
-  return o;
-}
-
 }  // namespace
 
 std::vector<std::pair<int64_t, int64_t>> parse_save_rules(const std::string& text) {
@@ -60,7 +46,7 @@ Expected<uint64_t, std::string> Snapshots::save(Engine& engine) {
     return Unexpected{std::string("Background save already in progress")};
   }
   int64_t now_s = engine.clock().now_ms() / 1000;
-  auto stats = save_rdb(engine, path_of(engine), write_options(engine));
+  auto stats = save_rdb(engine, path_of(engine), snapshot_write_options(engine));
   if (!stats) {
     return Unexpected{stats.error()};
   }
@@ -84,7 +70,7 @@ Expected<int, std::string> Snapshots::start_background(Engine& engine) {
   }
   if (pid == 0) {
     // The child has a copy-on-write snapshot of the dataset; it writes and exits at once.
-    auto stats = save_rdb(engine, path_of(engine), write_options(engine));
+    auto stats = save_rdb(engine, path_of(engine), snapshot_write_options(engine));
     ::_exit(stats ? 0 : 1);
   }
   m_child = pid;
@@ -158,6 +144,20 @@ void Snapshots::cron(Engine& engine) {
       return;
     }
   }
+}
+
+RdbWriteOptions snapshot_write_options(Engine& engine) {
+  RdbWriteOptions o;
+  o.compress = engine.config().rdbcompression;
+  o.checksum = engine.config().rdbchecksum;
+  // Hash field TTLs exist only from RDB 12 (Redis 7.4's format): keyshift's own snapshot
+  // keeps them rather than refuse to save; `rdb convert` makes Valkey 8 files.
+  for (int i = 0; i < engine.db_count(); ++i) {
+    if (engine.db(i).field_expiry_registrations() > 0) {
+      o.version = 12;
+    }
+  }
+  return o;
 }
 
 }  // namespace keyshift::engine

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "engine/persistence/rdb_writer.hpp"
 #include "engine/util/expected.hpp"
 
 #include <cstdint>
@@ -11,6 +12,10 @@
 namespace keyshift::engine {
 
 class Engine;
+
+/// How the server's own snapshots are written: rdbcompression and rdbchecksum from the
+/// config, RDB 12 when some hash has field TTLs (else the default version).
+RdbWriteOptions snapshot_write_options(Engine& engine);
 
 /// One engine's RDB snapshots (Valkey's SAVE/BGSAVE state): the change counter, the last
 /// save, the background child, and the `save` rules that start a background save.

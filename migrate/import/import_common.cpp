@@ -52,28 +52,6 @@ bool is_server_source(std::string_view source) {
   return source.find("://") != std::string_view::npos || source.starts_with("unix:");
 }
 
-std::string_view kind_name(engine::RdbKind kind) {
-  switch (kind) {
-    case engine::RdbKind::string:
-      return "string";
-    case engine::RdbKind::list:
-      return "list";
-    case engine::RdbKind::set:
-      return "set";
-    case engine::RdbKind::zset:
-      return "zset";
-    case engine::RdbKind::hash:
-      return "hash";
-    case engine::RdbKind::stream:
-      return "stream";
-    case engine::RdbKind::module:
-      return "module";
-    case engine::RdbKind::path_hash:
-      return "path_hash";
-  }
-  return "unknown";
-}
-
 std::string key_ref(uint64_t db, std::string_view key) {
   return "db" + std::to_string(db) + " " + engine::quote_repr(key);
 }
@@ -164,6 +142,41 @@ std::optional<std::string> CheckpointKeeper::maybe_save(bool force) {
   m_saved_at = now;
   m_saved_keys = m_state.keys_written;
   return save_checkpoint(m_path, m_state);
+}
+
+bool take_checkpoint(const ImportOptions& options, CheckpointKeeper& keeper, ImportReport& report) {
+  auto resume = resume_point(options, keeper.state());
+  if (!resume) {
+    report.error = resume.error();
+    return false;
+  }
+  if (!*resume) {
+    return true;
+  }
+  if ((*resume)->complete) {
+    report.already_complete = true;
+    report.ok = true;
+    report.counts.written = (*resume)->keys_written;
+    return false;
+  }
+  keeper.state() = **resume;
+  report.resumed = true;
+  return true;
+}
+
+bool materialize(engine::RdbKey& key, const engine::CheckedDumpPayload& payload,
+                 std::string& error) {
+  if (!key.deferred) {
+    return true;
+  }
+  auto value = engine::decode_dump_value(payload.type, payload.version, payload.body);
+  if (!value) {
+    error = "key " + key_ref(key.db, key.key) + ": " + value.error().message;
+    return false;
+  }
+  key.value = std::move(*value);
+  key.deferred = false;
+  return true;
 }
 
 engine::Expected<std::optional<ImportCheckpoint>, std::string> resume_point(

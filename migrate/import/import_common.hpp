@@ -2,6 +2,7 @@
 
 #include "engine/engine.hpp"
 #include "engine/persistence/rdb_reader.hpp"
+#include "engine/persistence/rdb_writer.hpp"
 #include "engine/util/clock.hpp"
 #include "engine/util/expected.hpp"
 #include "engine/util/mapped_file.hpp"
@@ -38,7 +39,9 @@ engine::Expected<RdbFile, std::string> open_rdb_file(const std::string& path);
 bool is_server_source(std::string_view source);
 
 /// "string", "hash", ... as TYPE answers.
-std::string_view kind_name(engine::RdbKind kind);
+inline std::string_view kind_name(engine::RdbKind kind) {
+  return engine::rdb_kind_name(kind);
+}
 /// "db0 'key'", for messages.
 std::string key_ref(uint64_t db, std::string_view key);
 /// Counts a verdict other than keep into `report`; true when it blocks the move.
@@ -82,6 +85,13 @@ class CheckpointKeeper {
 /// kind, file identity and target); nothing when there is none. Errors name the file.
 engine::Expected<std::optional<ImportCheckpoint>, std::string> resume_point(
     const ImportOptions& options, const ImportCheckpoint& expected);
+
+/// Loads the checkpoint (resume_point against keeper.state()) into `keeper`; false when the
+/// import ends here: an error, or a checkpoint that says it is complete (report says which).
+bool take_checkpoint(const ImportOptions& options, CheckpointKeeper& keeper, ImportReport& report);
+/// Decodes a key whose value is still a DUMP payload; false with `error` naming the key.
+bool materialize(engine::RdbKey& key, const engine::CheckedDumpPayload& payload,
+                 std::string& error);
 
 /// File source into a live target.
 void import_file_to_live(const ImportOptions& options, KeyRules rules, const RdbFile& file,

@@ -250,20 +250,8 @@ void import_file_to_live(const ImportOptions& options, KeyRules rules, const Rdb
   rules.target_field_ttls = rdb_target_limits(target->server().rdb).field_ttls;
 
   CheckpointKeeper keeper(options.checkpoint, start);
-  auto resume = resume_point(options, start);
-  if (!resume) {
-    report.error = resume.error();
+  if (!take_checkpoint(options, keeper, report)) {
     return;
-  }
-  if (*resume) {
-    if ((*resume)->complete) {
-      report.already_complete = true;
-      report.ok = true;
-      report.counts.written = (*resume)->keys_written;
-      return;
-    }
-    keeper.state() = **resume;
-    report.resumed = true;
   }
   // Any checkpoint means an earlier run may have written keys past it: those are ours to
   // overwrite, and the conflict check already passed then.

@@ -180,13 +180,8 @@ class LiveSink : public ScanSink {
     bool takes_it = payload.version <= redis_numbered_max(m_limits) &&
                     payload.type <= m_limits.max_object_type && key.deferred;
     if (!takes_it) {
-      if (key.deferred) {
-        auto value = engine::decode_dump_value(payload.type, payload.version, payload.body);
-        if (!value) {
-          error = "key " + key_ref(key.db, key.key) + ": " + value.error().message;
-          return false;
-        }
-        key.value = std::move(*value);
+      if (!materialize(key, payload, error)) {
+        return false;
       }
       auto encoded = m_reencoder.payload(std::move(key.value), m_limits.max_rdb_version);
       if (!encoded) {
@@ -237,13 +232,8 @@ class EmbeddedSink : public ScanSink {
 
   bool write(uint64_t db, engine::RdbKey& key, const engine::CheckedDumpPayload& payload,
              std::string_view, std::string& error) override {
-    if (key.deferred) {
-      auto value = engine::decode_dump_value(payload.type, payload.version, payload.body);
-      if (!value) {
-        error = "key " + key_ref(key.db, key.key) + ": " + value.error().message;
-        return false;
-      }
-      key.value = std::move(*value);
+    if (!materialize(key, payload, error)) {
+      return false;
     }
     if (db >= static_cast<uint64_t>(m_engine.db_count())) {
       error = "key " + key_ref(key.db, key.key) + ": database " + std::to_string(db) +
@@ -440,22 +430,10 @@ void import_scan(const ImportOptions& options, KeyRules rules, ImportReport& rep
     rules.target_field_ttls = limits.field_ttls;
     start.target = report.target;
     CheckpointKeeper keeper(options.dry_run ? std::string() : options.checkpoint, start);
-    auto resume = resume_point(options, start);
-    if (!resume) {
-      report.error = resume.error();
+    if (!take_checkpoint(options, keeper, report)) {
       return;
     }
-    bool resuming = false;
-    if (*resume) {
-      if ((*resume)->complete) {
-        report.already_complete = true;
-        report.ok = true;
-        report.counts.written = (*resume)->keys_written;
-        return;
-      }
-      keeper.state() = **resume;
-      resuming = report.resumed = true;
-    }
+    const bool resuming = report.resumed;
     if (options.conflict == ConflictPolicy::fail && !resuming) {
       // Before the first write: every key the scan would write, asked of the target.
       ImportReport names;
