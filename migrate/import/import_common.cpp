@@ -144,6 +144,21 @@ std::optional<std::string> CheckpointKeeper::maybe_save(bool force) {
   return save_checkpoint(m_path, m_state);
 }
 
+std::optional<LiveTarget> open_live_target(const ImportOptions& options, KeyRules& rules,
+                                           ImportReport& report) {
+  auto target = LiveTarget::open(*options.to, options.window);
+  if (!target) {
+    report.error = target.error();
+    return std::nullopt;
+  }
+  RdbTargetLimits limits = rdb_target_limits(target->server().rdb);
+  report.target = target->describe();
+  report.target_server = target->server().name + " " + target->server().version;
+  report.target_rdb_version = limits.max_rdb_version;
+  rules.target_field_ttls = limits.field_ttls;
+  return std::move(*target);
+}
+
 bool take_checkpoint(const ImportOptions& options, CheckpointKeeper& keeper, ImportReport& report) {
   auto resume = resume_point(options, keeper.state());
   if (!resume) {

@@ -8,6 +8,7 @@
 #include "engine/util/mapped_file.hpp"
 #include "migrate/import/checkpoint.hpp"
 #include "migrate/import/import.hpp"
+#include "migrate/import/live_target.hpp"
 #include "migrate/key_rules.hpp"
 #include "migrate/rdb_inspect.hpp"
 
@@ -85,6 +86,11 @@ class CheckpointKeeper {
 /// kind, file identity and target); nothing when there is none. Errors name the file.
 engine::Expected<std::optional<ImportCheckpoint>, std::string> resume_point(
     const ImportOptions& options, const ImportCheckpoint& expected);
+
+/// Opens the live target of `options`, names it in `report` and tells `rules` whether it
+/// stores field TTLs; nothing (report.error set) when it cannot be reached.
+std::optional<LiveTarget> open_live_target(const ImportOptions& options, KeyRules& rules,
+                                           ImportReport& report);
 
 /// Loads the checkpoint (resume_point against keeper.state()) into `keeper`; false when the
 /// import ends here: an error, or a checkpoint that says it is complete (report says which).

@@ -238,16 +238,11 @@ void import_file_to_live(const ImportOptions& options, KeyRules rules, const Rdb
   start.kind = "file";
   start.source_size = file.map.data().size();
   start.source_mtime_us = file.mtime_us;
-  auto target = LiveTarget::open(*options.to, options.window);
+  auto target = open_live_target(options, rules, report);
   if (!target) {
-    report.error = target.error();
     return;
   }
-  report.target = target->describe();
-  report.target_server = target->server().name + " " + target->server().version;
-  report.target_rdb_version = rdb_target_limits(target->server().rdb).max_rdb_version;
   start.target = report.target;
-  rules.target_field_ttls = rdb_target_limits(target->server().rdb).field_ttls;
 
   CheckpointKeeper keeper(options.checkpoint, start);
   if (!take_checkpoint(options, keeper, report)) {

@@ -418,16 +418,10 @@ void import_scan(const ImportOptions& options, KeyRules rules, ImportReport& rep
   start.source = reader->describe();
 
   if (options.to) {
-    auto target = LiveTarget::open(*options.to, options.window);
+    auto target = open_live_target(options, rules, report);
     if (!target) {
-      report.error = target.error();
       return;
     }
-    report.target = target->describe();
-    report.target_server = target->server().name + " " + target->server().version;
-    RdbTargetLimits limits = rdb_target_limits(target->server().rdb);
-    report.target_rdb_version = limits.max_rdb_version;
-    rules.target_field_ttls = limits.field_ttls;
     start.target = report.target;
     CheckpointKeeper keeper(options.dry_run ? std::string() : options.checkpoint, start);
     if (!take_checkpoint(options, keeper, report)) {

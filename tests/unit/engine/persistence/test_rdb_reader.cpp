@@ -46,25 +46,7 @@ class Collect : public RdbVisitor {
 };
 
 std::string_view kind_name(RdbKind k) {
-  switch (k) {
-    case RdbKind::string:
-      return "string";
-    case RdbKind::list:
-      return "list";
-    case RdbKind::set:
-      return "set";
-    case RdbKind::zset:
-      return "zset";
-    case RdbKind::hash:
-      return "hash";
-    case RdbKind::stream:
-      return "stream";
-    case RdbKind::module:
-      return "module";
-    case RdbKind::path_hash:
-      return "pathhash";
-  }
-  return "?";
+  return keyshift::engine::rdb_kind_name(k);
 }
 
 std::string id_text(const keyshift::engine::RdbStreamId& id) {
