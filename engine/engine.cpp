@@ -5,6 +5,7 @@
 #include "engine/commands/hash_family.hpp"
 #include "engine/persistence/snapshots.hpp"
 #include "engine/pubsub.hpp"
+#include "engine/scripting/script_engine.hpp"
 #include "engine/server/config_table.hpp"
 #include "engine/util/strconv.hpp"
 #include "engine/watch.hpp"
@@ -49,6 +50,7 @@ Engine::Engine(EngineConfig config, const Clock& clock)
   m_watches = std::make_unique<WatchTable>(*this);
   m_blocking = std::make_unique<Blocking>(*this);
   m_snapshots = std::make_unique<Snapshots>(m_clock.now_ms() / 1000);
+  m_scripting = std::make_unique<ScriptEngine>(*this);
   m_special.exec = m_registry.find("exec");
   m_special.discard = m_registry.find("discard");
   m_special.multi = m_registry.find("multi");
@@ -142,6 +144,7 @@ void Engine::slowlog_push(const Session& session, std::span<const std::string_vi
 }
 
 Engine::~Engine() {
+  m_scripting.reset();
   m_sessions.clear();
   m_dbs.clear();
 }

@@ -26,6 +26,7 @@ namespace keyshift::engine {
 class Blocking;
 class Snapshots;
 class PubSub;
+class ScriptEngine;
 class WatchTable;
 
 /// Server-wide counters that INFO stats reports.
@@ -196,6 +197,8 @@ class Engine : public KeyspaceEvents {
   Blocking& blocking() { return *m_blocking; }
   /// RDB snapshot state: SAVE/BGSAVE, the change counter, the save rules.
   Snapshots& snapshots() { return *m_snapshots; }
+  /// EVAL scripts and function libraries (the Lua states and their caches).
+  ScriptEngine& scripting() { return *m_scripting; }
   /// Runs `cmd` for `session` once dispatch accepted it (EXEC runs its queue through this,
   /// and a blocked command runs again with `reprocessing`), then counts it as Valkey's
   /// call(): command stats, slow log, MONITOR. A command that blocked is counted when it
@@ -241,6 +244,7 @@ class Engine : public KeyspaceEvents {
   std::unique_ptr<WatchTable> m_watches;
   std::unique_ptr<Blocking> m_blocking;
   std::unique_ptr<Snapshots> m_snapshots;
+  std::unique_ptr<ScriptEngine> m_scripting;
   // Commands dispatch treats specially (MULTI queueing, subscribed-mode rules).
   struct SpecialCommands {
     Command* exec = nullptr;
