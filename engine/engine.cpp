@@ -102,6 +102,7 @@ void Engine::refresh_settings() {
   while (m_slowlog.size() > m_slowlog_max_len) {
     m_slowlog.pop_back();
   }
+  m_scripting->set_busy_threshold_ms(number("busy-reply-threshold", 5000));
 }
 
 void Engine::reset_stats() {
@@ -333,6 +334,8 @@ void Engine::execute(Session& session, std::span<const std::string_view> argv) {
   if (argv.empty()) {
     return;
   }
+  // A busy script's command is still running when other clients are served: its time stays.
+  int64_t outer_time_ms = m_keyspace.command_time_ms;
   m_keyspace.command_time_ms = m_batch_time_ms != 0 ? m_batch_time_ms : m_clock.now_ms();
   // CLIENT REPLY OFF/SKIP: the reply is produced and then dropped, as Valkey refuses to
   // queue it; CLIENT REPLY ON's own OK survives because it clears both flags first (also
@@ -358,7 +361,7 @@ void Engine::execute(Session& session, std::span<const std::string_view> argv) {
   // As Valkey's processCommand: clients blocked on keys this command made ready are served
   // right after it (after the whole transaction for EXEC).
   handle_blocked_clients();
-  m_keyspace.command_time_ms = 0;
+  m_keyspace.command_time_ms = outer_time_ms;
 }
 
 void Engine::dispatch(Session& session, std::span<const std::string_view> argv) {
@@ -415,6 +418,10 @@ void Engine::dispatch(Session& session, std::span<const std::string_view> argv) 
   if ((spec.arity > 0 && spec.arity != argc) || argc < -spec.arity) {
     reject(session, cmd, "ERR wrong number of arguments for '" + cmd->full_name + "' command",
            argv);
+    return;
+  }
+  if (m_scripting->busy() && (spec.flags & k_cmd_allow_busy) == 0) {
+    reject(session, cmd, m_scripting->busy_error(), argv);
     return;
   }
   if ((spec.flags & k_cmd_protected) != 0) {

@@ -2,6 +2,8 @@
 // libraries of engine/scripting/.
 #include "engine/commands/context.hpp"
 #include "engine/commands/families.hpp"
+#include "engine/persistence/rdb_reader.hpp"
+#include "engine/persistence/rdb_writer.hpp"
 #include "engine/scripting/script_engine.hpp"
 #include "engine/util/glob.hpp"
 
@@ -59,7 +61,12 @@ void cmd_function_flush(CmdContext& ctx) {
 }
 
 void cmd_function_kill(CmdContext& ctx) {
-  ctx.reply().error("NOTBUSY No scripts in execution right now.");
+  std::string error = ctx.engine().scripting().kill(false);
+  if (!error.empty()) {
+    ctx.reply().error(error);
+    return;
+  }
+  ctx.reply().ok();
 }
 
 void cmd_function_stats(CmdContext& ctx) {
@@ -154,6 +161,89 @@ void cmd_function_list(CmdContext& ctx) {
   r.end_array(mark, n);
 }
 
+void cmd_function_dump(CmdContext& ctx) {
+  std::vector<std::string> codes;
+  for (const auto& [name, lib] : ctx.engine().scripting().libraries()) {
+    codes.push_back(lib.code);
+  }
+  ctx.reply().bulk(functions_dump_payload(codes, ctx.engine().config().rdbcompression));
+}
+
+// Collects the FUNCTION2 records of a FUNCTION RESTORE payload.
+class FunctionRecords : public RdbVisitor {
+ public:
+  void on_function(std::string_view code) override { codes.emplace_back(code); }
+  bool on_key(RdbKey& key) override {
+    (void)key;
+    has_key = true;
+    return false;
+  }
+  std::vector<std::string> codes;
+  bool has_key = false;
+};
+
+void cmd_function_restore(CmdContext& ctx) {
+  enum class Policy { append, replace, flush } policy = Policy::append;
+  if (ctx.argc() > 4) {
+    ctx.reply().error(errors::k_syntax);
+    return;
+  }
+  if (ctx.argc() == 4) {
+    if (iequals(ctx.arg(3), "flush")) {
+      policy = Policy::flush;
+    } else if (iequals(ctx.arg(3), "replace")) {
+      policy = Policy::replace;
+    } else if (iequals(ctx.arg(3), "append")) {
+      policy = Policy::append;
+    } else {
+      ctx.reply().error(
+          "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.");
+      return;
+    }
+  }
+  std::string_view payload = ctx.arg(2);
+  auto checked = check_dump_payload(payload);
+  if (!checked) {
+    ctx.reply().error("ERR DUMP payload version or checksum are wrong");
+    return;
+  }
+  // The records read as an RDB file would: a header, the records, EOF and no checksum.
+  std::string file = "REDIS0011";
+  file.append(payload.substr(0, payload.size() - 10));
+  file.push_back(static_cast<char>(0xFF));
+  file.append(8, '\0');
+  FunctionRecords records;
+  RdbReadOptions read;
+  read.verify_checksum = false;
+  auto summary = read_rdb(file, records, read);
+  if (!summary || records.has_key) {
+    ctx.reply().error(records.has_key ? "ERR given type is not a function"
+                                      : "ERR can not read data type");
+    return;
+  }
+  ScriptEngine& scripts = ctx.engine().scripting();
+  std::vector<std::string> before;
+  for (const auto& [name, lib] : scripts.libraries()) {
+    before.push_back(lib.code);
+  }
+  if (policy == Policy::flush) {
+    scripts.flush_functions();
+  }
+  for (const std::string& code : records.codes) {
+    std::string error;
+    if (!scripts.load_library(code, policy == Policy::replace, error)) {
+      // All or nothing: the libraries from before the command come back.
+      scripts.flush_functions();
+      for (const std::string& old : before) {
+        scripts.load_library(old, true, error);
+      }
+      ctx.reply().error(error);
+      return;
+    }
+  }
+  ctx.reply().ok();
+}
+
 void cmd_function_help(CmdContext& ctx) {
   reply_help(ctx, {
                       "LOAD [REPLACE] <FUNCTION CODE>",
@@ -215,6 +305,7 @@ constexpr CommandSpec k_function_commands[] = {
     {"function", -2, 0, 0, 0, 0, nullptr, "@slow"},
     {"function|delete", 3, k_cmd_write | k_cmd_noscript, 0, 0, 0, cmd_function_delete,
      "@write @slow @scripting"},
+    {"function|dump", 2, k_cmd_noscript, 0, 0, 0, cmd_function_dump, "@slow @scripting"},
     {"function|flush", -2, k_cmd_write | k_cmd_noscript, 0, 0, 0, cmd_function_flush,
      "@write @slow @scripting"},
     {"function|help", 2, k_cmd_loading | k_cmd_stale, 0, 0, 0, cmd_function_help,
@@ -224,6 +315,8 @@ constexpr CommandSpec k_function_commands[] = {
     {"function|list", -2, k_cmd_noscript, 0, 0, 0, cmd_function_list, "@slow @scripting"},
     {"function|load", -3, k_cmd_write | k_cmd_denyoom | k_cmd_noscript, 0, 0, 0, cmd_function_load,
      "@write @slow @scripting"},
+    {"function|restore", -3, k_cmd_write | k_cmd_denyoom | k_cmd_noscript, 0, 0, 0,
+     cmd_function_restore, "@write @slow @scripting"},
     {"function|stats", 2, k_cmd_noscript | k_cmd_allow_busy, 0, 0, 0, cmd_function_stats,
      "@slow @scripting"},
 };

@@ -58,9 +58,12 @@ void cmd_script_flush(CmdContext& ctx) {
 }
 
 void cmd_script_kill(CmdContext& ctx) {
-  // A script runs to its end before the server reads another command, so none is ever busy
-  // when SCRIPT KILL arrives.
-  ctx.reply().error("NOTBUSY No scripts in execution right now.");
+  std::string error = ctx.engine().scripting().kill(true);
+  if (!error.empty()) {
+    ctx.reply().error(error);
+    return;
+  }
+  ctx.reply().ok();
 }
 
 void cmd_script_debug(CmdContext& ctx) {

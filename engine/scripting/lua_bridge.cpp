@@ -426,6 +426,18 @@ void write_reply(lua_State* lua, ReplyBuilder& out, int script_resp) {
   lua_pop(lua, 1);
 }
 
+bool round_trip_reply(std::string_view reply, int client_resp, int script_resp, std::string& out) {
+  lua_State* lua = luaL_newstate();
+  size_t pos = 0;
+  bool ok = push_reply(lua, reply, pos);
+  if (ok) {
+    ReplyBuilder rb(out, client_resp);
+    write_reply(lua, rb, script_resp);
+  }
+  lua_close(lua);
+  return ok;
+}
+
 std::string number_argument(double value) {
   // Valkey's double2ll only trusts the cast within +-LLONG_MAX/2.
   constexpr double k_half = static_cast<double>(INT64_MAX / 2);

@@ -29,6 +29,11 @@ void push_error_table(lua_State* lua, std::string_view error);
 /// without counting it again.
 void write_reply(lua_State* lua, ReplyBuilder& out, int script_resp);
 
+/// Reads `reply` into a fresh Lua state and writes it back as a script returning it would,
+/// for a client speaking `client_resp` and a script that chose `script_resp`; false when
+/// `reply` is not one whole reply. (The conversions' round trip, for tests and fuzzing.)
+bool round_trip_reply(std::string_view reply, int client_resp, int script_resp, std::string& out);
+
 /// A Lua number as a command argument, as Valkey formats it: an integer when the double is
 /// one that fits in 64 bits, otherwise the shortest round-trip text (fpconv_dtoa).
 std::string number_argument(double value);

@@ -28,6 +28,9 @@ struct ScriptEngine::RunContext {
   bool allow_oom = false;
   bool write_dirty = false;
   bool oom_at_start = false;
+  bool timed_out = false;
+  bool killed = false;
+  int64_t start_us = 0;
   int resp = 2;
 };
 
@@ -186,6 +189,11 @@ int script_pcall(lua_State* lua) {
     lua_insert(lua, 1);
   }
   return lua_gettop(lua);
+}
+
+void count_hook(lua_State* lua, lua_Debug* ar) {
+  (void)ar;
+  owner(lua)->on_hook(lua);
 }
 
 int api_call(lua_State* lua) {
@@ -605,6 +613,67 @@ uint64_t ScriptEngine::functions_memory() const {
   return static_cast<uint64_t>(lua_gc(m_functions_lua, LUA_GCCOUNT, 0)) * 1024;
 }
 
+bool ScriptEngine::busy() const {
+  return m_run != nullptr && m_run->timed_out;
+}
+
+std::string_view ScriptEngine::busy_error() const {
+  return m_run != nullptr && !m_run->eval_mode
+             ? "BUSY Valkey is busy running a script. You can only call FUNCTION KILL or SHUTDOWN "
+               "NOSAVE."
+             : "BUSY Valkey is busy running a script. You can only call SCRIPT KILL or SHUTDOWN "
+               "NOSAVE.";
+}
+
+std::string ScriptEngine::kill(bool eval) {
+  if (m_run == nullptr) {
+    return "NOTBUSY No scripts in execution right now.";
+  }
+  if (m_run->write_dirty) {
+    return "UNKILLABLE Sorry the script already executed write commands against the dataset. You "
+           "can either wait the script termination or kill the server in a hard way using the "
+           "SHUTDOWN NOSAVE command.";
+  }
+  if (eval != m_run->eval_mode) {
+    // SCRIPT KILL does not stop a function, nor FUNCTION KILL an EVAL script.
+    return std::string(busy_error());
+  }
+  m_run->killed = true;
+  return "";
+}
+
+void ScriptEngine::on_hook(lua_State* lua) {
+  if (m_run == nullptr) {
+    return;
+  }
+  if (!m_run->timed_out) {
+    int64_t elapsed_ms = (m_engine.clock().monotonic_us() - m_run->start_us) / 1000;
+    if (elapsed_ms < m_busy_threshold_ms) {
+      return;
+    }
+    m_run->timed_out = true;
+    if (m_log_sink) {
+      m_log_sink(3, "Slow script detected: still in execution after " + std::to_string(elapsed_ms) +
+                        " milliseconds. You can try killing the script using the " +
+                        (m_run->eval_mode ? "SCRIPT KILL" : "FUNCTION KILL") +
+                        " command. Script name is: " + m_run->funcname + ".");
+    }
+  }
+  Session& caller = *m_run->caller;
+  if (caller.host() != nullptr) {
+    caller.host()->serve_while_busy(caller);
+  }
+  if (m_run->killed || m_engine.shutdown_requested()) {
+    if (m_log_sink) {
+      m_log_sink(2, "Lua script killed by user with SCRIPT KILL.");
+    }
+    // Every line from now on raises again, so a pcall in the script cannot swallow it.
+    lua_sethook(lua, count_hook, LUA_MASKLINE, 0);
+    m_run->killed = true;
+    raise(lua, "Script killed by user with SCRIPT KILL...");
+  }
+}
+
 bool ScriptEngine::script_exists(std::string_view sha) const {
   return m_scripts.find(to_lower(sha)) != m_scripts.end();
 }
@@ -737,9 +806,16 @@ void ScriptEngine::run_function(CmdContext& ctx, lua_State* lua, RunContext& run
   m_session->resp = 2;
   run.resp = 2;
   run.eval_mode = eval_mode;
+  run.start_us = m_engine.clock().monotonic_us();
+  if (m_busy_threshold_ms > 0) {
+    lua_sethook(lua, count_hook, LUA_MASKCOUNT, 100000);
+  }
   m_run = &run;
   int err = eval_mode ? lua_pcall(lua, 0, 1, -2) : lua_pcall(lua, 2, 1, -4);
   m_run = nullptr;
+  if (m_busy_threshold_ms > 0 || run.killed) {
+    lua_sethook(lua, nullptr, 0, 0);
+  }
   static thread_local int gc_count = 0;
   if (++gc_count == k_gc_period) {
     lua_gc(lua, LUA_GCSTEP, k_gc_period);

@@ -76,6 +76,17 @@ class ScriptEngine {
   uint64_t functions_memory() const;
   /// True while a script or function runs.
   bool running() const { return m_run != nullptr; }
+  /// True while a script runs past busy-reply-threshold: other clients get BUSY.
+  bool busy() const;
+  /// The BUSY reply for commands sent while busy (names SCRIPT KILL or FUNCTION KILL).
+  std::string_view busy_error() const;
+  /// SCRIPT KILL (`eval`) or FUNCTION KILL: empty when the running script will stop, else
+  /// the error reply (NOTBUSY, UNKILLABLE, or BUSY naming the other KILL).
+  std::string kill(bool eval);
+  /// busy-reply-threshold (lua-time-limit) in ms; 0 never times a script out.
+  void set_busy_threshold_ms(int64_t ms) { m_busy_threshold_ms = ms; }
+  /// Called by the Lua count hook while a script runs.
+  void on_hook(lua_State* lua);
 
   /// FUNCTION LOAD [REPLACE]: the library name, or false with the error text.
   bool load_library(std::string_view code, bool replace, std::string& name_or_error);
@@ -130,6 +141,7 @@ class ScriptEngine {
   RunContext* m_run = nullptr;
   std::function<void(int, std::string_view)> m_log_sink;
   uint64_t m_rand_state = 0;
+  int64_t m_busy_threshold_ms = 5000;
 };
 
 /// Parses a `#!lua flags=...` first line of an EVAL script (Valkey's evalExtractShebangFlags):
