@@ -7,6 +7,7 @@
 #include "engine/persistence/aof.hpp"
 #include "engine/persistence/snapshots.hpp"
 #include "engine/pubsub.hpp"
+#include "engine/scripting/script_engine.hpp"
 #include "engine/server/config_table.hpp"
 #include "engine/util/strconv.hpp"
 #include "engine/watch.hpp"
@@ -52,6 +53,7 @@ Engine::Engine(EngineConfig config, const Clock& clock)
   m_blocking = std::make_unique<Blocking>(*this);
   m_snapshots = std::make_unique<Snapshots>(m_clock.now_ms() / 1000);
   m_aof = std::make_unique<Aof>(*this);
+  m_scripting = std::make_unique<ScriptEngine>(*this);
   m_special.exec = m_registry.find("exec");
   m_special.discard = m_registry.find("discard");
   m_special.multi = m_registry.find("multi");
@@ -103,6 +105,7 @@ void Engine::refresh_settings() {
   while (m_slowlog.size() > m_slowlog_max_len) {
     m_slowlog.pop_back();
   }
+  m_scripting->set_busy_threshold_ms(number("busy-reply-threshold", 5000));
 }
 
 void Engine::reset_stats() {
@@ -147,6 +150,7 @@ void Engine::slowlog_push(const Session& session, std::span<const std::string_vi
 Engine::~Engine() {
   m_aof.reset();
   m_sinks.clear();
+  m_scripting.reset();
   m_sessions.clear();
   m_dbs.clear();
 }
@@ -379,6 +383,8 @@ void Engine::execute(Session& session, std::span<const std::string_view> argv) {
   if (argv.empty()) {
     return;
   }
+  // A busy script's command is still running when other clients are served: its time stays.
+  int64_t outer_time_ms = m_keyspace.command_time_ms;
   m_keyspace.command_time_ms = m_batch_time_ms != 0 ? m_batch_time_ms : m_clock.now_ms();
   // CLIENT REPLY OFF/SKIP: the reply is produced and then dropped, as Valkey refuses to
   // queue it; CLIENT REPLY ON's own OK survives because it clears both flags first (also
@@ -404,7 +410,7 @@ void Engine::execute(Session& session, std::span<const std::string_view> argv) {
   // As Valkey's processCommand: clients blocked on keys this command made ready are served
   // right after it (after the whole transaction for EXEC).
   handle_blocked_clients();
-  m_keyspace.command_time_ms = 0;
+  m_keyspace.command_time_ms = outer_time_ms;
 }
 
 void Engine::dispatch(Session& session, std::span<const std::string_view> argv) {
@@ -461,6 +467,10 @@ void Engine::dispatch(Session& session, std::span<const std::string_view> argv) 
   if ((spec.arity > 0 && spec.arity != argc) || argc < -spec.arity) {
     reject(session, cmd, "ERR wrong number of arguments for '" + cmd->full_name + "' command",
            argv);
+    return;
+  }
+  if (m_scripting->busy() && (spec.flags & k_cmd_allow_busy) == 0) {
+    reject(session, cmd, m_scripting->busy_error(), argv);
     return;
   }
   if ((spec.flags & k_cmd_protected) != 0) {

@@ -28,6 +28,7 @@ class Aof;
 class Blocking;
 class Snapshots;
 class PubSub;
+class ScriptEngine;
 class WatchTable;
 
 /// Server-wide counters that INFO stats reports.
@@ -214,6 +215,8 @@ class Engine : public KeyspaceEvents {
   /// Propagates `argv` in `db` as a unit of its own now (deletions of expired and evicted
   /// keys).
   void propagate_now(int db, std::vector<std::string> argv);
+  /// EVAL scripts and function libraries (the Lua states and their caches).
+  ScriptEngine& scripting() { return *m_scripting; }
   /// Runs `cmd` for `session` once dispatch accepted it (EXEC runs its queue through this,
   /// and a blocked command runs again with `reprocessing`), then counts it as Valkey's
   /// call(): command stats, slow log, MONITOR. A command that blocked is counted when it
@@ -266,6 +269,7 @@ class Engine : public KeyspaceEvents {
   uint64_t m_propagation_offset = 0;
   int m_call_depth = 0;
   bool m_force_propagation = false;  // FLUSHALL/FLUSHDB/SWAPDB propagate even with no change
+  std::unique_ptr<ScriptEngine> m_scripting;
   // Commands dispatch treats specially (MULTI queueing, subscribed-mode rules).
   struct SpecialCommands {
     Command* exec = nullptr;

@@ -24,6 +24,11 @@ class SessionHost {
   /// `session` was unblocked (its blocking command has replied): the host goes on with the
   /// commands it stopped reading while the session was blocked.
   virtual void resume(Session& session) { (void)session; }
+  /// A script of `caller` has run past busy-reply-threshold: the host serves its other
+  /// clients once (new connections, commands, replies) without reading `caller`, so they get
+  /// BUSY replies and may send SCRIPT KILL or SHUTDOWN NOSAVE (Valkey's
+  /// processEventsWhileBlocked).
+  virtual void serve_while_busy(Session& caller) { (void)caller; }
 };
 
 /// Flags of a session, as CLIENT LIST shows some of them.

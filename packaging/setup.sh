@@ -20,7 +20,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
 build_deps=(g++ cmake ninja-build pkg-config libcli11-dev libfmt-dev libtomlplusplus-dev
-            doctest-dev libmimalloc-dev)
+            doctest-dev libmimalloc-dev liblua5.1-0-dev lua-cjson-dev)
 # chromium renders the HTML report of `keyshift bench compare` in a test (headless); ruby
 # checks rewritten Rails files (ruby -c).
 test_deps=(redis-server redis-tools python3 python3-redis clang-format procps clang

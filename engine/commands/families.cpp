@@ -29,6 +29,7 @@ void register_all_families(CommandRegistry& registry) {
   register_migrate_family(registry);
   register_cluster_family(registry);
   register_hyperloglog_family(registry);
+  register_function_family(registry);
 }
 
 }  // namespace keyshift::engine

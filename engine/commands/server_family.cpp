@@ -5,6 +5,7 @@
 #include "engine/commands/info.hpp"
 #include "engine/persistence/aof.hpp"
 #include "engine/persistence/snapshots.hpp"
+#include "engine/scripting/script_engine.hpp"
 #include "engine/server/config_rewrite.hpp"
 #include "engine/server/config_table.hpp"
 #include "engine/util/strconv.hpp"
@@ -183,6 +184,11 @@ void cmd_shutdown(CmdContext& ctx) {
   }
   if (abort) {
     ctx.reply().error(errors::k_no_shutdown_in_progress);
+    return;
+  }
+  // During a busy script only SHUTDOWN NOSAVE goes through (the script is then killed).
+  if (ctx.engine().scripting().busy() && !nosave) {
+    ctx.reply().error(ctx.engine().scripting().busy_error());
     return;
   }
   (void)now;  // no replicas to wait for: NOW changes nothing

@@ -9,6 +9,7 @@
 #include "engine/keyspace/string_value.hpp"
 #include "engine/keyspace/zset_value.hpp"
 #include "engine/persistence/rdb_format.hpp"
+#include "engine/scripting/script_engine.hpp"
 
 #include <algorithm>
 #include <condition_variable>
@@ -866,6 +867,15 @@ Expected<RdbLoadStats, RdbError> load_rdb(Engine& engine, std::string_view file,
   }
   if (!summary) {
     return Unexpected{summary.error()};
+  }
+  // The libraries join the engine's (replacing same-named ones, as DEBUG RELOAD reloads
+  // what it saved); a library that does not load fails the load, as in Valkey.
+  for (size_t i = 0; i < functions.size(); ++i) {
+    std::string error;
+    if (!engine.scripting().load_library(functions[i], true, error)) {
+      return Unexpected{
+          RdbError{0, "function library " + std::to_string(i + 1) + " does not load: " + error}};
+    }
   }
   stats.summary = *summary;
   stats.functions = std::move(functions);

@@ -11,6 +11,7 @@
 #include "engine/keyspace/string_value.hpp"
 #include "engine/keyspace/zset_value.hpp"
 #include "engine/persistence/crc64.hpp"
+#include "engine/scripting/script_engine.hpp"
 #include "engine/util/atomic_file.hpp"
 #include "engine/util/double_format.hpp"
 
@@ -397,6 +398,18 @@ std::string dump_payload_of_encoded(uint8_t type, std::string_view encoded, int 
   return out;
 }
 
+std::string functions_dump_payload(std::span<const std::string> codes, bool compress) {
+  std::string out;
+  Encoder enc(out, compress);
+  for (const std::string& code : codes) {
+    enc.byte(static_cast<uint8_t>(rdb::Opcode::function2));
+    enc.string(code);
+  }
+  enc.le(static_cast<uint64_t>(rdb::k_default_write_version), 2);
+  enc.le(crc64(0, out), 8);
+  return out;
+}
+
 bool dump_version_readable(int version) {
   // Valkey 8.0.1's verifyDumpPayload only refuses versions above its own (11), 0 included;
   // keyshift reads Redis 7.4's 12 and Valkey 9's own numbering as well, and nothing between.
@@ -469,6 +482,10 @@ Expected<RdbWriteStats, std::string> save_rdb(
   for (const std::string& code : options.functions) {
     enc.byte(static_cast<uint8_t>(rdb::Opcode::function2));
     enc.string(code);
+  }
+  for (const auto& [name, lib] : engine.scripting().libraries()) {
+    enc.byte(static_cast<uint8_t>(rdb::Opcode::function2));
+    enc.string(lib.code);
   }
   RdbWriteStats stats;
   int64_t now = engine.clock().now_ms();

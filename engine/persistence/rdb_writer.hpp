@@ -5,6 +5,7 @@
 #include "engine/util/expected.hpp"
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -53,6 +54,10 @@ struct CheckedDumpPayload {
   int version = 0;        // the 2-byte RDB version of the footer
   std::string_view body;  // every byte after the type, the footer included (as Valkey reads)
 };
+
+/// FUNCTION DUMP's payload: a FUNCTION2 record per library code, the RDB version and the
+/// CRC64, as Valkey writes it (`compress`: rdbcompression).
+std::string functions_dump_payload(std::span<const std::string> codes, bool compress);
 
 /// Whether RESTORE takes a payload of RDB `version`: 0-12 and Valkey 9's 80-81; any other
 /// version gets Valkey's "DUMP payload version or checksum are wrong".

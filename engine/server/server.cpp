@@ -3,6 +3,7 @@
 #include "engine/persistence/aof.hpp"
 #include "engine/persistence/snapshots.hpp"
 #include "engine/resp/reply_builder.hpp"
+#include "engine/scripting/script_engine.hpp"
 #include "engine/util/net_address.hpp"
 #include "engine/util/strconv.hpp"
 
@@ -90,9 +91,13 @@ struct Server::Connection {
   bool resumed = false;  // queued in m_resumed
 };
 
-Server::Server(Engine& engine, Logger& log) : m_engine(engine), m_log(log) {}
+Server::Server(Engine& engine, Logger& log) : m_engine(engine), m_log(log) {
+  m_engine.scripting().set_log_sink(
+      [&log](int level, std::string_view line) { log.log(static_cast<LogLevel>(level), line); });
+}
 
 Server::~Server() {
+  m_engine.scripting().set_log_sink(nullptr);
   for (auto& c : m_by_fd) {
     if (c) {
       m_engine.close_session(*c->session);
@@ -357,8 +362,11 @@ void Server::process_input(Connection& c) {
     }
     size_t consumed = c.parser.consumed();
     if (status == RequestParser::Status::ready) {
-      c.parser.args(base, m_argv);
-      m_engine.execute(s, m_argv);
+      // While a busy script runs, its command's arguments live in m_argv.
+      std::vector<std::string_view> busy_argv;
+      std::vector<std::string_view>& argv = m_serving_busy ? busy_argv : m_argv;
+      c.parser.args(base, argv);
+      m_engine.execute(s, argv);
       if (s.out.size() > Session::k_reply_buffer_bytes) {
         wake(s);  // a pipeline of big replies is held to the output limit as it grows
       }
@@ -406,6 +414,57 @@ void Server::resume(Session& session) {
     c->resumed = true;
     m_resumed.push_back(c);
   }
+}
+
+void Server::serve_while_busy(Session& caller) {
+  if (m_serving_busy) {
+    return;
+  }
+  m_serving_busy = true;
+  epoll_event events[k_max_events];
+  int n = epoll_wait(m_epoll, events, k_max_events, 0);
+  for (int i = 0; i < n; ++i) {
+    int fd = events[i].data.fd;
+    // Signals and stop requests stay pending (level-triggered) for the main loop.
+    if (fd == m_signal_fd || fd == m_event_fd) {
+      continue;
+    }
+    if (fd == m_unix_fd) {
+      accept_from(fd, true);
+      continue;
+    }
+    if (std::find(m_tcp_fds.begin(), m_tcp_fds.end(), fd) != m_tcp_fds.end()) {
+      accept_from(fd, false);
+      continue;
+    }
+    if (static_cast<size_t>(fd) >= m_by_fd.size()) {
+      continue;
+    }
+    Connection* c = m_by_fd[static_cast<size_t>(fd)].get();
+    if (c == nullptr || c->closing || c->session == &caller) {
+      continue;
+    }
+    if ((events[i].events & EPOLLOUT) != 0) {
+      wake(*c->session);
+    }
+    if ((events[i].events & EPOLLIN) != 0) {
+      handle_readable(*c);
+    }
+  }
+  // Replies go out now, but not the caller's: its connection waits for the script.
+  std::vector<Connection*> later;
+  for (Connection* c : m_pending) {
+    if (c->session == &caller) {
+      later.push_back(c);
+      continue;
+    }
+    c->pending = false;
+    if (!c->closing && (c->session->has(k_session_close_asap) || !flush(*c))) {
+      close_connection(*c);
+    }
+  }
+  m_pending = std::move(later);
+  m_serving_busy = false;
 }
 
 void Server::update_interest(Connection& c, bool want_write) {

@@ -34,6 +34,7 @@ class Server final : public SessionHost {
   void wake(Session& session) override;
   void request_shutdown() override;
   void resume(Session& session) override;
+  void serve_while_busy(Session& caller) override;
 
  private:
   struct Connection;
@@ -63,6 +64,7 @@ class Server final : public SessionHost {
   bool m_stopping = false;
   int64_t m_next_cron_us = 0;
   std::vector<std::string_view> m_argv;  // reused per command
+  bool m_serving_busy = false;           // inside serve_while_busy: the busy command holds m_argv
 };
 
 }  // namespace keyshift::engine
