@@ -163,7 +163,9 @@ engine::RdbKey key_of(const JsonValue& line) {
   const JsonValue& type = member(line, "type");
   const JsonValue& value = member(line, "value");
   engine::RdbValue& v = k.value;
-  std::string_view name = type.type == JsonValue::Type::string ? type.string : "";
+  // Both arms must be views: `cond ? std::string : ""` makes a temporary string.
+  std::string_view name =
+      type.type == JsonValue::Type::string ? std::string_view(type.string) : std::string_view();
   if (name == "string") {
     v.kind = RdbKind::string;
     v.str = bytes_of(value, "value");
