@@ -430,7 +430,9 @@ void import_scan(const ImportOptions& options, KeyRules rules, ImportReport& rep
     const bool resuming = report.resumed;
     if (options.conflict == ConflictPolicy::fail && !resuming) {
       // Before the first write: every key the scan would write, asked of the target.
-      ImportReport names;
+      // --type needs the value: the check asks about every name the other rules keep.
+      KeyRules by_name = rules;
+      by_name.types.clear();
       for (uint64_t db : dbs) {
         std::string number = std::to_string(db);
         if (auto selected = reader->call({"SELECT", number}); !selected) {
@@ -451,9 +453,6 @@ void import_scan(const ImportOptions& options, KeyRules rules, ImportReport& rep
             key.key = std::move(k);
             key.deferred = true;
             KeyEffects effects;
-            // --type needs the value: the check asks about every name the other rules keep.
-            KeyRules by_name = rules;
-            by_name.types.clear();
             if (apply_key_rules(by_name, key, options.now_ms, effects) == KeyVerdict::keep) {
               wanted[effects.target_db].push_back(std::move(key.key));
             }
