@@ -11,5 +11,6 @@ void add_rewrite(CLI::App& app);
 void add_bench(CLI::App& app);
 void add_import(CLI::App& app);
 void add_verify(CLI::App& app);
+void add_kb(CLI::App& app);
 
 }  // namespace keyshift::cli
