@@ -3,8 +3,12 @@
 // 2 error).
 #include "cli/subcommands.hpp"
 #include "cli/user_error.hpp"
+#include "compat/kb/knowledge_base.hpp"
+#include "compat/monitor/monitor_log.hpp"
+#include "compat/verify/clients.hpp"
 #include "compat/verify/side.hpp"
 #include "compat/verify/verify.hpp"
+#include "engine/util/atomic_file.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
@@ -130,6 +134,66 @@ void run_verify(const VerifyCliOptions& opts) {
   }
 }
 
+struct ClientsCliOptions {
+  std::vector<std::string> inputs;
+  std::string target = "valkey-8.0";
+  std::string source;
+  std::string format = "text";
+  std::string out;
+};
+
+compat::kb::ProfileId profile_or_fail(const std::string& flag, const std::string& name) {
+  auto id = compat::kb::find_profile(name);
+  if (!id) {
+    throw UserError(fmt::format("keyshift: verify clients: {} {}: unknown server line (see "
+                                "keyshift kb profiles)",
+                                flag, name),
+                    2);
+  }
+  return *id;
+}
+
+void run_clients(const ClientsCliOptions& opts) {
+  compat::kb::ProfileId target = profile_or_fail("--target", opts.target);
+  bool source_given = !opts.source.empty();
+  compat::kb::ProfileId source =
+      profile_or_fail("--source", source_given ? opts.source : "redis-7.0");
+  compat::ClientsAnalyzer analyzer(source, target, source_given);
+  for (const std::string& input : opts.inputs) {
+    if (compat::kb::find_profile(input) || input.find("://") != std::string::npos) {
+      throw UserError(fmt::format("keyshift: verify clients: {}: expected a MONITOR log file (or "
+                                  "- for standard input); live sampling is not supported yet",
+                                  input),
+                      2);
+    }
+    auto read = compat::read_monitor_file(input, [&](const compat::MonitorEntry& e) {
+      analyzer.add(e);
+      return true;
+    });
+    if (!read) {
+      throw UserError("keyshift: verify clients: " + read.error(), 2);
+    }
+    analyzer.add_input(input);
+  }
+  compat::ClientsReport report = analyzer.report("MONITOR log");
+  std::string text = opts.format == "json"       ? compat::render_clients_json(report)
+                     : opts.format == "markdown" ? compat::render_clients_markdown(report)
+                     : opts.format == "html"     ? compat::render_clients_html(report)
+                     : opts.format == "junit"    ? compat::render_clients_junit(report)
+                                                 : compat::render_clients_text(report);
+  if (opts.out.empty() || opts.out == "-") {
+    std::fputs(text.c_str(), stdout);
+    std::fflush(stdout);
+  } else {
+    if (auto failed = engine::write_file_atomically(opts.out, text)) {
+      throw UserError("keyshift: verify clients: " + failed->message(), 2);
+    }
+  }
+  if (!report.all_ok()) {
+    throw UserError("", 1);  // the report said it
+  }
+}
+
 }  // namespace
 
 void add_verify(CLI::App& app) {
@@ -141,9 +205,12 @@ void add_verify(CLI::App& app) {
       "                       [--rounds N] [--pause MS] [--db N] [--match PATTERN]\n"
       "                       [--digest] [--dump] [--format text|json]\n"
       "                       [--max-differences N]\n"
+      "  keyshift verify clients MONITOR-LOG... [--target LINE] [--source LINE]\n"
+      "                       [--format text|markdown|json|html|junit] [--out FILE]\n"
       "SOURCE and TARGET are server URLs (redis://[user:password@]host:port[/db],\n"
       "unix:///path/to.sock) or files (an RDB file, or JSON Lines from keyshift rdb dump).\n"
-      "Exit status: 0 equal, 1 differences, 2 error. See man keyshift-verify.\n");
+      "Exit status: 0 equal (all ok), 1 differences (something missing or different), 2 error.\n"
+      "See man keyshift-verify.\n");
   auto opts = std::make_shared<VerifyCliOptions>();
   CLI::App* data = verify->add_subcommand("data", "Compare keys, types, TTLs and values");
   data->add_option("source", opts->source, "Server URL or file to compare from")->required();
@@ -180,6 +247,22 @@ void add_verify(CLI::App& app) {
                  "Show progress on stderr even when it is not a terminal");
   data->add_flag("--no-progress", opts->no_progress, "Never show progress");
   data->callback([opts]() { run_verify(*opts); });
+
+  auto copts = std::make_shared<ClientsCliOptions>();
+  CLI::App* clients = verify->add_subcommand(
+      "clients", "What the clients use, and whether the target server line has it");
+  clients
+      ->add_option("input", copts->inputs,
+                   "MONITOR log files (redis-cli monitor output; - for stdin)")
+      ->required();
+  clients->add_option("--target", copts->target,
+                      "Server line to judge against, e.g. valkey-8.0 (default valkey-8.0)");
+  clients->add_option("--source", copts->source,
+                      "Server line the clients use now (default redis-7.0)");
+  clients->add_option("--format", copts->format, "Report format: text, markdown, json, html, junit")
+      ->check(CLI::IsMember({"text", "markdown", "json", "html", "junit"}));
+  clients->add_option("--out", copts->out, "Write the report to this file (atomically)");
+  clients->callback([copts]() { run_clients(*copts); });
 }
 
 }  // namespace keyshift::cli

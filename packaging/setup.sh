@@ -22,9 +22,9 @@ cd "$root"
 build_deps=(g++ cmake ninja-build pkg-config libcli11-dev libfmt-dev libtomlplusplus-dev
             doctest-dev libmimalloc-dev liblua5.1-0-dev lua-cjson-dev)
 # chromium renders the HTML report of `keyshift bench compare` in a test (headless); ruby
-# checks rewritten Rails files (ruby -c).
+# checks rewritten Rails files (ruby -c); python3-junitparser reads verify clients' JUnit XML.
 test_deps=(redis-server redis-tools python3 python3-redis clang-format procps clang
-           libclang-rt-14-dev nginx php-cli ansible chromium ruby)
+           libclang-rt-14-dev nginx php-cli ansible chromium ruby python3-junitparser)
 
 want=("${build_deps[@]}")
 [ "$mode" = test ] && want+=("${test_deps[@]}")

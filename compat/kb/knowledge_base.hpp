@@ -78,7 +78,16 @@ bool has_argument(const KbCommand& command, std::string_view token);
 std::string_view argument_since(const KbCommand& command, std::string_view token);
 
 /// What a behaviour note is about.
-enum class NoteTopic : uint8_t { info, hello, error_text, config_default, rdb, module, command };
+enum class NoteTopic : uint8_t {
+  info,
+  hello,
+  error_text,
+  config_default,
+  rdb,
+  module,
+  command,
+  configuration,  ///< a command that works only where the configuration allows it
+};
 
 /// A behaviour a command table cannot hold, with where it is documented.
 struct KbNote {
@@ -87,6 +96,9 @@ struct KbNote {
   std::string_view applies;  ///< profiles it applies to, e.g. "valkey-8.0+"; see applies_to()
   std::string_view text;
   std::string_view source;
+  /// The commands a client sees it through ("info", "hello"); empty when no single command
+  /// shows it.
+  std::string_view commands = {};
 };
 
 /// Every behaviour note.
