@@ -204,6 +204,10 @@ std::string render_import_text(const ImportReport& r) {
     out += fmt::format("  cluster {}: {} primaries, keys per node: {}\n", side, list.size(), text);
   };
   nodes("source", r.cluster.source_nodes);
+  if (r.cluster.slots_reread > 0) {
+    out += fmt::format("  {} slot(s) changed owner during the scan and were read again there\n",
+                       r.cluster.slots_reread);
+  }
   nodes("target", r.cluster.target_nodes);
   if (r.cluster.target) {
     out += fmt::format(
@@ -302,8 +306,10 @@ std::string render_import_json(const ImportReport& r) {
     j += ",\"source_nodes\":";
     nodes(r.cluster.source_nodes);
     j += fmt::format(
-        ",\"redirects\":{{\"moved\":{},\"ask\":{}}},\"retries\":{},\"map_refreshes\":{}}}",
-        r.cluster.moved, r.cluster.ask, r.cluster.retries, r.cluster.refreshes);
+        ",\"redirects\":{{\"moved\":{},\"ask\":{}}},\"retries\":{},\"map_refreshes\":{},"
+        "\"slots_reread\":{}}}",
+        r.cluster.moved, r.cluster.ask, r.cluster.retries, r.cluster.refreshes,
+        r.cluster.slots_reread);
   } else {
     j += "null";
   }

@@ -106,6 +106,8 @@ struct ImportClusterCounts {
   uint64_t ask = 0;        ///< ASK redirects followed (ASKING, then the key, once)
   uint64_t retries = 0;    ///< TRYAGAIN / CLUSTERDOWN answers backed off and retried
   uint64_t refreshes = 0;  ///< slot map reads after the first
+  /// A cluster source: slots that changed owner during the scan, read again from the new one.
+  uint64_t slots_reread = 0;
 };
 
 /// What an import did, or why it stopped.

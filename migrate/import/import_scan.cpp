@@ -60,6 +60,7 @@ struct ScannedKey {
   std::string payload;  // empty: gone before DUMP read it
   int64_t expire_ms = -1;
   bool moved_away = false;  // a cluster node answered MOVED/ASK: the slot left it meanwhile
+  std::string redirect;     // that answer
 };
 
 /// The source connection and its reads.
@@ -130,6 +131,7 @@ class ScanReader {
         }
         if (reply->is_error && engine::parse_redirect(reply->error_text)) {
           s.moved_away = true;
+          s.redirect = std::string(reply->error_text);
           s.payload.clear();
           continue;
         }
@@ -240,7 +242,11 @@ class EmbeddedSink : public ScanSink {
  public:
   EmbeddedSink(engine::Engine& engine, const RdbTargetLimits& limits, ImportReport& report,
                int64_t now_ms)
-      : m_engine(engine), m_limits(limits), m_report(report), m_now_ms(now_ms) {}
+      : m_engine(engine),
+        m_limits(limits),
+        m_report(report),
+        m_now_ms(now_ms),
+        m_read_twice_ok(report.cluster.source) {}
 
   bool write(uint64_t db, engine::RdbKey& key, const engine::CheckedDumpPayload& payload,
              std::string_view, std::string& error) override {
@@ -254,8 +260,14 @@ class EmbeddedSink : public ScanSink {
     }
     engine::Db& target = m_engine.db(static_cast<int>(db));
     if (target.exists(key.key)) {
-      error = "key " + key_ref(key.db, key.key) + " was read twice or two databases map onto one";
-      return false;
+      if (!m_read_twice_ok || db != key.db) {
+        error = "key " + key_ref(key.db, key.key) + " was read twice or two databases map onto one";
+        return false;
+      }
+      // A cluster source listed it twice (its slot moved between two scanned nodes): the
+      // later read wins.
+      target.remove(key.key);
+      --m_report.counts.written;
     }
     auto kind = key.value.kind;
     auto spec = engine::build_engine_value(m_engine, std::move(key.value), m_now_ms);
@@ -281,6 +293,7 @@ class EmbeddedSink : public ScanSink {
   RdbTargetLimits m_limits;
   ImportReport& m_report;
   int64_t m_now_ms;
+  bool m_read_twice_ok;
 };
 
 /// True for payload types that are hashes with field TTLs.
@@ -299,8 +312,118 @@ struct ScanSession {
   std::string node;  // a cluster primary's "host:port"; empty for a single server
   std::vector<uint64_t> dbs;
   uint64_t keys_read = 0;
-  uint64_t moved_away = 0;
+  uint64_t moved_away = 0;        // keys whose slot left the node and could not be read elsewhere
+  engine::RespEndpoint endpoint;  // the node's (credentials for the nodes redirects name)
 };
+
+/// Reads a key whose slot moved away from the node scanned, from the node the redirect
+/// names (after ASKING for ASK). A key read twice this way (once here, once by that node's
+/// own scan) is written twice: cluster sources write with REPLACE for that reason.
+void reread_moved(ScanSession& session, ScannedKey& s, bool pexpiretime, int64_t now_ms) {
+  auto redirect = engine::parse_redirect(s.redirect);
+  if (!redirect) {
+    return;
+  }
+  engine::ClusterNode node{"", redirect->host.empty() ? session.endpoint.host : redirect->host,
+                           redirect->port};
+  auto there = engine::RespConnection::connect(engine::node_endpoint(session.endpoint, node));
+  if (!there) {
+    return;
+  }
+  std::vector<std::vector<std::string>> commands;
+  if (redirect->ask) {
+    commands.push_back({"ASKING"});
+  }
+  commands.push_back({"DUMP", s.key});
+  if (redirect->ask) {
+    commands.push_back({"ASKING"});
+  }
+  commands.push_back({pexpiretime ? "PEXPIRETIME" : "PTTL", s.key});
+  auto replies = there->pipeline(commands);
+  if (!replies) {
+    return;
+  }
+  const engine::RespValue& dump = (*replies)[redirect->ask ? 1 : 0];
+  const engine::RespValue& ttl = replies->back();
+  if (dump.is_error() || ttl.is_error()) {
+    return;
+  }
+  s.moved_away = false;
+  if (dump.type != engine::RespValue::Type::bulk || ttl.integer == -2) {
+    return;  // gone: counted as vanished
+  }
+  s.payload = dump.str;
+  if (ttl.integer >= 0) {
+    s.expire_ms = pexpiretime ? ttl.integer : now_ms + ttl.integer;
+  }
+}
+
+/// Judges and writes keys read from `session` (database `db`); false with report.error set
+/// to stop.
+bool take_keys(ScanSession& session, uint64_t db, std::vector<ScannedKey>& keys, ScanSink& sink,
+               const ImportOptions& options, const KeyRules& rules, bool pexpiretime,
+               ImportReport& report) {
+  std::string error;
+  for (ScannedKey& s : keys) {
+    ++report.counts.read;
+    ++session.keys_read;
+    if (s.moved_away) {
+      reread_moved(session, s, pexpiretime, options.now_ms);
+    }
+    if (s.payload.empty()) {
+      ++report.counts.vanished;
+      session.moved_away += s.moved_away ? 1 : 0;
+      continue;
+    }
+    auto checked = engine::check_dump_payload(s.payload);
+    if (!checked) {
+      report.error =
+          "key " + key_ref(db, s.key) + ": the source's DUMP payload: " + checked.error();
+      return false;
+    }
+    int type = engine::rdb::object_type_for_version(checked->type, checked->version);
+    if (type < 0) {
+      report.error = "key " + key_ref(db, s.key) + ": type " + std::to_string(checked->type) +
+                     " of RDB " + std::to_string(checked->version) + " is unknown";
+      return false;
+    }
+    engine::RdbKey key;
+    key.db = db;
+    key.key = std::move(s.key);
+    key.expire_ms = s.expire_ms;
+    key.value.kind = engine::kind_of_object_type(static_cast<uint8_t>(type));
+    key.value.rdb_type = static_cast<uint8_t>(type);
+    key.deferred = true;
+    if (has_field_ttls(type) && !rules.target_field_ttls) {
+      auto value = engine::decode_dump_value(checked->type, checked->version, checked->body);
+      if (!value) {
+        report.error = "key " + key_ref(db, key.key) + ": " + value.error().message;
+        return false;
+      }
+      key.value = std::move(*value);
+      key.deferred = false;
+    }
+    KeyEffects effects;
+    KeyVerdict verdict = apply_key_rules(rules, key, options.now_ms, effects);
+    if (verdict != KeyVerdict::keep) {
+      if (count_verdict(verdict, key, report)) {
+        report.error = "cannot import: " + report.blocked_reason;
+        return false;
+      }
+      continue;
+    }
+    count_effects(effects, report.counts);
+    if (options.dry_run) {
+      ++report.counts.written;
+      continue;
+    }
+    if (!sink.write(effects.target_db, key, *checked, s.payload, error)) {
+      report.error = error;
+      return false;
+    }
+  }
+  return true;
+}
 
 /// Reads every database of `session` into `sink`, from `checkpoint`'s positions.
 bool scan_into(ScanSession& session, ScanSink& sink, const ImportOptions& options,
@@ -339,60 +462,8 @@ bool scan_into(ScanSession& session, ScanSink& sink, const ImportOptions& option
         report.error = keys.error();
         return false;
       }
-      for (ScannedKey& s : *keys) {
-        ++report.counts.read;
-        ++session.keys_read;
-        if (s.payload.empty()) {
-          ++report.counts.vanished;
-          session.moved_away += s.moved_away ? 1 : 0;
-          continue;
-        }
-        auto checked = engine::check_dump_payload(s.payload);
-        if (!checked) {
-          report.error =
-              "key " + key_ref(db, s.key) + ": the source's DUMP payload: " + checked.error();
-          return false;
-        }
-        int type = engine::rdb::object_type_for_version(checked->type, checked->version);
-        if (type < 0) {
-          report.error = "key " + key_ref(db, s.key) + ": type " + std::to_string(checked->type) +
-                         " of RDB " + std::to_string(checked->version) + " is unknown";
-          return false;
-        }
-        engine::RdbKey key;
-        key.db = db;
-        key.key = std::move(s.key);
-        key.expire_ms = s.expire_ms;
-        key.value.kind = engine::kind_of_object_type(static_cast<uint8_t>(type));
-        key.value.rdb_type = static_cast<uint8_t>(type);
-        key.deferred = true;
-        if (has_field_ttls(type) && !rules.target_field_ttls) {
-          auto value = engine::decode_dump_value(checked->type, checked->version, checked->body);
-          if (!value) {
-            report.error = "key " + key_ref(db, key.key) + ": " + value.error().message;
-            return false;
-          }
-          key.value = std::move(*value);
-          key.deferred = false;
-        }
-        KeyEffects effects;
-        KeyVerdict verdict = apply_key_rules(rules, key, options.now_ms, effects);
-        if (verdict != KeyVerdict::keep) {
-          if (count_verdict(verdict, key, report)) {
-            report.error = "cannot import: " + report.blocked_reason;
-            return false;
-          }
-          continue;
-        }
-        count_effects(effects, report.counts);
-        if (options.dry_run) {
-          ++report.counts.written;
-          continue;
-        }
-        if (!sink.write(effects.target_db, key, *checked, s.payload, error)) {
-          report.error = error;
-          return false;
-        }
+      if (!take_keys(session, db, *keys, sink, options, rules, pexpiretime, report)) {
+        return false;
       }
       if (!sink.settle(error)) {
         report.error = error;
@@ -418,7 +489,8 @@ bool scan_into(ScanSession& session, ScanSink& sink, const ImportOptions& option
 /// Opens the source's scans: the server itself, or, when it is a cluster node, one scan per
 /// primary (from CLUSTER SHARDS, SLOTS or NODES), each of database 0.
 bool open_sessions(const ImportOptions& options, std::vector<ScanSession>& sessions,
-                   bool& pexpiretime, std::map<uint64_t, uint64_t>& dbs, ImportReport& report) {
+                   bool& pexpiretime, std::map<uint64_t, uint64_t>& dbs,
+                   std::optional<engine::ClusterMap>& start_map, ImportReport& report) {
   auto endpoint = engine::parse_redis_url(options.source);
   if (!endpoint) {
     report.error = endpoint.error();
@@ -454,6 +526,7 @@ bool open_sessions(const ImportOptions& options, std::vector<ScanSession>& sessi
       labels.push_back(n.address());
     }
     report.cluster.source = true;
+    start_map = std::move(*map);
   } else {
     nodes.push_back(*endpoint);
     labels.emplace_back();
@@ -470,7 +543,7 @@ bool open_sessions(const ImportOptions& options, std::vector<ScanSession>& sessi
       return false;
     }
     std::map<uint64_t, uint64_t> here = databases_of("\n" + keyspace->str);
-    ScanSession session{std::move(*reader), labels[i], {}, 0, 0};
+    ScanSession session{std::move(*reader), labels[i], {}, 0, 0, nodes[i]};
     for (const auto& [db, keys] : here) {
       session.dbs.push_back(db);
       dbs[db] += keys;
@@ -539,17 +612,130 @@ bool check_scan_conflicts(std::vector<ScanSession>& sessions, RestoreTarget& tar
   return true;
 }
 
+/// The owner's address of every slot of `map` ("" when unserved).
+std::vector<std::string> slot_owners(const engine::ClusterMap& map) {
+  std::vector<std::string> owners(engine::k_cluster_slots);
+  for (uint32_t slot = 0; slot < engine::k_cluster_slots; ++slot) {
+    int o = map.owner(static_cast<uint16_t>(slot));
+    if (o >= 0) {
+      owners[slot] = map.primaries()[static_cast<size_t>(o)].address();
+    }
+  }
+  return owners;
+}
+
+/// A cluster source whose slots moved while it was scanned (resharding): the keys of every
+/// slot that changed owner are read again from the new owner (CLUSTER GETKEYSINSLOT), since
+/// keys moved onto a node after its scan passed them were seen by no scan. Keys read twice
+/// are written twice (REPLACE). A migration still under way at the end is reported.
+bool reread_moved_slots(const ImportOptions& options, const engine::ClusterMap& start_map,
+                        std::vector<ScanSession>& sessions, ScanSink& sink, const KeyRules& rules,
+                        bool pexpiretime, ImportReport& report) {
+  auto endpoint = engine::parse_redis_url(options.source);
+  if (!endpoint) {
+    report.error = endpoint.error();
+    return false;
+  }
+  auto probe = engine::RespConnection::connect(*endpoint);
+  if (!probe) {
+    report.error = probe.error();
+    return false;
+  }
+  auto now_map = engine::read_cluster_map(*probe);
+  if (!now_map) {
+    report.error = now_map.error();
+    return false;
+  }
+  std::vector<std::string> before = slot_owners(start_map);
+  std::vector<std::string> after = slot_owners(*now_map);
+  std::string error;
+  for (uint32_t slot = 0; slot < engine::k_cluster_slots; ++slot) {
+    if (after[slot].empty() || after[slot] == before[slot]) {
+      continue;
+    }
+    auto session = std::find_if(sessions.begin(), sessions.end(),
+                                [&](const ScanSession& x) { return x.node == after[slot]; });
+    if (session == sessions.end()) {
+      int o = now_map->owner(static_cast<uint16_t>(slot));
+      engine::RespEndpoint ep =
+          engine::node_endpoint(*endpoint, now_map->primaries()[static_cast<size_t>(o)]);
+      auto reader = ScanReader::open(ep, options.scan_count);
+      if (!reader) {
+        report.error = reader.error();
+        return false;
+      }
+      sessions.push_back(ScanSession{std::move(*reader), after[slot], {0}, 0, 0, ep});
+      session = sessions.end() - 1;
+    }
+    std::string number = std::to_string(slot);
+    if (auto selected = session->reader.call({"SELECT", "0"}); !selected) {
+      report.error = selected.error();
+      return false;
+    }
+    auto count = session->reader.call({"CLUSTER", "COUNTKEYSINSLOT", number});
+    if (!count) {
+      report.error = count.error();
+      return false;
+    }
+    ++report.cluster.slots_reread;
+    if (count->integer <= 0) {
+      continue;
+    }
+    std::string n = std::to_string(count->integer);
+    auto listed = session->reader.call({"CLUSTER", "GETKEYSINSLOT", number, n});
+    if (!listed) {
+      report.error = listed.error();
+      return false;
+    }
+    std::vector<std::string> names;
+    for (engine::RespValue& k : listed->elements) {
+      names.push_back(std::move(k.str));
+    }
+    for (size_t at = 0; at < names.size(); at += options.scan_count) {
+      std::vector<std::string> chunk(
+          std::make_move_iterator(names.begin() + static_cast<std::ptrdiff_t>(at)),
+          std::make_move_iterator(names.begin() + static_cast<std::ptrdiff_t>(std::min(
+                                                      names.size(), at + options.scan_count))));
+      auto keys = session->reader.dump(chunk, options.now_ms, pexpiretime);
+      if (!keys) {
+        report.error = keys.error();
+        return false;
+      }
+      if (!take_keys(*session, 0, *keys, sink, options, rules, pexpiretime, report)) {
+        return false;
+      }
+      if (!sink.settle(error)) {
+        report.error = error;
+        return false;
+      }
+    }
+  }
+  auto nodes = probe->call({"CLUSTER", "NODES"});
+  if (nodes && !nodes->is_error() &&
+      (nodes->str.find("->-") != std::string::npos ||
+       nodes->str.find("-<-") != std::string::npos)) {
+    report.warnings.emplace_back(
+        "a slot migration was under way when the scan ended: keys it moved may be missing in "
+        "the target; run the import again with --conflict replace once it is done, or compare "
+        "with keyshift verify data");
+  }
+  return true;
+}
+
 /// Every session into `sink`; the per-node counts and the keys that left a node mid-scan
 /// go into the report.
 bool scan_sessions(std::vector<ScanSession>& sessions, ScanSink& sink, const ImportOptions& options,
                    const KeyRules& rules, bool pexpiretime, CheckpointKeeper& keeper,
-                   ImportReport& report) {
+                   const std::optional<engine::ClusterMap>& start_map, ImportReport& report) {
   bool ok = true;
   for (ScanSession& session : sessions) {
     if (!scan_into(session, sink, options, rules, pexpiretime, keeper, report)) {
       ok = false;
       break;
     }
+  }
+  if (ok && start_map) {
+    ok = reread_moved_slots(options, *start_map, sessions, sink, rules, pexpiretime, report);
   }
   uint64_t moved_away = 0;
   for (ScanSession& session : sessions) {
@@ -561,8 +747,8 @@ bool scan_sessions(std::vector<ScanSession>& sessions, ScanSink& sink, const Imp
   if (moved_away > 0) {
     report.warnings.push_back(std::to_string(moved_away) +
                               " key(s) were in slots that moved to another node while the scan "
-                              "ran and were not read (counted as vanished): import again with "
-                              "--conflict skip, or compare with keyshift verify data");
+                              "ran and could not be read there (counted as vanished): compare "
+                              "with keyshift verify data");
   }
   return ok;
 }
@@ -574,7 +760,8 @@ void import_scan(const ImportOptions& options, KeyRules rules, ImportReport& rep
   std::vector<ScanSession> sessions;
   bool pexpiretime = false;
   std::map<uint64_t, uint64_t> source_dbs;
-  if (!open_sessions(options, sessions, pexpiretime, source_dbs, report)) {
+  std::optional<engine::ClusterMap> start_map;
+  if (!open_sessions(options, sessions, pexpiretime, source_dbs, start_map, report)) {
     return;
   }
 
@@ -618,9 +805,14 @@ void import_scan(const ImportOptions& options, KeyRules rules, ImportReport& rep
         ++report.counts.conflicts_skipped;
       }
     });
-    LiveSink sink(*target, options.conflict == ConflictPolicy::replace || resuming, report,
-                  options.now_ms);
-    bool done = scan_sessions(sessions, sink, options, rules, pexpiretime, keeper, report);
+    // A cluster source may list a key twice (its slot moved from one node to another while
+    // both were scanned): the later read wins. The conflict check passed, so REPLACE can only
+    // overwrite what this import wrote.
+    bool replace = options.conflict == ConflictPolicy::replace || resuming ||
+                   (report.cluster.source && options.conflict == ConflictPolicy::fail);
+    LiveSink sink(*target, replace, report, options.now_ms);
+    bool done =
+        scan_sessions(sessions, sink, options, rules, pexpiretime, keeper, start_map, report);
     report.bytes_sent = target->bytes_sent();
     note_cluster_stats(*target, report);
     if (!done) {
@@ -656,7 +848,8 @@ void import_scan(const ImportOptions& options, KeyRules rules, ImportReport& rep
   auto engine = std::make_unique<engine::Engine>(config, clock);
   EmbeddedSink sink(*engine, limits, report, options.now_ms);
   CheckpointKeeper no_checkpoint("", start);
-  if (!scan_sessions(sessions, sink, options, rules, pexpiretime, no_checkpoint, report)) {
+  if (!scan_sessions(sessions, sink, options, rules, pexpiretime, no_checkpoint, start_map,
+                     report)) {
     return;
   }
   if (!options.dry_run) {
