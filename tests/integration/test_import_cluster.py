@@ -428,6 +428,53 @@ def a_slot_moved_while_the_import_runs_makes_ask_and_moved_happen_and_the_data_a
     eq(v["keys_compared"], int(src.cli("DBSIZE")))
 
 
+def rejected_restores(c):
+    """RESTOREs the cluster's nodes refused before running them (redirects, CLUSTERDOWN)."""
+    total = 0
+    for n in c.nodes:
+        for line in n.cli("INFO", "commandstats").splitlines():
+            if line.startswith("cmdstat_restore:"):
+                for field in line.split(":", 1)[1].split(","):
+                    name, _, value = field.partition("=")
+                    if name == "rejected_calls":
+                        total += int(value)
+    return total
+
+
+@test
+def a_cluster_that_goes_down_during_the_import_is_waited_for_and_the_data_arrives(h):
+    src = single(h, "down-source")
+    fill(src, 20000, tag_share=4, tag="down")
+    path = saved_rdb(h, src, "down.rdb")
+    c = cluster(h)
+    slot = int(c.nodes[0].cli("CLUSTER", "KEYSLOT", "{down}"))
+    p = subprocess.Popen([keyshift_bin(), "import", path, "--to", c.url(), "--no-checkpoint",
+                          "--window", "4", "--format", "json"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while p.poll() is None and c.dbsize() < 2000 and time.monotonic() < deadline:
+        time.sleep(0.005)
+    p.send_signal(signal.SIGSTOP)
+    owner = c.owner(slot)
+    rejected = rejected_restores(c)
+    # The owner gives the slot up: the cluster no longer covers every slot and answers
+    # CLUSTERDOWN until it is served again.
+    owner.cli("CLUSTER", "DELSLOTS", slot)
+    while "cluster_state:fail" not in owner.cli("CLUSTER", "INFO") and \
+            time.monotonic() < deadline:
+        time.sleep(0.01)
+    p.send_signal(signal.SIGCONT)
+    while rejected_restores(c) == rejected and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    owner.cli("CLUSTER", "ADDSLOTS", slot)
+    c.wait_ok()
+    out, err = p.communicate(timeout=300)
+    eq(p.returncode, 0, out.decode() + err.decode())
+    doc = json.loads(out)
+    ok(doc["cluster"]["retries"] > 0, doc["cluster"])
+    keys_equal(src, c)
+
+
 @test
 def an_import_into_the_cluster_killed_with_9_and_rerun_ends_equal(h):
     src = single(h, "kill-source")
