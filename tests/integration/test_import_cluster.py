@@ -278,6 +278,11 @@ def a_generated_file_goes_to_the_owning_primaries_without_one_redirect(h):
     eq(cc["redirects"], {"moved": 0, "ask": 0}, "redirects")
     keys_equal(src, c)
     eq(verify(path, c.url())["keys_compared"], doc["keys"]["written"])
+    # import --verify compares the file with the cluster it wrote
+    again = import_json(path, "--to", c.url(), "--no-checkpoint", "--conflict", "replace",
+                        "--verify")
+    ok(again["verify"]["ran"] and again["verify"]["equal"], again["verify"])
+    eq(again["verify"]["keys_compared"], doc["keys"]["written"])
 
 
 @test
