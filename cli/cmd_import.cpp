@@ -38,6 +38,7 @@ struct ImportFlags {
   std::string format = "text";
   bool progress = false;
   bool verify = false;
+  bool cluster = false;
 };
 
 int64_t wall_ms() {
@@ -147,6 +148,7 @@ void run_import(const ImportFlags& f) {
     options.checkpoint = f.checkpoint;
   }
   options.verify = f.verify;
+  options.cluster = f.cluster;
   options.window = f.window;
   options.scan_count = f.scan_count;
   options.now_ms = wall_ms();
@@ -189,6 +191,9 @@ void add_import(CLI::App& app) {
   cmd->add_option("--to", flags->to,
                   "Write into this live server (redis://... or unix://...); without it the "
                   "dataset is saved as DIR/DBFILENAME for --target");
+  cmd->add_flag("--cluster", flags->cluster,
+                "The --to server is a node of a cluster: keys go to the primary owning their "
+                "slot (also found from INFO cluster without this flag)");
   cmd->add_option("--dir", flags->dir,
                   "Where the data file is written (no --to), and the default checkpoint's "
                   "directory");

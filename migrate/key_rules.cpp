@@ -112,12 +112,16 @@ KeyVerdict apply_key_rules(const KeyRules& rules, engine::RdbKey& key, int64_t n
       break;
     }
   }
-  effects.target_db = rules.unmapped_db.value_or(key.db);
-  if (auto it = rules.db_map.find(key.db); it != rules.db_map.end()) {
-    effects.target_db = it->second;
-  }
+  effects.target_db = target_db_of(rules, key.db);
   effects.moved = effects.target_db != key.db;
   return KeyVerdict::keep;
+}
+
+uint64_t target_db_of(const KeyRules& rules, uint64_t db) {
+  if (auto it = rules.db_map.find(db); it != rules.db_map.end()) {
+    return it->second;
+  }
+  return rules.unmapped_db.value_or(db);
 }
 
 std::optional<PrefixRule> parse_prefix_rule(std::string_view text) {

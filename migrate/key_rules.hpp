@@ -73,6 +73,10 @@ struct KeyEffects {
 KeyVerdict apply_key_rules(const KeyRules& rules, engine::RdbKey& key, int64_t now_ms,
                            KeyEffects& effects);
 
+/// The target database of keys from source database `db` (--db-map, then the target URL's
+/// database, else the same number).
+uint64_t target_db_of(const KeyRules& rules, uint64_t db);
+
 /// True when `key` passes match / exclude (the name-only part of the rules).
 bool key_selected(const KeyRules& rules, std::string_view key);
 

@@ -1,8 +1,10 @@
 #include "compat/verify/side.hpp"
 
 #include "compat/dump/jsonl_reader.hpp"
+#include "compat/verify/cluster_side.hpp"
 #include "engine/engine.hpp"
 #include "engine/persistence/rdb_load.hpp"
+#include "engine/resp/cluster_map.hpp"
 #include "engine/resp/request_writer.hpp"
 #include "engine/resp/server_url.hpp"
 #include "engine/util/mapped_file.hpp"
@@ -215,6 +217,27 @@ Expected<std::unique_ptr<VerifySide>, std::string> open_verify_side(const std::s
     auto endpoint = engine::parse_redis_url(spec);
     if (!endpoint) {
       return Unexpected{fmt::format("{}: {}", spec, endpoint.error())};
+    }
+    {
+      // A cluster node stands for its cluster: every primary is listed and read.
+      auto probe = engine::RespConnection::connect(*endpoint);
+      if (!probe) {
+        return Unexpected{probe.error()};
+      }
+      auto cluster = engine::is_cluster_node(*probe);
+      if (!cluster) {
+        return Unexpected{cluster.error()};
+      }
+      if (*cluster) {
+        if (endpoint->db != 0) {
+          return Unexpected{fmt::format("{}: a cluster has only database 0", spec)};
+        }
+        auto side = ClusterSide::connect(*endpoint);
+        if (!side) {
+          return Unexpected{side.error()};
+        }
+        return std::unique_ptr<VerifySide>(std::move(*side));
+      }
     }
     auto side = ServerSide::connect(*endpoint);
     if (!side) {

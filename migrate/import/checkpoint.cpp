@@ -55,7 +55,12 @@ std::string render_checkpoint(const ImportCheckpoint& c) {
   j += ",\"scans\":[";
   for (size_t i = 0; i < c.scans.size(); ++i) {
     j += (i == 0 ? "" : ",");
-    j += "{\"db\":" + std::to_string(c.scans[i].db) + ",\"cursor\":";
+    j += "{\"db\":" + std::to_string(c.scans[i].db);
+    if (!c.scans[i].node.empty()) {
+      j += ",\"node\":";
+      compat::append_json_string(j, c.scans[i].node);
+    }
+    j += ",\"cursor\":";
     compat::append_json_string(j, c.scans[i].cursor);
     j += std::string(",\"done\":") + (c.scans[i].done ? "true" : "false") + "}";
   }
@@ -135,6 +140,13 @@ engine::Expected<ImportCheckpoint, std::string> parse_checkpoint(std::string_vie
     pos.db = *db;
     pos.cursor = (*cursor)->string;
     pos.done = (*done)->boolean;
+    if (const JsonValue* node = s.find("node"); node != nullptr) {
+      if (node->type != JsonValue::Type::string) {
+        return engine::Unexpected{
+            std::string("checkpoint: a scan position's node is not a string")};
+      }
+      pos.node = node->string;
+    }
     c.scans.push_back(std::move(pos));
   }
   return c;

@@ -21,6 +21,8 @@ struct ScanPosition {
   uint64_t db = 0;
   std::string cursor = "0";  ///< the next SCAN cursor; "0" after the last batch
   bool done = false;
+  /// A cluster source: the primary ("host:port") this cursor belongs to; empty otherwise.
+  std::string node;
 };
 
 /// An import's progress.

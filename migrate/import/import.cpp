@@ -193,6 +193,28 @@ std::string render_import_text(const ImportReport& r) {
   line(c.vanished, "key(s) deleted or expired at the source while the scan ran");
   line(c.reencoded, "value(s) re-encoded for the target's RDB version");
   line(c.resumed_past, "key(s) already written by the interrupted run (resumed)");
+  auto nodes = [&out](std::string_view side, const auto& list) {
+    if (list.empty()) {
+      return;
+    }
+    std::string text;
+    for (const auto& [node, keys] : list) {
+      text += fmt::format("{}{} {}", text.empty() ? "" : ", ", node, keys);
+    }
+    out += fmt::format("  cluster {}: {} primaries, keys per node: {}\n", side, list.size(), text);
+  };
+  nodes("source", r.cluster.source_nodes);
+  if (r.cluster.slots_reread > 0) {
+    out += fmt::format("  {} slot(s) changed owner during the scan and were read again there\n",
+                       r.cluster.slots_reread);
+  }
+  nodes("target", r.cluster.target_nodes);
+  if (r.cluster.target) {
+    out += fmt::format(
+        "  redirects followed: {} MOVED, {} ASK; {} TRYAGAIN/CLUSTERDOWN retries; slot map read "
+        "again {} time(s)\n",
+        r.cluster.moved, r.cluster.ask, r.cluster.retries, r.cluster.refreshes);
+  }
   for (const std::string& w : r.warnings) {
     out += "  warning: " + w + "\n";
   }
@@ -265,6 +287,32 @@ std::string render_import_json(const ImportReport& r) {
   j += r.resumed ? "true" : "false";
   j += ",\"already_complete\":";
   j += r.already_complete ? "true" : "false";
+  j += ",\"cluster\":";
+  if (r.cluster.target || r.cluster.source) {
+    auto nodes = [&j](const auto& list) {
+      j += "[";
+      bool first_node = true;
+      for (const auto& [node, keys] : list) {
+        j += first_node ? "{\"node\":" : ",{\"node\":";
+        first_node = false;
+        compat::append_json_string(j, node);
+        j += ",\"keys\":" + std::to_string(keys) + "}";
+      }
+      j += "]";
+    };
+    j += fmt::format("{{\"target\":{},\"source\":{},\"target_nodes\":", r.cluster.target,
+                     r.cluster.source);
+    nodes(r.cluster.target_nodes);
+    j += ",\"source_nodes\":";
+    nodes(r.cluster.source_nodes);
+    j += fmt::format(
+        ",\"redirects\":{{\"moved\":{},\"ask\":{}}},\"retries\":{},\"map_refreshes\":{},"
+        "\"slots_reread\":{}}}",
+        r.cluster.moved, r.cluster.ask, r.cluster.retries, r.cluster.refreshes,
+        r.cluster.slots_reread);
+  } else {
+    j += "null";
+  }
   j += ",\"verify\":";
   if (r.verify.ran || !r.verify.error.empty() || !r.verify.skipped.empty()) {
     j += fmt::format(

@@ -58,6 +58,8 @@ struct ImportOptions {
   std::function<void(const ImportProgress&)> progress;
   /// Compare source and target with `verify data` once the import is done.
   bool verify = false;
+  /// The live target is a cluster (--cluster); also found from INFO cluster without it.
+  bool cluster = false;
 };
 
 /// What `--verify` found.
@@ -92,6 +94,22 @@ struct ImportCounts {
   uint64_t reencoded = 0;        ///< values rebuilt for the target's RDB version
 };
 
+/// What a cluster on either side saw: keys per primary and the redirects followed.
+struct ImportClusterCounts {
+  bool target = false;  ///< the target was a cluster
+  bool source = false;  ///< the source was a cluster (one scan per primary)
+  /// Target primaries ("host:port") and the keys each acknowledged.
+  std::vector<std::pair<std::string, uint64_t>> target_nodes;
+  /// Source primaries and the keys read from each.
+  std::vector<std::pair<std::string, uint64_t>> source_nodes;
+  uint64_t moved = 0;      ///< MOVED redirects followed (key resent to the new owner)
+  uint64_t ask = 0;        ///< ASK redirects followed (ASKING, then the key, once)
+  uint64_t retries = 0;    ///< TRYAGAIN / CLUSTERDOWN answers backed off and retried
+  uint64_t refreshes = 0;  ///< slot map reads after the first
+  /// A cluster source: slots that changed owner during the scan, read again from the new one.
+  uint64_t slots_reread = 0;
+};
+
 /// What an import did, or why it stopped.
 struct ImportReport {
   bool ok = false;
@@ -115,6 +133,7 @@ struct ImportReport {
   /// Said plainly when the result cannot be guaranteed consistent (scans of a live source).
   std::vector<std::string> warnings;
   ImportVerify verify;
+  ImportClusterCounts cluster;
 };
 
 /// Runs the import; never throws for bad input (the report says what went wrong).

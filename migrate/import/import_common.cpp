@@ -144,19 +144,78 @@ std::optional<std::string> CheckpointKeeper::maybe_save(bool force) {
   return save_checkpoint(m_path, m_state);
 }
 
-std::optional<LiveTarget> open_live_target(const ImportOptions& options, KeyRules& rules,
-                                           ImportReport& report) {
-  auto target = LiveTarget::open(*options.to, options.window);
-  if (!target) {
-    report.error = target.error();
-    return std::nullopt;
+std::unique_ptr<RestoreTarget> open_live_target(const ImportOptions& options, KeyRules& rules,
+                                                ImportReport& report) {
+  bool cluster = options.cluster;
+  if (!cluster) {
+    auto probe = engine::RespConnection::connect(*options.to);
+    if (!probe) {
+      report.error = probe.error();
+      return nullptr;
+    }
+    auto enabled = engine::is_cluster_node(*probe);
+    if (!enabled) {
+      report.error = enabled.error();
+      return nullptr;
+    }
+    cluster = *enabled;
+  }
+  std::unique_ptr<RestoreTarget> target;
+  if (cluster) {
+    auto opened = ClusterTarget::open(*options.to, options.window);
+    if (!opened) {
+      report.error = opened.error();
+      return nullptr;
+    }
+    target = std::move(*opened);
+    report.cluster.target = true;
+  } else {
+    auto opened = LiveTarget::open(*options.to, options.window);
+    if (!opened) {
+      report.error = opened.error();
+      return nullptr;
+    }
+    target = std::make_unique<LiveTarget>(std::move(*opened));
   }
   RdbTargetLimits limits = rdb_target_limits(target->server().rdb);
   report.target = target->describe();
   report.target_server = target->server().name + " " + target->server().version;
   report.target_rdb_version = limits.max_rdb_version;
   rules.target_field_ttls = limits.field_ttls;
-  return std::move(*target);
+  return target;
+}
+
+bool check_target_dbs(const RestoreTarget& target, const std::map<uint64_t, uint64_t>& dbs,
+                      ImportReport& report) {
+  std::optional<uint64_t> only = target.only_db();
+  if (!only) {
+    return true;
+  }
+  for (const auto& [db, keys] : dbs) {
+    if (db != *only && keys > 0) {
+      report.blocked_reason = "a cluster has only database " + std::to_string(*only) + ", and " +
+                              std::to_string(keys) + " key(s) would go to database " +
+                              std::to_string(db) + " (map it with --db-map " + std::to_string(db) +
+                              ":" + std::to_string(*only) + ")";
+      report.error = "cannot import: " + report.blocked_reason;
+      return false;
+    }
+  }
+  return true;
+}
+
+void note_cluster_stats(const RestoreTarget& target, ImportReport& report) {
+  const ClusterWriteStats* stats = target.cluster_stats();
+  if (stats == nullptr) {
+    return;
+  }
+  ImportClusterCounts& c = report.cluster;
+  c.target = true;
+  c.target_nodes = stats->keys_per_node;
+  c.moved = stats->moved;
+  c.ask = stats->ask;
+  c.retries = stats->retries;
+  c.refreshes = stats->refreshes;
 }
 
 bool take_checkpoint(const ImportOptions& options, CheckpointKeeper& keeper, ImportReport& report) {

@@ -7,6 +7,7 @@
 #include "engine/util/expected.hpp"
 #include "engine/util/mapped_file.hpp"
 #include "migrate/import/checkpoint.hpp"
+#include "migrate/import/cluster_target.hpp"
 #include "migrate/import/import.hpp"
 #include "migrate/import/live_target.hpp"
 #include "migrate/key_rules.hpp"
@@ -87,10 +88,17 @@ class CheckpointKeeper {
 engine::Expected<std::optional<ImportCheckpoint>, std::string> resume_point(
     const ImportOptions& options, const ImportCheckpoint& expected);
 
-/// Opens the live target of `options`, names it in `report` and tells `rules` whether it
-/// stores field TTLs; nothing (report.error set) when it cannot be reached.
-std::optional<LiveTarget> open_live_target(const ImportOptions& options, KeyRules& rules,
-                                           ImportReport& report);
+/// Opens the live target of `options` (a cluster with options.cluster or when INFO cluster
+/// says so), names it in `report` and tells `rules` whether it stores field TTLs; nothing
+/// (report.error set) when it cannot be reached.
+std::unique_ptr<RestoreTarget> open_live_target(const ImportOptions& options, KeyRules& rules,
+                                                ImportReport& report);
+/// Refuses (false, report.error set) target databases `target` does not have: a cluster
+/// has only database 0. `dbs` maps each target database to the number of keys going there.
+bool check_target_dbs(const RestoreTarget& target, const std::map<uint64_t, uint64_t>& dbs,
+                      ImportReport& report);
+/// Copies a cluster target's redirect counts and keys per node into `report`.
+void note_cluster_stats(const RestoreTarget& target, ImportReport& report);
 
 /// Loads the checkpoint (resume_point against keeper.state()) into `keeper`; false when the
 /// import ends here: an error, or a checkpoint that says it is complete (report says which).

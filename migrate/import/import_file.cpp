@@ -66,7 +66,7 @@ class PrecheckVisitor : public engine::RdbVisitor {
 class RestoreVisitor : public engine::RdbVisitor {
  public:
   RestoreVisitor(const ImportOptions& options, const KeyRules& rules, const RdbFile& file,
-                 LiveTarget& target, CheckpointKeeper& checkpoint, ImportReport& report)
+                 RestoreTarget& target, CheckpointKeeper& checkpoint, ImportReport& report)
       : m_options(options),
         m_rules(rules),
         m_file(file),
@@ -150,7 +150,7 @@ class RestoreVisitor : public engine::RdbVisitor {
   const ImportOptions& m_options;
   const KeyRules& m_rules;
   const RdbFile& m_file;
-  LiveTarget& m_target;
+  RestoreTarget& m_target;
   CheckpointKeeper& m_checkpoint;
   ImportReport& m_report;
   RdbTargetLimits m_limits;
@@ -196,7 +196,7 @@ std::optional<engine::RdbError> verify_checksum(const RdbFile& file) {
 }
 
 /// Lists (up to k_listed_keys) the keys already in the target; false when any is.
-bool check_conflicts(LiveTarget& target, std::map<uint64_t, std::vector<std::string>>& names,
+bool check_conflicts(RestoreTarget& target, std::map<uint64_t, std::vector<std::string>>& names,
                      ImportReport& report) {
   uint64_t conflicts = 0;
   for (auto& [db, keys] : names) {
@@ -271,6 +271,13 @@ void import_file_to_live(const ImportOptions& options, KeyRules rules, const Rdb
       report.error = "cannot import: " + report.blocked_reason;
       return;
     }
+    std::map<uint64_t, uint64_t> per_db;
+    for (auto& [db, keys] : precheck.names()) {
+      per_db[db] = keys.size();
+    }
+    if (!check_target_dbs(*target, per_db, report)) {
+      return;
+    }
     if (options.conflict == ConflictPolicy::fail && !resuming &&
         !check_conflicts(*target, precheck.names(), report)) {
       return;
@@ -323,6 +330,7 @@ void import_file_to_live(const ImportOptions& options, KeyRules rules, const Rdb
   }
   auto drained = target->drain();
   report.bytes_sent = target->bytes_sent();
+  note_cluster_stats(*target, report);
   if (!writer.error().empty()) {
     report.error = writer.error();
   } else if (!drained) {

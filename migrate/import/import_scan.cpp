@@ -1,6 +1,7 @@
 #include "engine/persistence/rdb_format.hpp"
 #include "engine/persistence/rdb_load.hpp"
 #include "engine/persistence/rdb_writer.hpp"
+#include "engine/resp/cluster_map.hpp"
 #include "engine/resp/pipelined_connection.hpp"
 #include "engine/resp/resp_value.hpp"
 #include "engine/util/split_args.hpp"
@@ -33,16 +34,21 @@ engine::Expected<engine::RespValue, std::string> decode(const engine::ReplyView&
   return value;
 }
 
-/// The databases holding keys, from INFO keyspace ("db3:keys=10,...").
-std::vector<uint64_t> databases_of(std::string_view info) {
-  std::vector<uint64_t> dbs;
+/// The databases holding keys and how many, from INFO keyspace ("db3:keys=10,...").
+std::map<uint64_t, uint64_t> databases_of(std::string_view info) {
+  std::map<uint64_t, uint64_t> dbs;
   size_t at = 0;
   while ((at = info.find("\ndb", at)) != std::string_view::npos) {
     at += 3;
     uint64_t db = 0;
     auto r = std::from_chars(info.data() + at, info.data() + info.size(), db);
     if (r.ec == std::errc() && r.ptr < info.data() + info.size() && *r.ptr == ':') {
-      dbs.push_back(db);
+      uint64_t keys = 0;
+      std::string_view rest(r.ptr, static_cast<size_t>(info.data() + info.size() - r.ptr));
+      if (rest.starts_with(":keys=")) {
+        std::from_chars(rest.data() + 6, rest.data() + rest.size(), keys);
+      }
+      dbs[db] = keys;
     }
   }
   return dbs;
@@ -53,17 +59,16 @@ struct ScannedKey {
   std::string key;
   std::string payload;  // empty: gone before DUMP read it
   int64_t expire_ms = -1;
+  bool moved_away = false;  // a cluster node answered MOVED/ASK: the slot left it meanwhile
+  std::string redirect;     // that answer
 };
 
 /// The source connection and its reads.
 class ScanReader {
  public:
-  static engine::Expected<ScanReader, std::string> open(const std::string& url, uint32_t batch) {
-    auto endpoint = engine::parse_redis_url(url);
-    if (!endpoint) {
-      return engine::Unexpected{endpoint.error()};
-    }
-    auto link = engine::PipelinedConnection::connect(*endpoint, 2 * batch + 4);
+  static engine::Expected<ScanReader, std::string> open(const engine::RespEndpoint& endpoint,
+                                                        uint32_t batch) {
+    auto link = engine::PipelinedConnection::connect(endpoint, 2 * batch + 4);
     if (!link) {
       return engine::Unexpected{link.error()};
     }
@@ -124,6 +129,12 @@ class ScanReader {
         if (!reply) {
           return engine::Unexpected{reply.error()};
         }
+        if (reply->is_error && engine::parse_redirect(reply->error_text)) {
+          s.moved_away = true;
+          s.redirect = std::string(reply->error_text);
+          s.payload.clear();
+          continue;
+        }
         if (reply->is_error) {
           return engine::Unexpected{describe() + ": " + (i == 0 ? "DUMP" : "PEXPIRETIME") + " of " +
                                     engine::quote_repr(s.key) +
@@ -132,6 +143,9 @@ class ScanReader {
         auto value = decode(*reply, describe());
         if (!value) {
           return engine::Unexpected{value.error()};
+        }
+        if (s.moved_away) {
+          continue;
         }
         if (i == 0) {
           s.payload = std::move(value->str);
@@ -166,7 +180,7 @@ class ScanSink {
 
 class LiveSink : public ScanSink {
  public:
-  LiveSink(LiveTarget& target, bool replace, ImportReport& report, int64_t now_ms)
+  LiveSink(RestoreTarget& target, bool replace, ImportReport& report, int64_t now_ms)
       : m_target(target),
         m_limits(rdb_target_limits(target.server().rdb)),
         m_replace(replace),
@@ -217,7 +231,7 @@ class LiveSink : public ScanSink {
   void set_replace(bool replace) { m_replace = replace; }
 
  private:
-  LiveTarget& m_target;
+  RestoreTarget& m_target;
   RdbTargetLimits m_limits;
   bool m_replace;
   ImportReport& m_report;
@@ -228,7 +242,11 @@ class EmbeddedSink : public ScanSink {
  public:
   EmbeddedSink(engine::Engine& engine, const RdbTargetLimits& limits, ImportReport& report,
                int64_t now_ms)
-      : m_engine(engine), m_limits(limits), m_report(report), m_now_ms(now_ms) {}
+      : m_engine(engine),
+        m_limits(limits),
+        m_report(report),
+        m_now_ms(now_ms),
+        m_read_twice_ok(report.cluster.source) {}
 
   bool write(uint64_t db, engine::RdbKey& key, const engine::CheckedDumpPayload& payload,
              std::string_view, std::string& error) override {
@@ -242,8 +260,14 @@ class EmbeddedSink : public ScanSink {
     }
     engine::Db& target = m_engine.db(static_cast<int>(db));
     if (target.exists(key.key)) {
-      error = "key " + key_ref(key.db, key.key) + " was read twice or two databases map onto one";
-      return false;
+      if (!m_read_twice_ok || db != key.db) {
+        error = "key " + key_ref(key.db, key.key) + " was read twice or two databases map onto one";
+        return false;
+      }
+      // A cluster source listed it twice (its slot moved between two scanned nodes): the
+      // later read wins.
+      target.remove(key.key);
+      --m_report.counts.written;
     }
     auto kind = key.value.kind;
     auto spec = engine::build_engine_value(m_engine, std::move(key.value), m_now_ms);
@@ -269,6 +293,7 @@ class EmbeddedSink : public ScanSink {
   RdbTargetLimits m_limits;
   ImportReport& m_report;
   int64_t m_now_ms;
+  bool m_read_twice_ok;
 };
 
 /// True for payload types that are hashes with field TTLs.
@@ -281,17 +306,140 @@ bool has_field_ttls(int object_type) {
          object_type == static_cast<int>(Type::valkey_hash_2);
 }
 
-/// Reads every database of the source into `sink`, from `checkpoint`'s positions.
-bool scan_into(ScanReader& reader, ScanSink& sink, const ImportOptions& options,
-               const KeyRules& rules, bool pexpiretime, const std::vector<uint64_t>& dbs,
-               CheckpointKeeper& keeper, ImportReport& report) {
+/// One scan of the source: a server, or one primary of a cluster.
+struct ScanSession {
+  ScanReader reader;
+  std::string node;  // a cluster primary's "host:port"; empty for a single server
+  std::vector<uint64_t> dbs;
+  uint64_t keys_read = 0;
+  uint64_t moved_away = 0;        // keys whose slot left the node and could not be read elsewhere
+  engine::RespEndpoint endpoint;  // the node's (credentials for the nodes redirects name)
+};
+
+/// Reads a key whose slot moved away from the node scanned, from the node the redirect
+/// names (after ASKING for ASK). A key read twice this way (once here, once by that node's
+/// own scan) is written twice: cluster sources write with REPLACE for that reason.
+void reread_moved(ScanSession& session, ScannedKey& s, bool pexpiretime, int64_t now_ms) {
+  auto redirect = engine::parse_redirect(s.redirect);
+  if (!redirect) {
+    return;
+  }
+  engine::ClusterNode node{"", redirect->host.empty() ? session.endpoint.host : redirect->host,
+                           redirect->port};
+  auto there = engine::RespConnection::connect(engine::node_endpoint(session.endpoint, node));
+  if (!there) {
+    return;
+  }
+  std::vector<std::vector<std::string>> commands;
+  if (redirect->ask) {
+    commands.push_back({"ASKING"});
+  }
+  commands.push_back({"DUMP", s.key});
+  if (redirect->ask) {
+    commands.push_back({"ASKING"});
+  }
+  commands.push_back({pexpiretime ? "PEXPIRETIME" : "PTTL", s.key});
+  auto replies = there->pipeline(commands);
+  if (!replies) {
+    return;
+  }
+  const engine::RespValue& dump = (*replies)[redirect->ask ? 1 : 0];
+  const engine::RespValue& ttl = replies->back();
+  if (dump.is_error() || ttl.is_error()) {
+    return;
+  }
+  s.moved_away = false;
+  if (dump.type != engine::RespValue::Type::bulk || ttl.integer == -2) {
+    return;  // gone: counted as vanished
+  }
+  s.payload = dump.str;
+  if (ttl.integer >= 0) {
+    s.expire_ms = pexpiretime ? ttl.integer : now_ms + ttl.integer;
+  }
+}
+
+/// Judges and writes keys read from `session` (database `db`); false with report.error set
+/// to stop.
+bool take_keys(ScanSession& session, uint64_t db, std::vector<ScannedKey>& keys, ScanSink& sink,
+               const ImportOptions& options, const KeyRules& rules, bool pexpiretime,
+               ImportReport& report) {
   std::string error;
-  for (uint64_t db : dbs) {
+  for (ScannedKey& s : keys) {
+    ++report.counts.read;
+    ++session.keys_read;
+    if (s.moved_away) {
+      reread_moved(session, s, pexpiretime, options.now_ms);
+    }
+    if (s.payload.empty()) {
+      ++report.counts.vanished;
+      session.moved_away += s.moved_away ? 1 : 0;
+      continue;
+    }
+    auto checked = engine::check_dump_payload(s.payload);
+    if (!checked) {
+      report.error =
+          "key " + key_ref(db, s.key) + ": the source's DUMP payload: " + checked.error();
+      return false;
+    }
+    int type = engine::rdb::object_type_for_version(checked->type, checked->version);
+    if (type < 0) {
+      report.error = "key " + key_ref(db, s.key) + ": type " + std::to_string(checked->type) +
+                     " of RDB " + std::to_string(checked->version) + " is unknown";
+      return false;
+    }
+    engine::RdbKey key;
+    key.db = db;
+    key.key = std::move(s.key);
+    key.expire_ms = s.expire_ms;
+    key.value.kind = engine::kind_of_object_type(static_cast<uint8_t>(type));
+    key.value.rdb_type = static_cast<uint8_t>(type);
+    key.deferred = true;
+    if (has_field_ttls(type) && !rules.target_field_ttls) {
+      auto value = engine::decode_dump_value(checked->type, checked->version, checked->body);
+      if (!value) {
+        report.error = "key " + key_ref(db, key.key) + ": " + value.error().message;
+        return false;
+      }
+      key.value = std::move(*value);
+      key.deferred = false;
+    }
+    KeyEffects effects;
+    KeyVerdict verdict = apply_key_rules(rules, key, options.now_ms, effects);
+    if (verdict != KeyVerdict::keep) {
+      if (count_verdict(verdict, key, report)) {
+        report.error = "cannot import: " + report.blocked_reason;
+        return false;
+      }
+      continue;
+    }
+    count_effects(effects, report.counts);
+    if (options.dry_run) {
+      ++report.counts.written;
+      continue;
+    }
+    if (!sink.write(effects.target_db, key, *checked, s.payload, error)) {
+      report.error = error;
+      return false;
+    }
+  }
+  return true;
+}
+
+/// Reads every database of `session` into `sink`, from `checkpoint`'s positions.
+bool scan_into(ScanSession& session, ScanSink& sink, const ImportOptions& options,
+               const KeyRules& rules, bool pexpiretime, CheckpointKeeper& keeper,
+               ImportReport& report) {
+  std::string error;
+  ScanReader& reader = session.reader;
+  const std::string& node = session.node;
+  auto here = [&node](uint64_t db) {
+    return [db, &node](const ScanPosition& p) { return p.db == db && p.node == node; };
+  };
+  for (uint64_t db : session.dbs) {
     auto& scans = keeper.state().scans;
-    auto pos = std::find_if(scans.begin(), scans.end(),
-                            [db](const ScanPosition& p) { return p.db == db; });
+    auto pos = std::find_if(scans.begin(), scans.end(), here(db));
     if (pos == scans.end()) {
-      scans.push_back(ScanPosition{db, "0", false});
+      scans.push_back(ScanPosition{db, "0", false, node});
       pos = scans.end() - 1;
     }
     if (pos->done) {
@@ -314,66 +462,15 @@ bool scan_into(ScanReader& reader, ScanSink& sink, const ImportOptions& options,
         report.error = keys.error();
         return false;
       }
-      for (ScannedKey& s : *keys) {
-        ++report.counts.read;
-        if (s.payload.empty()) {
-          ++report.counts.vanished;
-          continue;
-        }
-        auto checked = engine::check_dump_payload(s.payload);
-        if (!checked) {
-          report.error =
-              "key " + key_ref(db, s.key) + ": the source's DUMP payload: " + checked.error();
-          return false;
-        }
-        int type = engine::rdb::object_type_for_version(checked->type, checked->version);
-        if (type < 0) {
-          report.error = "key " + key_ref(db, s.key) + ": type " + std::to_string(checked->type) +
-                         " of RDB " + std::to_string(checked->version) + " is unknown";
-          return false;
-        }
-        engine::RdbKey key;
-        key.db = db;
-        key.key = std::move(s.key);
-        key.expire_ms = s.expire_ms;
-        key.value.kind = engine::kind_of_object_type(static_cast<uint8_t>(type));
-        key.value.rdb_type = static_cast<uint8_t>(type);
-        key.deferred = true;
-        if (has_field_ttls(type) && !rules.target_field_ttls) {
-          auto value = engine::decode_dump_value(checked->type, checked->version, checked->body);
-          if (!value) {
-            report.error = "key " + key_ref(db, key.key) + ": " + value.error().message;
-            return false;
-          }
-          key.value = std::move(*value);
-          key.deferred = false;
-        }
-        KeyEffects effects;
-        KeyVerdict verdict = apply_key_rules(rules, key, options.now_ms, effects);
-        if (verdict != KeyVerdict::keep) {
-          if (count_verdict(verdict, key, report)) {
-            report.error = "cannot import: " + report.blocked_reason;
-            return false;
-          }
-          continue;
-        }
-        count_effects(effects, report.counts);
-        if (options.dry_run) {
-          ++report.counts.written;
-          continue;
-        }
-        if (!sink.write(effects.target_db, key, *checked, s.payload, error)) {
-          report.error = error;
-          return false;
-        }
+      if (!take_keys(session, db, *keys, sink, options, rules, pexpiretime, report)) {
+        return false;
       }
       if (!sink.settle(error)) {
         report.error = error;
         return false;
       }
       cursor = batch->first;
-      pos = std::find_if(scans.begin(), scans.end(),
-                         [db](const ScanPosition& p) { return p.db == db; });
+      pos = std::find_if(scans.begin(), scans.end(), here(db));
       pos->cursor = cursor;
       pos->done = cursor == "0";
       keeper.state().keys_written = report.counts.written;
@@ -389,37 +486,299 @@ bool scan_into(ScanReader& reader, ScanSink& sink, const ImportOptions& options,
   return true;
 }
 
+/// Opens the source's scans: the server itself, or, when it is a cluster node, one scan per
+/// primary (from CLUSTER SHARDS, SLOTS or NODES), each of database 0.
+bool open_sessions(const ImportOptions& options, std::vector<ScanSession>& sessions,
+                   bool& pexpiretime, std::map<uint64_t, uint64_t>& dbs,
+                   std::optional<engine::ClusterMap>& start_map, ImportReport& report) {
+  auto endpoint = engine::parse_redis_url(options.source);
+  if (!endpoint) {
+    report.error = endpoint.error();
+    return false;
+  }
+  auto probe = engine::RespConnection::connect(*endpoint);
+  if (!probe) {
+    report.error = probe.error();
+    return false;
+  }
+  auto info = probe->call({"INFO", "server"});
+  if (!info) {
+    report.error = info.error();
+    return false;
+  }
+  // PEXPIRETIME (Redis 7.0, every Valkey) reads the absolute TTL: nothing drifts in flight.
+  pexpiretime = !info->is_error() && identify_server(info->str).has_value();
+  auto cluster = engine::is_cluster_node(*probe);
+  if (!cluster) {
+    report.error = cluster.error();
+    return false;
+  }
+  std::vector<engine::RespEndpoint> nodes;
+  std::vector<std::string> labels;
+  if (*cluster) {
+    auto map = engine::read_cluster_map(*probe);
+    if (!map) {
+      report.error = map.error();
+      return false;
+    }
+    for (const engine::ClusterNode& n : map->primaries()) {
+      nodes.push_back(engine::node_endpoint(*endpoint, n));
+      labels.push_back(n.address());
+    }
+    report.cluster.source = true;
+    start_map = std::move(*map);
+  } else {
+    nodes.push_back(*endpoint);
+    labels.emplace_back();
+  }
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    auto reader = ScanReader::open(nodes[i], options.scan_count);
+    if (!reader) {
+      report.error = reader.error();
+      return false;
+    }
+    auto keyspace = reader->call({"INFO", "keyspace"});
+    if (!keyspace) {
+      report.error = keyspace.error();
+      return false;
+    }
+    std::map<uint64_t, uint64_t> here = databases_of("\n" + keyspace->str);
+    ScanSession session{std::move(*reader), labels[i], {}, 0, 0, nodes[i]};
+    for (const auto& [db, keys] : here) {
+      session.dbs.push_back(db);
+      dbs[db] += keys;
+    }
+    sessions.push_back(std::move(session));
+  }
+  return true;
+}
+
+/// Before the first write: every key the scan would write, asked of the target. --type needs
+/// the value: the check asks about every name the other rules keep.
+bool check_scan_conflicts(std::vector<ScanSession>& sessions, RestoreTarget& target,
+                          const ImportOptions& options, const KeyRules& rules,
+                          ImportReport& report) {
+  KeyRules by_name = rules;
+  by_name.types.clear();
+  for (ScanSession& session : sessions) {
+    for (uint64_t db : session.dbs) {
+      std::string number = std::to_string(db);
+      if (auto selected = session.reader.call({"SELECT", number}); !selected) {
+        report.error = selected.error();
+        return false;
+      }
+      std::map<uint64_t, std::vector<std::string>> wanted;
+      std::string cursor = "0";
+      do {
+        auto batch = session.reader.scan(cursor, options.scan_count);
+        if (!batch) {
+          report.error = batch.error();
+          return false;
+        }
+        for (std::string& k : batch->second) {
+          engine::RdbKey key;
+          key.db = db;
+          key.key = std::move(k);
+          key.deferred = true;
+          KeyEffects effects;
+          if (apply_key_rules(by_name, key, options.now_ms, effects) == KeyVerdict::keep) {
+            wanted[effects.target_db].push_back(std::move(key.key));
+          }
+        }
+        cursor = batch->first;
+      } while (cursor != "0");
+      for (auto& [to_db, keys] : wanted) {
+        auto found = target.existing(to_db, keys);
+        if (!found) {
+          report.error = found.error();
+          return false;
+        }
+        for (const std::string& k : *found) {
+          if (report.blocked.size() < k_listed_keys) {
+            report.blocked.push_back(key_ref(to_db, k));
+          }
+        }
+        report.counts.conflicts_found += found->size();
+      }
+    }
+  }
+  if (report.counts.conflicts_found > 0) {
+    report.blocked_reason = std::to_string(report.counts.conflicts_found) +
+                            " key(s) already exist in the target (use --conflict skip or "
+                            "replace to go on)";
+    report.error = "cannot import: " + report.blocked_reason;
+    return false;
+  }
+  return true;
+}
+
+/// The owner's address of every slot of `map` ("" when unserved).
+std::vector<std::string> slot_owners(const engine::ClusterMap& map) {
+  std::vector<std::string> owners(engine::k_cluster_slots);
+  for (uint32_t slot = 0; slot < engine::k_cluster_slots; ++slot) {
+    int o = map.owner(static_cast<uint16_t>(slot));
+    if (o >= 0) {
+      owners[slot] = map.primaries()[static_cast<size_t>(o)].address();
+    }
+  }
+  return owners;
+}
+
+/// A cluster source whose slots moved while it was scanned (resharding): the keys of every
+/// slot that changed owner are read again from the new owner (CLUSTER GETKEYSINSLOT), since
+/// keys moved onto a node after its scan passed them were seen by no scan. Keys read twice
+/// are written twice (REPLACE). A migration still under way at the end is reported.
+bool reread_moved_slots(const ImportOptions& options, const engine::ClusterMap& start_map,
+                        std::vector<ScanSession>& sessions, ScanSink& sink, const KeyRules& rules,
+                        bool pexpiretime, ImportReport& report) {
+  auto endpoint = engine::parse_redis_url(options.source);
+  if (!endpoint) {
+    report.error = endpoint.error();
+    return false;
+  }
+  auto probe = engine::RespConnection::connect(*endpoint);
+  if (!probe) {
+    report.error = probe.error();
+    return false;
+  }
+  auto now_map = engine::read_cluster_map(*probe);
+  if (!now_map) {
+    report.error = now_map.error();
+    return false;
+  }
+  std::vector<std::string> before = slot_owners(start_map);
+  std::vector<std::string> after = slot_owners(*now_map);
+  std::string error;
+  for (uint32_t slot = 0; slot < engine::k_cluster_slots; ++slot) {
+    if (after[slot].empty() || after[slot] == before[slot]) {
+      continue;
+    }
+    auto session = std::find_if(sessions.begin(), sessions.end(),
+                                [&](const ScanSession& x) { return x.node == after[slot]; });
+    if (session == sessions.end()) {
+      int o = now_map->owner(static_cast<uint16_t>(slot));
+      engine::RespEndpoint ep =
+          engine::node_endpoint(*endpoint, now_map->primaries()[static_cast<size_t>(o)]);
+      auto reader = ScanReader::open(ep, options.scan_count);
+      if (!reader) {
+        report.error = reader.error();
+        return false;
+      }
+      sessions.push_back(ScanSession{std::move(*reader), after[slot], {0}, 0, 0, ep});
+      session = sessions.end() - 1;
+    }
+    std::string number = std::to_string(slot);
+    if (auto selected = session->reader.call({"SELECT", "0"}); !selected) {
+      report.error = selected.error();
+      return false;
+    }
+    auto count = session->reader.call({"CLUSTER", "COUNTKEYSINSLOT", number});
+    if (!count) {
+      report.error = count.error();
+      return false;
+    }
+    ++report.cluster.slots_reread;
+    if (count->integer <= 0) {
+      continue;
+    }
+    std::string n = std::to_string(count->integer);
+    auto listed = session->reader.call({"CLUSTER", "GETKEYSINSLOT", number, n});
+    if (!listed) {
+      report.error = listed.error();
+      return false;
+    }
+    std::vector<std::string> names;
+    for (engine::RespValue& k : listed->elements) {
+      names.push_back(std::move(k.str));
+    }
+    for (size_t at = 0; at < names.size(); at += options.scan_count) {
+      std::vector<std::string> chunk(
+          std::make_move_iterator(names.begin() + static_cast<std::ptrdiff_t>(at)),
+          std::make_move_iterator(names.begin() + static_cast<std::ptrdiff_t>(std::min(
+                                                      names.size(), at + options.scan_count))));
+      auto keys = session->reader.dump(chunk, options.now_ms, pexpiretime);
+      if (!keys) {
+        report.error = keys.error();
+        return false;
+      }
+      if (!take_keys(*session, 0, *keys, sink, options, rules, pexpiretime, report)) {
+        return false;
+      }
+      if (!sink.settle(error)) {
+        report.error = error;
+        return false;
+      }
+    }
+  }
+  auto nodes = probe->call({"CLUSTER", "NODES"});
+  if (nodes && !nodes->is_error() &&
+      (nodes->str.find("->-") != std::string::npos ||
+       nodes->str.find("-<-") != std::string::npos)) {
+    report.warnings.emplace_back(
+        "a slot migration was under way when the scan ended: keys it moved may be missing in "
+        "the target; run the import again with --conflict replace once it is done, or compare "
+        "with keyshift verify data");
+  }
+  return true;
+}
+
+/// Every session into `sink`; the per-node counts and the keys that left a node mid-scan
+/// go into the report.
+bool scan_sessions(std::vector<ScanSession>& sessions, ScanSink& sink, const ImportOptions& options,
+                   const KeyRules& rules, bool pexpiretime, CheckpointKeeper& keeper,
+                   const std::optional<engine::ClusterMap>& start_map, ImportReport& report) {
+  bool ok = true;
+  for (ScanSession& session : sessions) {
+    if (!scan_into(session, sink, options, rules, pexpiretime, keeper, report)) {
+      ok = false;
+      break;
+    }
+  }
+  if (ok && start_map) {
+    ok = reread_moved_slots(options, *start_map, sessions, sink, rules, pexpiretime, report);
+  }
+  uint64_t moved_away = 0;
+  for (ScanSession& session : sessions) {
+    moved_away += session.moved_away;
+    if (report.cluster.source) {
+      report.cluster.source_nodes.emplace_back(session.node, session.keys_read);
+    }
+  }
+  if (moved_away > 0) {
+    report.warnings.push_back(std::to_string(moved_away) +
+                              " key(s) were in slots that moved to another node while the scan "
+                              "ran and could not be read there (counted as vanished): compare "
+                              "with keyshift verify data");
+  }
+  return ok;
+}
+
 }  // namespace
 
 void import_scan(const ImportOptions& options, KeyRules rules, ImportReport& report) {
   report.warnings.emplace_back(k_scan_warning);
-  auto reader = ScanReader::open(options.source, options.scan_count);
-  if (!reader) {
-    report.error = reader.error();
+  std::vector<ScanSession> sessions;
+  bool pexpiretime = false;
+  std::map<uint64_t, uint64_t> source_dbs;
+  std::optional<engine::ClusterMap> start_map;
+  if (!open_sessions(options, sessions, pexpiretime, source_dbs, start_map, report)) {
     return;
   }
-  auto info = reader->call({"INFO", "server"});
-  if (!info) {
-    report.error = info.error();
-    return;
-  }
-  auto source = identify_server(info->str);
-  // PEXPIRETIME (Redis 7.0, every Valkey) reads the absolute TTL: nothing drifts in flight.
-  bool pexpiretime = source.has_value();
-  auto keyspace = reader->call({"INFO", "keyspace"});
-  if (!keyspace) {
-    report.error = keyspace.error();
-    return;
-  }
-  std::vector<uint64_t> dbs = databases_of("\n" + keyspace->str);
 
   ImportCheckpoint start;
   start.kind = "scan";
-  start.source = reader->describe();
+  start.source = report.source;
 
   if (options.to) {
     auto target = open_live_target(options, rules, report);
     if (!target) {
+      return;
+    }
+    std::map<uint64_t, uint64_t> target_dbs;
+    for (const auto& [db, keys] : source_dbs) {
+      target_dbs[target_db_of(rules, db)] += keys;
+    }
+    if (!check_target_dbs(*target, target_dbs, report)) {
       return;
     }
     start.target = report.target;
@@ -428,58 +787,9 @@ void import_scan(const ImportOptions& options, KeyRules rules, ImportReport& rep
       return;
     }
     const bool resuming = report.resumed;
-    if (options.conflict == ConflictPolicy::fail && !resuming) {
-      // Before the first write: every key the scan would write, asked of the target.
-      // --type needs the value: the check asks about every name the other rules keep.
-      KeyRules by_name = rules;
-      by_name.types.clear();
-      for (uint64_t db : dbs) {
-        std::string number = std::to_string(db);
-        if (auto selected = reader->call({"SELECT", number}); !selected) {
-          report.error = selected.error();
-          return;
-        }
-        std::map<uint64_t, std::vector<std::string>> wanted;
-        std::string cursor = "0";
-        do {
-          auto batch = reader->scan(cursor, options.scan_count);
-          if (!batch) {
-            report.error = batch.error();
-            return;
-          }
-          for (std::string& k : batch->second) {
-            engine::RdbKey key;
-            key.db = db;
-            key.key = std::move(k);
-            key.deferred = true;
-            KeyEffects effects;
-            if (apply_key_rules(by_name, key, options.now_ms, effects) == KeyVerdict::keep) {
-              wanted[effects.target_db].push_back(std::move(key.key));
-            }
-          }
-          cursor = batch->first;
-        } while (cursor != "0");
-        for (auto& [to_db, keys] : wanted) {
-          auto found = target->existing(to_db, keys);
-          if (!found) {
-            report.error = found.error();
-            return;
-          }
-          for (const std::string& k : *found) {
-            if (report.blocked.size() < k_listed_keys) {
-              report.blocked.push_back(key_ref(to_db, k));
-            }
-          }
-          report.counts.conflicts_found += found->size();
-        }
-      }
-      if (report.counts.conflicts_found > 0) {
-        report.blocked_reason = std::to_string(report.counts.conflicts_found) +
-                                " key(s) already exist in the target (use --conflict skip or "
-                                "replace to go on)";
-        report.error = "cannot import: " + report.blocked_reason;
-        return;
-      }
+    if (options.conflict == ConflictPolicy::fail && !resuming &&
+        !check_scan_conflicts(sessions, *target, options, rules, report)) {
+      return;
     }
     if (auto err = keeper.maybe_save(true)) {
       report.error = "cannot save the checkpoint: " + *err;
@@ -495,10 +805,16 @@ void import_scan(const ImportOptions& options, KeyRules rules, ImportReport& rep
         ++report.counts.conflicts_skipped;
       }
     });
-    LiveSink sink(*target, options.conflict == ConflictPolicy::replace || resuming, report,
-                  options.now_ms);
-    bool done = scan_into(*reader, sink, options, rules, pexpiretime, dbs, keeper, report);
+    // A cluster source may list a key twice (its slot moved from one node to another while
+    // both were scanned): the later read wins. The conflict check passed, so REPLACE can only
+    // overwrite what this import wrote.
+    bool replace = options.conflict == ConflictPolicy::replace || resuming ||
+                   (report.cluster.source && options.conflict == ConflictPolicy::fail);
+    LiveSink sink(*target, replace, report, options.now_ms);
+    bool done =
+        scan_sessions(sessions, sink, options, rules, pexpiretime, keeper, start_map, report);
     report.bytes_sent = target->bytes_sent();
+    note_cluster_stats(*target, report);
     if (!done) {
       return;
     }
@@ -521,7 +837,7 @@ void import_scan(const ImportOptions& options, KeyRules rules, ImportReport& rep
   report.target_rdb_version = limits.max_rdb_version;
   engine::EngineConfig config;
   int databases = 16;
-  for (uint64_t db : dbs) {
+  for (const auto& [db, keys] : source_dbs) {
     databases = std::max<int>(databases, static_cast<int>(std::min<uint64_t>(db, 1 << 20)) + 1);
   }
   for (const auto& [from, to] : rules.db_map) {
@@ -532,7 +848,8 @@ void import_scan(const ImportOptions& options, KeyRules rules, ImportReport& rep
   auto engine = std::make_unique<engine::Engine>(config, clock);
   EmbeddedSink sink(*engine, limits, report, options.now_ms);
   CheckpointKeeper no_checkpoint("", start);
-  if (!scan_into(*reader, sink, options, rules, pexpiretime, dbs, no_checkpoint, report)) {
+  if (!scan_sessions(sessions, sink, options, rules, pexpiretime, no_checkpoint, start_map,
+                     report)) {
     return;
   }
   if (!options.dry_run) {

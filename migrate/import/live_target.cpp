@@ -82,6 +82,26 @@ engine::Expected<TargetServer, std::string> identify_server(std::string_view inf
   return server;
 }
 
+void restore_args(std::vector<std::string_view>& args, std::string_view key, int64_t expire_ms,
+                  std::string_view payload, bool replace, int64_t idle_s, int freq,
+                  char (&scratch)[48]) {
+  char* ttl_end = std::to_chars(scratch, scratch + 24, expire_ms >= 0 ? expire_ms : 0).ptr;
+  args.clear();
+  args.insert(args.end(),
+              {"RESTORE", key, std::string_view(scratch, ttl_end - scratch), payload, "ABSTTL"});
+  if (replace) {
+    args.push_back("REPLACE");
+  }
+  char* extra = scratch + 24;
+  if (idle_s >= 0) {
+    auto end = std::to_chars(extra, extra + 24, idle_s).ptr;
+    args.insert(args.end(), {"IDLETIME", std::string_view(extra, end - extra)});
+  } else if (freq >= 0) {
+    auto end = std::to_chars(extra, extra + 24, freq).ptr;
+    args.insert(args.end(), {"FREQ", std::string_view(extra, end - extra)});
+  }
+}
+
 LiveTarget::LiveTarget(engine::PipelinedConnection link, TargetServer server)
     : m_link(std::move(link)), m_server(std::move(server)) {}
 
@@ -135,22 +155,8 @@ engine::Expected<bool, std::string> LiveTarget::restore(PendingKey pending, int6
   if (auto room = take_replies(false); !room) {
     return room;
   }
-  char ttl[24];
-  auto ttl_end = std::to_chars(ttl, ttl + sizeof ttl, expire_ms >= 0 ? expire_ms : 0).ptr;
-  char extra[24];
-  m_args.clear();
-  m_args.insert(m_args.end(),
-                {"RESTORE", pending.key, std::string_view(ttl, ttl_end - ttl), payload, "ABSTTL"});
-  if (replace) {
-    m_args.push_back("REPLACE");
-  }
-  if (idle_s >= 0) {
-    auto end = std::to_chars(extra, extra + sizeof extra, idle_s).ptr;
-    m_args.insert(m_args.end(), {"IDLETIME", std::string_view(extra, end - extra)});
-  } else if (freq >= 0) {
-    auto end = std::to_chars(extra, extra + sizeof extra, freq).ptr;
-    m_args.insert(m_args.end(), {"FREQ", std::string_view(extra, end - extra)});
-  }
+  char scratch[48];
+  restore_args(m_args, pending.key, expire_ms, payload, replace, idle_s, freq, scratch);
   m_link.send(std::span<const std::string_view>(m_args));
   m_bytes_sent += payload.size() + pending.key.size();
   m_pending.emplace_back(std::move(pending));

@@ -39,34 +39,45 @@ struct PendingKey {
   uint8_t kind = 0;       ///< the caller's tag (the value's RdbKind), for counts by type
 };
 
-/// A RESTORE writer.
-class LiveTarget {
+/// Redirects and retries a cluster target met, and the keys each primary acknowledged.
+struct ClusterWriteStats {
+  uint64_t moved = 0;      ///< MOVED replies (the slot's owner changed; the key was resent)
+  uint64_t ask = 0;        ///< ASK replies (sent again once, after ASKING, to the named node)
+  uint64_t retries = 0;    ///< TRYAGAIN / CLUSTERDOWN replies (backed off, sent again)
+  uint64_t refreshes = 0;  ///< times the slot map was read again
+  /// Per primary ("host:port"): keys acknowledged there.
+  std::vector<std::pair<std::string, uint64_t>> keys_per_node;
+};
+
+/// Where RESTOREs go: one server (LiveTarget) or a cluster (ClusterTarget). Acknowledgements
+/// come back in the order the keys were sent, whatever node answered first, so a caller's
+/// checkpoint moves only past keys every node has acknowledged.
+class RestoreTarget {
  public:
   /// Called for each key the target acknowledged, in the order sent.
   using AckFn = std::function<void(const PendingKey&, WriteOutcome)>;
 
-  /// Connects (HELLO/AUTH/SELECT as the endpoint says) and reads INFO server.
-  static engine::Expected<LiveTarget, std::string> open(const engine::RespEndpoint& endpoint,
-                                                        uint32_t window);
-
+  virtual ~RestoreTarget() = default;
   /// The server, as identified.
-  const TargetServer& server() const { return m_server; }
-  /// The endpoint, for messages.
-  std::string describe() const { return m_link.endpoint().describe(); }
-
+  virtual const TargetServer& server() const = 0;
+  /// The endpoint (a cluster: its seed), for messages and checkpoints.
+  virtual std::string describe() const = 0;
   /// Queues RESTORE of `payload` as `key` in `db`, absolute TTL `expire_ms` (-1: none),
   /// REPLACE when `replace`; `idle_s`/`freq` are kept when set (>= 0). Waits for replies
   /// while the window is full. A BUSYKEY reply is a skipped conflict when `skip_conflicts`,
   /// otherwise an error.
-  engine::Expected<bool, std::string> restore(PendingKey pending, int64_t expire_ms,
-                                              std::string_view payload, bool replace,
-                                              int64_t idle_s, int freq);
+  virtual engine::Expected<bool, std::string> restore(PendingKey pending, int64_t expire_ms,
+                                                      std::string_view payload, bool replace,
+                                                      int64_t idle_s, int freq) = 0;
   /// Waits until every queued write is answered.
-  engine::Expected<bool, std::string> drain();
-
+  virtual engine::Expected<bool, std::string> drain() = 0;
   /// Which of `keys` (in database `db`) exist in the target; the names in order.
-  engine::Expected<std::vector<std::string>, std::string> existing(
-      uint64_t db, const std::vector<std::string>& keys);
+  virtual engine::Expected<std::vector<std::string>, std::string> existing(
+      uint64_t db, const std::vector<std::string>& keys) = 0;
+  /// The only database the target has (a cluster: 0), or nothing when it has several.
+  virtual std::optional<uint64_t> only_db() const { return std::nullopt; }
+  /// A cluster's redirect counts and keys per node; nullptr for one server.
+  virtual const ClusterWriteStats* cluster_stats() const { return nullptr; }
 
   /// Receives acknowledgements (set before the first restore).
   void on_ack(AckFn fn) { m_on_ack = std::move(fn); }
@@ -74,6 +85,34 @@ class LiveTarget {
   void skip_conflicts(bool skip) { m_skip_conflicts = skip; }
   /// Bytes queued so far.
   uint64_t bytes_sent() const { return m_bytes_sent; }
+
+ protected:
+  AckFn m_on_ack;
+  bool m_skip_conflicts = false;
+  uint64_t m_bytes_sent = 0;
+};
+
+/// The arguments of RESTORE key ttl payload ABSTTL [REPLACE] [IDLETIME s | FREQ f] in `args`
+/// (views into the arguments and `scratch`), as both targets send it.
+void restore_args(std::vector<std::string_view>& args, std::string_view key, int64_t expire_ms,
+                  std::string_view payload, bool replace, int64_t idle_s, int freq,
+                  char (&scratch)[48]);
+
+/// A RESTORE writer to one server.
+class LiveTarget final : public RestoreTarget {
+ public:
+  /// Connects (HELLO/AUTH/SELECT as the endpoint says) and reads INFO server.
+  static engine::Expected<LiveTarget, std::string> open(const engine::RespEndpoint& endpoint,
+                                                        uint32_t window);
+
+  const TargetServer& server() const override { return m_server; }
+  std::string describe() const override { return m_link.endpoint().describe(); }
+  engine::Expected<bool, std::string> restore(PendingKey pending, int64_t expire_ms,
+                                              std::string_view payload, bool replace,
+                                              int64_t idle_s, int freq) override;
+  engine::Expected<bool, std::string> drain() override;
+  engine::Expected<std::vector<std::string>, std::string> existing(
+      uint64_t db, const std::vector<std::string>& keys) override;
 
  private:
   LiveTarget(engine::PipelinedConnection link, TargetServer server);
@@ -84,9 +123,6 @@ class LiveTarget {
   TargetServer m_server;
   std::deque<std::optional<PendingKey>> m_pending;  // nullopt: a SELECT
   std::optional<uint64_t> m_db;
-  AckFn m_on_ack;
-  bool m_skip_conflicts = false;
-  uint64_t m_bytes_sent = 0;
   std::vector<std::string_view> m_args;
 };
 

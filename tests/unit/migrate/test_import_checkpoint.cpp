@@ -37,6 +37,24 @@ TEST_SUITE("migrate::import::checkpoint") {
     CHECK_FALSE(back->complete);
   }
 
+  TEST_CASE("a cluster scan keeps one cursor per primary, named by its address") {
+    m::ImportCheckpoint c;
+    c.kind = "scan";
+    c.scans = {{0, "17", false, "127.0.0.1:7000"}, {0, "0", true, "127.0.0.1:7001"}, {0, "5"}};
+    std::string text = m::render_checkpoint(c);
+    auto back = m::parse_checkpoint(text);
+    REQUIRE_MESSAGE(back, back.error());
+    REQUIRE(back->scans.size() == 3);
+    CHECK(back->scans[0].node == "127.0.0.1:7000");
+    CHECK(back->scans[0].cursor == "17");
+    CHECK(back->scans[1].node == "127.0.0.1:7001");
+    CHECK(back->scans[1].done);
+    // A single server's position has no node member at all (older checkpoints read as is).
+    CHECK(back->scans[2].node.empty());
+    CHECK(text.find("\"node\":\"127.0.0.1:7000\"") != std::string::npos);
+    CHECK(text.find("{\"db\":0,\"cursor\":\"5\"") != std::string::npos);
+  }
+
   TEST_CASE("a damaged or foreign checkpoint is refused with the reason") {
     auto broken = m::parse_checkpoint("{\"format\":\"keyshift-import-checkpoint\",");
     REQUIRE_FALSE(broken);

@@ -1,0 +1,623 @@
+#!/usr/bin/python3
+"""`keyshift import` and `keyshift verify data` with clusters: a real 3-primary cluster of
+Debian's redis-server 7.0 on loopback (cluster-enabled yes, made with
+`redis-cli --cluster create`), as the target of file and scan imports, as a scan source
+into a single server and into the embedded engine, and on either side of verify data.
+
+What must hold: every key reaches the primary owning its slot (an import with no slot
+moving follows no redirect, so keyshift's CRC16 slots agree with the cluster's for every
+key, hash tags and binary names included); values and TTLs equal the source's key by key;
+a slot migrated while the import runs (SETSLOT IMPORTING/MIGRATING, MIGRATE, SETSLOT NODE)
+makes ASK and MOVED really happen and the result is still equal; an import killed with -9
+and rerun from its checkpoint ends equal; keys of a database other than 0 are refused before
+anything is written.
+
+Run: KEYSHIFT_BIN=build/keyshift /usr/bin/python3 tests/integration/test_import_cluster.py
+"""
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from harness import (HOST, Server, SetupError, Skip, ensure_tools, eq, keyshift_bin,  # noqa: E402
+                     ok, redis_module, run_tests, test)
+
+CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared",
+                      "corpus", "rdb")
+
+
+def port_free(port):
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind((HOST, port))
+        except OSError:
+            return False
+    return True
+
+
+def cluster_ports(count):
+    """`count` consecutive ports p with p and p + 10000 (the cluster bus) both free."""
+    base = 21000 + (os.getpid() * 7) % 20000
+    for start in range(base, base + 4000, count):
+        ports = list(range(start, start + count))
+        if all(port_free(p) and port_free(p + 10000) for p in ports):
+            return ports
+    raise SetupError("no free range of %d ports for a cluster" % count)
+
+
+class Cluster:
+    """Three redis-server 7.0 primaries in one cluster, every slot assigned."""
+
+    def __init__(self, h, name):
+        ensure_tools(("redis-server", "redis-cli"))
+        self.nodes = []
+        for port in cluster_ports(3):
+            h.counter += 1
+            workdir = os.path.join(h.tmp, "%s-%d-%d" % (name, port, h.counter))
+            os.makedirs(workdir)
+            argv = ["redis-server", "--port", str(port), "--bind", HOST, "--save", "",
+                    "--appendonly", "no", "--enable-debug-command", "yes", "--dir", workdir,
+                    "--daemonize", "no", "--logfile", "", "--cluster-enabled", "yes",
+                    "--cluster-config-file", os.path.join(workdir, "nodes.conf"),
+                    "--cluster-node-timeout", "5000"]
+            srv = Server("%s-%d" % (name, port), argv, port, workdir).start()
+            srv.wait_ready()
+            h.servers.append(srv)
+            self.nodes.append(srv)
+        p = subprocess.run(["redis-cli", "--cluster", "create"] +
+                           ["%s:%d" % (HOST, n.port) for n in self.nodes] +
+                           ["--cluster-replicas", "0", "--cluster-yes"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60)
+        if p.returncode != 0:
+            raise SetupError("redis-cli --cluster create failed: %s" % p.stdout.decode())
+        self.wait_ok()
+        self.ids = {n.port: n.cli("CLUSTER", "MYID") for n in self.nodes}
+
+    def wait_ok(self):
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if all("cluster_state:ok" in n.cli("CLUSTER", "INFO") for n in self.nodes):
+                # every node must also agree on who serves every slot
+                views = {n.cli("CLUSTER", "SLOTS") for n in self.nodes}
+                if len(views) == 1:
+                    return
+            time.sleep(0.05)
+        raise SetupError("the cluster did not reach cluster_state:ok")
+
+    def url(self, i=0):
+        return "redis://%s:%d" % (HOST, self.nodes[i].port)
+
+    def client(self):
+        from redis.cluster import ClusterNode, RedisCluster
+        return RedisCluster(startup_nodes=[ClusterNode(HOST, self.nodes[0].port)],
+                            socket_timeout=10)
+
+    def dbsize(self):
+        return sum(int(n.cli("DBSIZE")) for n in self.nodes)
+
+    def flush(self):
+        for n in self.nodes:
+            n.cli("FLUSHALL")
+
+    def owner(self, slot):
+        """The node serving `slot`."""
+        for n in self.nodes:
+            if int(n.cli("CLUSTER", "COUNTKEYSINSLOT", slot)) >= 0 and \
+                    self._serves(n, slot):
+                return n
+        raise AssertionError("no node serves slot %d" % slot)
+
+    def _serves(self, n, slot):
+        for line in n.cli("CLUSTER", "NODES").splitlines():
+            fields = line.split()
+            if "myself" not in fields[2]:
+                continue
+            for r in fields[8:]:
+                if r.startswith("["):
+                    continue
+                lo, _, hi = r.partition("-")
+                if int(lo) <= slot <= int(hi or lo):
+                    return True
+        return False
+
+
+def cluster(h, name="cluster"):
+    if not hasattr(h, "clusters"):
+        h.clusters = {}
+    if name not in h.clusters:
+        h.clusters[name] = Cluster(h, name)
+    c = h.clusters[name]
+    c.flush()
+    return c
+
+
+def single(h, name="single"):
+    if not hasattr(h, "singles"):
+        h.singles = {}
+    if name not in h.singles:
+        h.counter += 1
+        sock = os.path.join(h.tmp, "%s-%d.sock" % (name, h.counter))
+        srv = h.redis_server("--unixsocket", sock, name=name)
+        srv.unixsocket = sock
+        h.singles[name] = srv
+    srv = h.singles[name]
+    srv.cli("FLUSHALL")
+    return srv
+
+
+def surl(srv):
+    return "redis://%s:%d" % (HOST, srv.port)
+
+
+def run(*args, timeout=300):
+    p = subprocess.run([keyshift_bin()] + [str(a) for a in args], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=timeout)
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+def import_json(*args, check=0):
+    rc, out, err = run("import", *(list(args) + ["--format", "json"]))
+    if check is not None:
+        eq(rc, check, "keyshift import %s: %s%s" % (" ".join(map(str, args)), out, err))
+    try:
+        return json.loads(out)
+    except ValueError:
+        raise AssertionError("not JSON (%d): %r %r" % (rc, out, err))
+
+
+def verify(a, b, check=0):
+    rc, out, err = run("verify", "data", a, b, "--format", "json")
+    if check is not None:
+        eq(rc, check, "verify data %s %s: %s%s" % (a, b, out, err))
+    return json.loads(out) if out.strip().startswith("{") else None
+
+
+def keys_equal(src, dst_cluster):
+    """Every key of the single server `src` has the same DEBUG DIGEST-VALUE (the server's own
+    order-independent digest of the value) and, within a second, the same PTTL on the
+    cluster node owning its slot, and the cluster holds nothing else."""
+    redis = redis_module()
+    r = src.redis()
+    rc = dst_cluster.client()
+    direct = {n.port: redis.Redis(host=HOST, port=n.port, socket_timeout=10)
+              for n in dst_cluster.nodes}
+    keys = list(r.scan_iter(count=1000))
+    n = 0
+    for at in range(0, len(keys), 1000):
+        chunk = keys[at:at + 1000]
+        a = r.pipeline(transaction=False)
+        by_node = {}
+        for key in chunk:
+            a.execute_command("DEBUG", "DIGEST-VALUE", key)
+            a.pttl(key)
+            port = rc.nodes_manager.get_node_from_slot(rc.keyslot(key)).port
+            by_node.setdefault(port, []).append(key)
+        got_a = a.execute()
+        got_b = {}
+        for port, mine in by_node.items():
+            b = direct[port].pipeline(transaction=False)
+            for key in mine:
+                b.execute_command("DEBUG", "DIGEST-VALUE", key)
+                b.pttl(key)
+            for key, (dv, pttl) in zip(mine, zip(*[iter(b.execute())] * 2)):
+                got_b[key] = (dv, pttl)
+        for i, key in enumerate(chunk):
+            dv, tb = got_b[key]
+            eq(dv, got_a[2 * i], "DEBUG DIGEST-VALUE of %r" % key)
+            ta = got_a[2 * i + 1]
+            ok((ta < 0 and ta == tb) or abs(ta - tb) <= 1000, "PTTL of %r: %r vs %r" % (key, ta, tb))
+            n += 1
+    eq(dst_cluster.dbsize(), n, "keys in the cluster")
+    return n
+
+
+def fill(srv, count, tag_share=0, tag="mig"):
+    """`count` keys of every type into `srv` (db 0), a share of them under one hash tag,
+    some with TTLs, some with binary names."""
+    r = srv.redis()
+    pipe = r.pipeline(transaction=False)
+    far = 4102444800000
+    for i in range(count):
+        name = ("{%s}:%d" % (tag, i)) if tag_share and i % tag_share == 0 else "k:%d" % i
+        kind = i % 6
+        if kind == 0:
+            pipe.set(name, "v%d" % i * (1 + i % 5))
+        elif kind == 1:
+            pipe.rpush(name, *["e%d" % j for j in range(1 + i % 7)])
+        elif kind == 2:
+            pipe.hset(name, mapping={"f%d" % j: j for j in range(1 + i % 5)})
+        elif kind == 3:
+            pipe.sadd(name, *range(1 + i % 9))
+        elif kind == 4:
+            pipe.zadd(name, {"m%d" % j: j * 1.5 for j in range(1 + i % 6)})
+        else:
+            pipe.xadd(name, {"a": i}, id="%d-1" % (i + 1))
+        if i % 10 == 0:
+            pipe.pexpireat(name, far + i)
+        if i % 1000 == 0:
+            pipe.set(b"bin\x00\xff{" + str(i).encode() + b"}", b"\x00\x01")
+        if i % 2000 == 0:
+            pipe.execute()
+    pipe.execute()
+
+
+def saved_rdb(h, srv, name):
+    srv.cli("SAVE")
+    path = h.path(name)
+    shutil.copy(os.path.join(srv.workdir, "dump.rdb"), path)
+    return path
+
+
+def counts(doc):
+    c = doc["cluster"]
+    ok(c is not None, "the report has no cluster section: %r" % doc)
+    return c
+
+
+@test
+def a_generated_file_goes_to_the_owning_primaries_without_one_redirect(h):
+    src = single(h, "gen-source")
+    fill(src, 12000, tag_share=7)
+    path = saved_rdb(h, src, "gen.rdb")
+    c = cluster(h)
+    doc = import_json(path, "--to", c.url(), "--cluster", "--no-checkpoint")
+    cc = counts(doc)
+    ok(cc["target"], cc)
+    eq(len(cc["target_nodes"]), 3, "primaries")
+    eq(sum(n["keys"] for n in cc["target_nodes"]), doc["keys"]["written"])
+    ok(all(n["keys"] > 0 for n in cc["target_nodes"]), cc)
+    # keyshift's slot of every key is the cluster's: no MOVED for a stable cluster
+    eq(cc["redirects"], {"moved": 0, "ask": 0}, "redirects")
+    keys_equal(src, c)
+    eq(verify(path, c.url())["keys_compared"], doc["keys"]["written"])
+    # import --verify compares the file with the cluster it wrote
+    again = import_json(path, "--to", c.url(), "--no-checkpoint", "--conflict", "replace",
+                        "--verify")
+    ok(again["verify"]["ran"] and again["verify"]["equal"], again["verify"])
+    eq(again["verify"]["keys_compared"], doc["keys"]["written"])
+
+
+@test
+def the_cluster_is_found_from_info_without_the_flag_and_conflicts_are_refused(h):
+    src = single(h, "gen-source2")
+    fill(src, 3000)
+    path = saved_rdb(h, src, "gen2.rdb")
+    c = cluster(h)
+    doc = import_json(path, "--to", c.url(1), "--no-checkpoint")
+    ok(doc["cluster"]["target"], doc["cluster"])
+    eq(c.dbsize(), doc["keys"]["written"])
+    c.flush()
+    c.client().set("k:5", "changed")
+    doc = import_json(path, "--to", c.url(2), "--no-checkpoint", check=1)
+    ok("already exist" in doc["error"], doc["error"])
+    eq(doc["blocked"]["keys"], ['db0 "k:5"'])
+    eq(c.dbsize(), 1, "nothing written")
+    doc = import_json(path, "--to", c.url(), "--no-checkpoint", "--conflict", "skip")
+    eq(doc["keys"]["conflicts_skipped"], 1)
+    eq(doc["keys"]["written"], doc["keys"]["read"] - 1)
+    eq(c.client().get("k:5"), b"changed")
+
+
+@test
+def corpus_files_import_into_the_cluster_equal_to_a_single_server(h):
+    c = cluster(h)
+    ref = single(h, "corpus-ref")
+    checked = 0
+    for name in ("redis70-strings.rdb", "redis70-lists.rdb", "redis70-hashes.rdb",
+                 "redis70-sets.rdb", "redis70-zsets.rdb", "redis70-streams.rdb",
+                 "redis70-lfu.rdb"):
+        path = os.path.join(CORPUS, name)
+        if not os.path.exists(path):
+            continue
+        c.flush()
+        ref.cli("FLUSHALL")
+        rc, out, err = run("import", path, "--to", surl(ref), "--no-checkpoint")
+        eq(rc, 0, "%s into one server: %s%s" % (name, out, err))
+        doc = import_json(path, "--to", c.url(), "--no-checkpoint")
+        eq(doc["cluster"]["redirects"]["moved"], 0, name)
+        keys_equal(ref, c)
+        v = verify(path, c.url())
+        ok(v["keys_compared"] > 0, v)
+        checked += 1
+    if checked == 0:
+        raise Skip("no corpus at %s" % CORPUS)
+    ok(checked >= 5, "only %d corpus files" % checked)
+
+
+@test
+def keys_of_a_database_other_than_0_are_refused_before_anything_is_written(h):
+    path = os.path.join(CORPUS, "rdbtools--multiple_databases.rdb")
+    if not os.path.exists(path):
+        raise Skip("no corpus at %s" % CORPUS)
+    c = cluster(h)
+    doc = import_json(path, "--to", c.url(), "--no-checkpoint", check=1)
+    ok("only database 0" in doc["error"] and "--db-map" in doc["error"], doc["error"])
+    eq(c.dbsize(), 0, "nothing written")
+    # a target URL naming a database is refused too
+    rc, out, err = run("import", path, "--to", c.url() + "/2", "--cluster", "--no-checkpoint")
+    eq(rc, 1, out + err)
+    ok("database" in out + err, out + err)
+    eq(c.dbsize(), 0, "nothing written")
+    # a scan source with keys in db 1 is refused the same way
+    src = single(h, "multi-db-source")
+    src.cli("-n", "1", "SET", "in-db-1", "x")
+    src.cli("SET", "in-db-0", "x")
+    doc = import_json(surl(src), "--to", c.url(), "--no-checkpoint", check=1)
+    ok("only database 0" in doc["error"], doc["error"])
+    eq(c.dbsize(), 0, "nothing written")
+    doc = import_json(path, "--to", c.url(), "--no-checkpoint", "--db-map", "1:0",
+                      "--db-map", "2:0", "--db-map", "3:0", "--db-map", "4:0",
+                      "--db-map", "5:0", "--db-map", "6:0", "--db-map", "7:0", "--db-map",
+                      "8:0", "--db-map", "9:0", "--db-map", "10:0", "--db-map", "11:0",
+                      "--db-map", "12:0", "--db-map", "13:0", "--db-map", "14:0",
+                      "--db-map", "15:0")
+    ok(doc["ok"], doc)
+    eq(c.dbsize(), doc["keys"]["written"])
+
+
+def migrate_slot(c, slot, on_import_state):
+    """Moves `slot` from its owner to another primary as redis-cli --cluster reshard does:
+    IMPORTING on the new owner, MIGRATING on the old, MIGRATE of its keys, then NODE on all.
+    `on_import_state()` runs between SETSLOT MIGRATING and the MIGRATEs."""
+    src = c.owner(slot)
+    dst = next(n for n in c.nodes if n is not src)
+    dst.cli("CLUSTER", "SETSLOT", slot, "IMPORTING", c.ids[src.port])
+    src.cli("CLUSTER", "SETSLOT", slot, "MIGRATING", c.ids[dst.port])
+    on_import_state(src, dst)
+    while True:
+        keys = src.cli("CLUSTER", "GETKEYSINSLOT", slot, 100).split()
+        if not keys:
+            break
+        src.cli("MIGRATE", HOST, dst.port, "", 0, 10000, "KEYS", *keys)
+    for n in c.nodes:
+        n.cli("CLUSTER", "SETSLOT", slot, "NODE", c.ids[dst.port])
+    return src, dst
+
+
+@test
+def a_slot_moved_while_the_import_runs_makes_ask_and_moved_happen_and_the_data_arrives(h):
+    src = single(h, "mig-source")
+    # every 4th key under one tag: one slot that keeps getting keys all through the file
+    fill(src, 40000, tag_share=4)
+    path = saved_rdb(h, src, "mig.rdb")
+    c = cluster(h)
+    slot = int(c.nodes[0].cli("CLUSTER", "KEYSLOT", "{mig}"))
+    ckpt = h.path("mig.checkpoint")
+    p = subprocess.Popen([keyshift_bin(), "import", path, "--to", c.url(), "--cluster",
+                          "--checkpoint", ckpt, "--window", "4", "--format", "json"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+
+    def wait(cond, what):
+        while not cond():
+            if p.poll() is not None:
+                raise AssertionError("the import ended before %s: %s" %
+                                     (what, p.stdout.read().decode() + p.stderr.read().decode()))
+            if time.monotonic() > deadline:
+                raise AssertionError("timed out waiting for " + what)
+            time.sleep(0.005)
+
+    # The import is paused (SIGSTOP) while the test changes the cluster under it, so each
+    # phase is met by keys still to send, whatever the machine's speed.
+    wait(lambda: c.dbsize() >= 2000, "2000 keys")
+    p.send_signal(signal.SIGSTOP)
+
+    def while_migrating(old, new):
+        # New keys of the slot are not on the old owner: it answers ASK, and they land on
+        # the new one only through ASKING.
+        p.send_signal(signal.SIGCONT)
+        wait(lambda: int(new.cli("CLUSTER", "COUNTKEYSINSLOT", slot)) > 0, "an ASKed key")
+        p.send_signal(signal.SIGSTOP)
+
+    old, new = migrate_slot(c, slot, while_migrating)
+    # The import still believes the old owner serves the slot (ASK changes no map): its next
+    # key of the slot meets MOVED.
+    p.send_signal(signal.SIGCONT)
+    out, err = p.communicate(timeout=300)
+    eq(p.returncode, 0, out.decode() + err.decode())
+    doc = json.loads(out)
+    cc = counts(doc)
+    ok(cc["redirects"]["ask"] > 0, cc)
+    ok(cc["redirects"]["moved"] > 0, "no MOVED: the import ended before SETSLOT NODE? %r" % cc)
+    ok(cc["map_refreshes"] > 0, cc)
+    keys_equal(src, c)
+    v = verify(surl(src), c.url())
+    eq(v["keys_compared"], int(src.cli("DBSIZE")))
+
+
+def rejected_restores(c):
+    """RESTOREs the cluster's nodes refused before running them (redirects, CLUSTERDOWN)."""
+    total = 0
+    for n in c.nodes:
+        for line in n.cli("INFO", "commandstats").splitlines():
+            if line.startswith("cmdstat_restore:"):
+                for field in line.split(":", 1)[1].split(","):
+                    name, _, value = field.partition("=")
+                    if name == "rejected_calls":
+                        total += int(value)
+    return total
+
+
+@test
+def a_cluster_that_goes_down_during_the_import_is_waited_for_and_the_data_arrives(h):
+    src = single(h, "down-source")
+    fill(src, 20000, tag_share=4, tag="down")
+    path = saved_rdb(h, src, "down.rdb")
+    c = cluster(h)
+    slot = int(c.nodes[0].cli("CLUSTER", "KEYSLOT", "{down}"))
+    p = subprocess.Popen([keyshift_bin(), "import", path, "--to", c.url(), "--no-checkpoint",
+                          "--window", "4", "--format", "json"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while p.poll() is None and c.dbsize() < 2000 and time.monotonic() < deadline:
+        time.sleep(0.005)
+    p.send_signal(signal.SIGSTOP)
+    owner = c.owner(slot)
+    rejected = rejected_restores(c)
+    # The owner gives the slot up: the cluster no longer covers every slot and answers
+    # CLUSTERDOWN until it is served again.
+    owner.cli("CLUSTER", "DELSLOTS", slot)
+    while "cluster_state:fail" not in owner.cli("CLUSTER", "INFO") and \
+            time.monotonic() < deadline:
+        time.sleep(0.01)
+    p.send_signal(signal.SIGCONT)
+    while rejected_restores(c) == rejected and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    owner.cli("CLUSTER", "ADDSLOTS", slot)
+    c.wait_ok()
+    out, err = p.communicate(timeout=300)
+    eq(p.returncode, 0, out.decode() + err.decode())
+    doc = json.loads(out)
+    ok(doc["cluster"]["retries"] > 0, doc["cluster"])
+    keys_equal(src, c)
+
+
+@test
+def an_import_into_the_cluster_killed_with_9_and_rerun_ends_equal(h):
+    src = single(h, "kill-source")
+    fill(src, 60000, tag_share=3)
+    path = saved_rdb(h, src, "kill.rdb")
+    c = cluster(h)
+    ckpt = h.path("kill.checkpoint")
+    killed = 0
+    for stop_at in (4000, 20000):
+        p = subprocess.Popen([keyshift_bin(), "import", path, "--to", c.url(),
+                              "--checkpoint", ckpt, "--window", "16"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 120
+        while p.poll() is None and time.monotonic() < deadline:
+            if c.dbsize() >= stop_at:
+                p.send_signal(signal.SIGKILL)
+                break
+            time.sleep(0.005)
+        p.wait()
+        killed += 1 if p.returncode == -signal.SIGKILL else 0
+    ok(killed >= 1, "the import was never caught midway")
+    doc = import_json(path, "--to", c.url(), "--checkpoint", ckpt)
+    ok(doc["resumed"] or doc["already_complete"], doc)
+    ok(doc["keys"]["resumed_past"] > 0 or doc["already_complete"], doc["keys"])
+    keys_equal(src, c)
+    eq(verify(path, c.url())["keys_compared"], int(src.cli("DBSIZE")))
+
+
+@test
+def a_cluster_scanned_into_one_server_and_into_the_embedded_engine_is_equal(h):
+    gen = single(h, "scan-gen")
+    fill(gen, 9000, tag_share=5)
+    path = saved_rdb(h, gen, "scan.rdb")
+    c = cluster(h)
+    import_json(path, "--to", c.url(), "--no-checkpoint")
+    dst = single(h, "scan-target")
+    doc = import_json(c.url(1), "--to", surl(dst), "--no-checkpoint", "--scan-count", "200")
+    ok(doc["cluster"]["source"], doc["cluster"])
+    eq(len(doc["cluster"]["source_nodes"]), 3)
+    eq(sum(n["keys"] for n in doc["cluster"]["source_nodes"]), c.dbsize())
+    eq(doc["keys"]["written"], c.dbsize())
+    eq(dst.cli("DEBUG", "DIGEST"), gen.cli("DEBUG", "DIGEST"))
+    eq(verify(c.url(), surl(dst))["keys_compared"], c.dbsize())
+    # into the embedded engine: the data file verify data compares with the cluster
+    out_dir = h.path("scan-embedded")
+    os.makedirs(out_dir)
+    doc = import_json(c.url(), "--dir", out_dir, "--target", "redis-7.0")
+    eq(doc["keys"]["written"], c.dbsize())
+    rdb = os.path.join(out_dir, "dump.rdb")
+    eq(verify(rdb, c.url())["keys_compared"], c.dbsize())
+    eq(verify(c.url(), path)["keys_compared"], c.dbsize())
+
+
+@test
+def a_cluster_scanned_while_a_slot_moves_still_gives_every_key_once(h):
+    gen = single(h, "scanmig-gen")
+    fill(gen, 20000, tag_share=3, tag="scanmig")
+    path = saved_rdb(h, gen, "scanmig.rdb")
+    c = cluster(h)
+    import_json(path, "--to", c.url(), "--no-checkpoint")
+    slot = int(c.nodes[0].cli("CLUSTER", "KEYSLOT", "{scanmig}"))
+    dst = single(h, "scanmig-target")
+
+    def start():
+        return subprocess.Popen([keyshift_bin(), "import", c.url(), "--to", surl(dst),
+                                 "--no-checkpoint", "--scan-count", "50", "--format", "json"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def paused_at(p, keys):
+        deadline = time.monotonic() + 120
+        while p.poll() is None and int(dst.cli("DBSIZE")) < keys and time.monotonic() < deadline:
+            time.sleep(0.005)
+        ok(p.poll() is None, "the scan ended before %d keys" % keys)
+        p.send_signal(signal.SIGSTOP)
+
+    def finished(p):
+        p.send_signal(signal.SIGCONT)
+        out, err = p.communicate(timeout=300)
+        eq(p.returncode, 0, out.decode() + err.decode())
+        return json.loads(out)
+
+    # The slot moves whole while the scan is paused: keys moved onto a node its scan had
+    # passed are seen by no scan, and the slot is read again from its new owner at the end.
+    p = start()
+    paused_at(p, 3000)
+    migrate_slot(c, slot, lambda old, new: None)
+    doc = finished(p)
+    eq(int(dst.cli("DBSIZE")), int(gen.cli("DBSIZE")), "every key arrived: %r" % doc)
+    eq(dst.cli("DEBUG", "DIGEST"), gen.cli("DEBUG", "DIGEST"))
+    ok(doc["cluster"]["slots_reread"] >= 1, doc["cluster"])
+
+    # A migration still under way when the scan ends is reported plainly.
+    dst.cli("FLUSHALL")
+    p = start()
+    paused_at(p, 3000)
+    doc = {}
+
+    def scan_ends_meanwhile(old, new):
+        keys = old.cli("CLUSTER", "GETKEYSINSLOT", slot, 10).split()
+        old.cli("MIGRATE", HOST, new.port, "", 0, 10000, "KEYS", *keys)
+        doc.update(finished(p))
+
+    migrate_slot(c, slot, scan_ends_meanwhile)
+    ok(any("migration was under way" in w for w in doc["warnings"]), doc["warnings"])
+
+
+@test
+def a_cluster_scan_killed_midway_resumes_per_node_and_cluster_to_cluster_verifies(h):
+    gen = single(h, "scan2-gen")
+    fill(gen, 30000)
+    path = saved_rdb(h, gen, "scan2.rdb")
+    a = cluster(h)
+    import_json(path, "--to", a.url(), "--no-checkpoint")
+    b = cluster(h, "cluster-b")
+    ckpt = h.path("scan2.checkpoint")
+    p = subprocess.Popen([keyshift_bin(), "import", a.url(), "--to", b.url(), "--checkpoint",
+                          ckpt, "--scan-count", "50"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while p.poll() is None and time.monotonic() < deadline and b.dbsize() < 12000:
+        time.sleep(0.005)
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    with open(ckpt) as f:
+        state = json.load(f)
+    nodes = {s.get("node") for s in state["scans"]}
+    ok(len(nodes) >= 1 and None not in nodes, state["scans"])
+    doc = import_json(a.url(), "--to", b.url(), "--checkpoint", ckpt)
+    ok(doc["ok"], doc)
+    eq(b.dbsize(), a.dbsize())
+    v = verify(a.url(), b.url(2))
+    eq(v["keys_compared"], a.dbsize())
+    # and a difference is found in a cluster too
+    b.client().set("k:7", "other")
+    v = verify(a.url(), b.url(), check=1)
+    ok(v is not None and v["differences"], v)
+
+
+if __name__ == "__main__":
+    redis_module()
+    sys.exit(run_tests())
