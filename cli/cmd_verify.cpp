@@ -6,6 +6,7 @@
 #include "compat/kb/knowledge_base.hpp"
 #include "compat/monitor/monitor_log.hpp"
 #include "compat/verify/clients.hpp"
+#include "compat/verify/commands.hpp"
 #include "compat/verify/side.hpp"
 #include "compat/verify/verify.hpp"
 #include "engine/util/atomic_file.hpp"
@@ -194,6 +195,52 @@ void run_clients(const ClientsCliOptions& opts) {
   }
 }
 
+struct CommandsCliOptions {
+  std::string source;
+  std::string target = "embedded";
+  std::string prefix = "{keyshift-verify}:";
+  bool read_only = false;
+  std::vector<std::string> only;
+  std::string format = "text";
+  bool all = false;
+};
+
+void run_commands(const CommandsCliOptions& opts) {
+  auto source = compat::open_commands_side(opts.source);
+  if (!source) {
+    throw UserError("keyshift: verify commands: " + source.error(), 2);
+  }
+  auto target = compat::open_commands_side(opts.target);
+  if (!target) {
+    throw UserError("keyshift: verify commands: " + target.error(), 2);
+  }
+  compat::VerifyCommandsOptions options;
+  options.prefix = opts.prefix;
+  options.read_only = opts.read_only;
+  for (const std::string& name : opts.only) {
+    std::string lower;
+    for (char c : name) {
+      lower.push_back(c == ' ' ? '|'
+                               : static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    }
+    options.only.push_back(lower);
+  }
+  if (options.prefix.empty()) {
+    throw UserError("keyshift: verify commands: --prefix must not be empty", 2);
+  }
+  auto report = compat::verify_commands(*source, *target, options);
+  if (!report) {
+    throw UserError("keyshift: verify commands: " + report.error(), 2);
+  }
+  std::string out = opts.format == "json" ? compat::render_verify_commands_json(*report)
+                                          : compat::render_verify_commands_text(*report, opts.all);
+  std::fputs(out.c_str(), stdout);
+  std::fflush(stdout);
+  if (!report->same()) {
+    throw UserError("", 1);
+  }
+}
+
 }  // namespace
 
 void add_verify(CLI::App& app) {
@@ -205,6 +252,8 @@ void add_verify(CLI::App& app) {
       "                       [--rounds N] [--pause MS] [--db N] [--match PATTERN]\n"
       "                       [--digest] [--dump] [--format text|json]\n"
       "                       [--max-differences N]\n"
+      "  keyshift verify commands SOURCE [TARGET] [--prefix P] [--read-only] [--only CMD]\n"
+      "                       [--format text|json] [--all]\n"
       "  keyshift verify clients MONITOR-LOG... [--target LINE] [--source LINE]\n"
       "                       [--format text|markdown|json|html|junit] [--out FILE]\n"
       "SOURCE and TARGET are server URLs (redis://[user:password@]host:port[/db],\n"
@@ -247,6 +296,26 @@ void add_verify(CLI::App& app) {
                  "Show progress on stderr even when it is not a terminal");
   data->add_flag("--no-progress", opts->no_progress, "Never show progress");
   data->callback([opts]() { run_verify(*opts); });
+
+  auto mopts = std::make_shared<CommandsCliOptions>();
+  CLI::App* commands =
+      verify->add_subcommand("commands", "Check that two servers answer the same commands alike");
+  commands
+      ->add_option("source", mopts->source,
+                   "Server URL or server line (e.g. redis-7.0) to compare from")
+      ->required();
+  commands->add_option("target", mopts->target,
+                       "Server URL, server line, or embedded (default: keyshift's own engine)");
+  commands->add_option("--prefix", mopts->prefix,
+                       "Keys the cases use live under this prefix, which must be empty "
+                       "(default {keyshift-verify}:)");
+  commands->add_flag("--read-only", mopts->read_only,
+                     "Run no write command and create no key (safe against production)");
+  commands->add_option("--only", mopts->only, "Only these commands (repeatable)");
+  commands->add_option("--format", mopts->format, "Report format: text or json")
+      ->check(CLI::IsMember({"text", "json"}));
+  commands->add_flag("--all", mopts->all, "List every command in the text report, same ones too");
+  commands->callback([mopts]() { run_commands(*mopts); });
 
   auto copts = std::make_shared<ClientsCliOptions>();
   CLI::App* clients = verify->add_subcommand(

@@ -116,6 +116,7 @@ void append_command_json(std::string& out, const KbCommand& c) {
   append_string_field(out, "tips", c.tips);
   append_string_field(out, "arguments", c.arguments);
   append_string_field(out, "doc_flags", c.doc_flags);
+  append_string_field(out, "syntax", c.syntax);
   out += '}';
 }
 

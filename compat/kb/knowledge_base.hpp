@@ -43,7 +43,11 @@ struct KbCommand {
   std::string_view doc_flags;  ///< "deprecated", "syscmd"
   std::string_view replaced_by;
   std::string_view history;  ///< "version: change|..."
-  uint32_t profiles;         ///< bit i: k_profile_infos[i] has this row
+  /// The argument tree: `k s i d p t` a key, string, integer, double, pattern or unix time;
+  /// `=TOKEN` a literal word; `[..]` optional; `(a|b)` one of; `{..}` a group; a trailing
+  /// `...` repeatable. "k s [(=NX|=XX)] [=GET] ..."; "?" when not known.
+  std::string_view syntax;
+  uint32_t profiles;  ///< bit i: k_profile_infos[i] has this row
 };
 
 /// A profile's index in the knowledge base.

@@ -175,6 +175,43 @@ def arg_tokens(args, out):
     return out
 
 
+TYPE_LETTERS = {"key": "k", "string": "s", "integer": "i", "double": "d", "pattern": "p",
+                "unix-time": "t"}
+
+
+def syntax_of(args):
+    """The argument tree in keyshift's compact form (see compat/kb/knowledge_base.hpp):
+    k s i d p t typed values, =TOKEN words, [..] optional, (a|b) one of, {..} a group, ...
+    repeatable."""
+    def item(a):
+        t = a["type"]
+        token = a.get("token")
+        if t == "pure-token":
+            body = "=" + token
+        elif t == "oneof":
+            body = "(" + "|".join(seq([x]) for x in a["arguments"]) + ")"
+        elif t == "block":
+            body = "{" + seq(a["arguments"]) + "}"
+        else:
+            body = TYPE_LETTERS[t]
+        if token and t != "pure-token":
+            body = "{=%s %s}" % (token, body)
+        if a.get("multiple"):
+            body += "..."
+        if a.get("optional"):
+            body = "[" + body + "]"
+        return body
+
+    def seq(items):
+        return " ".join(item(x) for x in items)
+
+    for a in args:
+        for bad in " |[](){}":
+            if bad in (a.get("token") or ""):
+                raise SystemExit("token %r cannot be written in the syntax" % a["token"])
+    return seq(args)
+
+
 COMMAND_FLAG_NAMES = {
     "WRITE": "write", "READONLY": "readonly", "DENYOOM": "denyoom", "MODULE": "module",
     "ADMIN": "admin", "PUBSUB": "pubsub", "NOSCRIPT": "noscript", "BLOCKING": "blocking",
@@ -232,6 +269,7 @@ def row_from_json(name, body, source):
         "doc_flags": " ".join(f.lower() for f in body.get("doc_flags", []) or []),
         "replaced_by": body.get("replaced_by", ""),
         "history": "|".join(history),
+        "syntax": syntax_of(body.get("arguments", [])),
     }
 
 
@@ -280,7 +318,7 @@ def read_later(path):
                 "key_specs": normalise_spec_text(cols[8]), "since": cols[9], "group": cols[10],
                 "tips": "",
                 # The facts file does not record argument trees: "?" is "not known".
-                "args_since": "?", "doc_flags": "", "replaced_by": "", "history": "",
+                "args_since": "?", "syntax": "?", "doc_flags": "", "replaced_by": "", "history": "",
                 "source": cols[11],
             }
             out.setdefault(profile, []).append(row)
@@ -288,7 +326,7 @@ def read_later(path):
 
 
 FIELDS = ["arity", "flags", "acl", "first", "last", "step", "key_specs", "since", "group", "tips",
-          "args_since", "doc_flags", "replaced_by", "history"]
+          "args_since", "doc_flags", "replaced_by", "history", "syntax"]
 
 
 def cxx(s):
@@ -351,11 +389,11 @@ def main():
     for key in sorted(distinct):
         name = key[0]
         r = dict(zip(FIELDS, key[1:]))
-        lines.append("    {%s, %d, %s, %s, %d, %d, %d, %s, %s, %s, %s, %s, %s, %s, %s, 0x%x}," % (
+        lines.append("    {%s, %d, %s, %s, %d, %d, %d, %s, %s, %s, %s, %s, %s, %s, %s, %s, 0x%x}," % (
             cxx(name), r["arity"], cxx(r["flags"]), cxx(r["acl"]), r["first"], r["last"], r["step"],
             cxx(r["key_specs"]), cxx(r["since"]), cxx(r["group"]), cxx(r["tips"]),
             cxx(r["args_since"]), cxx(r["doc_flags"]), cxx(r["replaced_by"]), cxx(r["history"]),
-            distinct[key]))
+            cxx(r["syntax"]), distinct[key]))
     lines.append("};")
     with open(a.out + ".tmp", "w") as f:
         f.write("\n".join(lines) + "\n")
