@@ -4,11 +4,13 @@
 #include "cli/subcommands.hpp"
 #include "cli/user_error.hpp"
 #include "compat/kb/knowledge_base.hpp"
+#include "compat/monitor/monitor_live.hpp"
 #include "compat/monitor/monitor_log.hpp"
 #include "compat/verify/clients.hpp"
 #include "compat/verify/commands.hpp"
 #include "compat/verify/side.hpp"
 #include "compat/verify/verify.hpp"
+#include "engine/resp/connection.hpp"
 #include "engine/util/atomic_file.hpp"
 
 #include <CLI/CLI.hpp>
@@ -137,6 +139,8 @@ void run_verify(const VerifyCliOptions& opts) {
 
 struct ClientsCliOptions {
   std::vector<std::string> inputs;
+  double duration = 0;
+  std::string sample = "monitor";
   std::string target = "valkey-8.0";
   std::string source;
   std::string format = "text";
@@ -160,12 +164,48 @@ void run_clients(const ClientsCliOptions& opts) {
   compat::kb::ProfileId source =
       profile_or_fail("--source", source_given ? opts.source : "redis-7.0");
   compat::ClientsAnalyzer analyzer(source, target, source_given);
+  std::string method;
   for (const std::string& input : opts.inputs) {
-    if (compat::kb::find_profile(input) || input.find("://") != std::string::npos) {
-      throw UserError(fmt::format("keyshift: verify clients: {}: expected a MONITOR log file (or "
-                                  "- for standard input); live sampling is not supported yet",
+    if (compat::kb::find_profile(input)) {
+      throw UserError(fmt::format("keyshift: verify clients: {}: a server line is a --target or "
+                                  "--source, not an input",
                                   input),
                       2);
+    }
+    if (input.find("://") != std::string::npos) {
+      // A live server, sampled for --duration seconds.
+      if (opts.duration <= 0) {
+        throw UserError(fmt::format("keyshift: verify clients: {}: a live source needs "
+                                    "--duration SECONDS",
+                                    input),
+                        2);
+      }
+      auto endpoint = engine::parse_redis_url(input);
+      if (!endpoint) {
+        throw UserError(fmt::format("keyshift: verify clients: {}: {}", input, endpoint.error()),
+                        2);
+      }
+      auto duration = std::chrono::milliseconds(static_cast<int64_t>(opts.duration * 1000));
+      if (opts.sample == "commandstats") {
+        auto calls = compat::sample_commandstats(*endpoint, duration);
+        if (!calls) {
+          throw UserError("keyshift: verify clients: " + calls.error(), 2);
+        }
+        analyzer.add_counts(*calls);
+        method =
+            method.empty() ? "INFO commandstats deltas" : method + ", INFO commandstats deltas";
+      } else {
+        auto read = compat::sample_monitor(*endpoint, duration, [&](const compat::MonitorEntry& e) {
+          analyzer.add(e);
+          return true;
+        });
+        if (!read) {
+          throw UserError("keyshift: verify clients: " + read.error(), 2);
+        }
+        method = method.empty() ? "MONITOR sample" : method + ", MONITOR sample";
+      }
+      analyzer.add_input(fmt::format("{} for {} s", endpoint->describe(), opts.duration));
+      continue;
     }
     auto read = compat::read_monitor_file(input, [&](const compat::MonitorEntry& e) {
       analyzer.add(e);
@@ -175,8 +215,11 @@ void run_clients(const ClientsCliOptions& opts) {
       throw UserError("keyshift: verify clients: " + read.error(), 2);
     }
     analyzer.add_input(input);
+    if (method.find("MONITOR log") == std::string::npos) {
+      method = method.empty() ? "MONITOR log" : method + ", MONITOR log";
+    }
   }
-  compat::ClientsReport report = analyzer.report("MONITOR log");
+  compat::ClientsReport report = analyzer.report(method);
   std::string text = opts.format == "json"       ? compat::render_clients_json(report)
                      : opts.format == "markdown" ? compat::render_clients_markdown(report)
                      : opts.format == "html"     ? compat::render_clients_html(report)
@@ -254,7 +297,9 @@ void add_verify(CLI::App& app) {
       "                       [--max-differences N]\n"
       "  keyshift verify commands SOURCE [TARGET] [--prefix P] [--read-only] [--only CMD]\n"
       "                       [--format text|json] [--all]\n"
-      "  keyshift verify clients MONITOR-LOG... [--target LINE] [--source LINE]\n"
+      "  keyshift verify clients MONITOR-LOG...|URL [--duration S] [--sample "
+      "monitor|commandstats]\n"
+      "                       [--target LINE] [--source LINE]\n"
       "                       [--format text|markdown|json|html|junit] [--out FILE]\n"
       "SOURCE and TARGET are server URLs (redis://[user:password@]host:port[/db],\n"
       "unix:///path/to.sock) or files (an RDB file, or JSON Lines from keyshift rdb dump).\n"
@@ -322,8 +367,16 @@ void add_verify(CLI::App& app) {
       "clients", "What the clients use, and whether the target server line has it");
   clients
       ->add_option("input", copts->inputs,
-                   "MONITOR log files (redis-cli monitor output; - for stdin)")
+                   "MONITOR log files (redis-cli monitor output; - for stdin), or server URLs "
+                   "to sample for --duration")
       ->required();
+  clients->add_option("--duration", copts->duration, "Seconds to sample a live server")
+      ->check(CLI::PositiveNumber);
+  clients
+      ->add_option("--sample", copts->sample,
+                   "How to sample a live server: monitor (every command, costs the server "
+                   "throughput) or commandstats (counts only, nearly free)")
+      ->check(CLI::IsMember({"monitor", "commandstats"}));
   clients->add_option("--target", copts->target,
                       "Server line to judge against, e.g. valkey-8.0 (default valkey-8.0)");
   clients->add_option("--source", copts->source,

@@ -417,6 +417,27 @@ void ClientsAnalyzer::add(const MonitorEntry& entry) {
   }
 }
 
+void ClientsAnalyzer::add_counts(const std::map<std::string, uint64_t>& calls) {
+  auto slot = m_peers.find(std::string_view("commandstats"));
+  if (slot == m_peers.end()) {
+    auto fresh = std::make_unique<Peer>();
+    fresh->kind = MonitorPeerKind::unknown;
+    fresh->peer = "commandstats";
+    fresh->client_name = "every client (INFO commandstats)";
+    slot = m_peers.emplace("commandstats", std::move(fresh)).first;
+  }
+  Peer& p = *slot->second;
+  for (const auto& [name, count] : calls) {
+    m_commands += count;
+    p.commands += count;
+    Item& item = p.items[command_info(name).item];
+    if (item.count == 0) {
+      item.example = "(counts only: INFO commandstats shows no arguments)";
+    }
+    item.count += count;
+  }
+}
+
 ClientsReport ClientsAnalyzer::report(std::string method) const {
   ClientsReport r;
   r.source = m_source;
@@ -435,12 +456,15 @@ ClientsReport ClientsAnalyzer::report(std::string method) const {
       name = "scripts";
     } else if (!peer->lib_name.empty()) {
       name = peer->lib_ver.empty() ? peer->lib_name : peer->lib_name + " " + peer->lib_ver;
+    } else if (peer->peer == "commandstats") {
+      name = peer->client_name;
     } else if (!peer->client_name.empty()) {
       name = "client named " + peer->client_name;
     } else {
       name = "unidentified client";
     }
-    std::string address = host_of(peer->kind, peer->peer);
+    std::string address =
+        peer->peer == "commandstats" ? "all connections" : host_of(peer->kind, peer->peer);
     ClientGroup& g = groups[{name, address}];
     g.name = name;
     g.address = address;

@@ -73,6 +73,8 @@ class ClientsAnalyzer {
 
   /// One monitored command.
   void add(const MonitorEntry& entry);
+  /// Calls per command without their clients or arguments (INFO commandstats deltas).
+  void add_counts(const std::map<std::string, uint64_t>& calls);
   /// Names an input for the report.
   void add_input(std::string name) { m_inputs.push_back(std::move(name)); }
   /// The report so far.

@@ -157,6 +157,61 @@ def a_real_redis_cli_monitor_log_round_trips_every_byte(h):
        app["append"]["example"])
 
 
+def traffic(srv, seconds):
+    """A thread that sends commands to `srv` for `seconds`; returns it, started."""
+    import threading
+
+    def run():
+        r = srv.redis()
+        r.client_setname("worker")
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            r.set("a", "1", get=True)
+            r.hset("h", "f", "v")
+            time.sleep(0.01)
+
+    t = threading.Thread(target=run)
+    t.start()
+    return t
+
+
+@test
+def a_live_server_is_sampled_by_monitor_for_the_duration(h):
+    srv = h.redis_server()
+    t = traffic(srv, 2.5)
+    t0 = time.monotonic()
+    rc, doc = report("redis://127.0.0.1:%d" % srv.port, "--duration", "1", "--target",
+                     "valkey-8.0")
+    took = time.monotonic() - t0
+    t.join()
+    eq(rc, 0, "SET ... GET and HSET work on Valkey 8.0")
+    ok("MONITOR sample" in doc["method"], doc["method"])
+    worker = usage_of(doc, "client named worker")
+    ok(worker["set"]["count"] > 5 and worker["hset"]["count"] > 5, worker)
+    eq(worker["set GET"]["count"], worker["set"]["count"])
+    ok(took < 30, "the sample ended (%.1f s)" % took)
+    # An idle server ends the sample on time too: the end is marked in the stream.
+    idle = h.redis_server(name="idle")
+    rc, doc = report("redis://127.0.0.1:%d" % idle.port, "--duration", "0.5")
+    eq((rc, doc["commands"]), (0, 0))
+
+
+@test
+def a_live_server_is_sampled_by_commandstats_without_monitor(h):
+    srv = h.redis_server()
+    t = traffic(srv, 2.5)
+    rc, doc = report("redis://127.0.0.1:%d" % srv.port, "--duration", "1", "--sample",
+                     "commandstats")
+    t.join()
+    ok("INFO commandstats" in doc["method"], doc["method"])
+    everyone = usage_of(doc, "every client (INFO commandstats)")
+    ok(everyone["set"]["count"] > 5 and everyone["hset"]["count"] > 5, everyone)
+    ok("monitor" not in everyone, "no MONITOR was run")
+    rc, _, err = clients("redis://127.0.0.1:%d" % srv.port)
+    eq(rc, 2)
+    ok("--duration" in err, err)
+
+
 def chromium():
     for name in ("chromium", "chromium-browser"):
         path = shutil.which(name)
