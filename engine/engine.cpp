@@ -474,10 +474,14 @@ void Engine::dispatch(Session& session, std::span<const std::string_view> argv) 
     return;
   }
   if ((spec.flags & k_cmd_protected) != 0) {
-    bool allowed = m_config.enable_debug_command == EnableMode::yes ||
-                   (m_config.enable_debug_command == EnableMode::local && is_local(session));
+    // DEBUG answers to enable-debug-command, MODULE LOAD/LOADEX/UNLOAD to
+    // enable-module-command (Valkey's processCommand).
+    bool module = cmd->parent != nullptr && cmd->parent->full_name == "module";
+    EnableMode mode = module ? m_config.enable_module_command : m_config.enable_debug_command;
+    bool allowed = mode == EnableMode::yes || (mode == EnableMode::local && is_local(session));
     if (!allowed) {
-      reject(session, cmd, errors::k_debug_not_allowed, argv);
+      reject(session, cmd, module ? errors::k_module_not_allowed : errors::k_debug_not_allowed,
+             argv);
       return;
     }
   }

@@ -12,11 +12,20 @@ void cmd_cluster(CmdContext& ctx) {
   ctx.reply().error(errors::k_cluster_disabled);
 }
 
+/// READONLY and READWRITE only set a connection flag that a standalone server never reads
+/// (src/cluster.c readonlyCommand): they answer OK.
+void cmd_ok(CmdContext& ctx) {
+  ctx.reply().ok();
+}
+
 constexpr uint32_t k_ls = k_cmd_loading | k_cmd_stale;
 constexpr uint32_t k_admin = k_cmd_admin | k_cmd_stale;
 constexpr std::string_view k_admin_acl = "@admin @slow @dangerous";
 
 constexpr CommandSpec k_cluster_commands[] = {
+    {"asking", 1, k_cmd_fast, 0, 0, 0, cmd_cluster, "@connection"},
+    {"readonly", 1, k_cmd_fast | k_cmd_loading | k_cmd_stale, 0, 0, 0, cmd_ok, "@connection"},
+    {"readwrite", 1, k_cmd_fast | k_cmd_loading | k_cmd_stale, 0, 0, 0, cmd_ok, "@connection"},
     {"cluster", -2, 0, 0, 0, 0, nullptr, "@slow"},
     {"cluster|addslots", -3, k_admin, 0, 0, 0, cmd_cluster, k_admin_acl},
     {"cluster|addslotsrange", -4, k_admin, 0, 0, 0, cmd_cluster, k_admin_acl},

@@ -44,6 +44,10 @@ inline constexpr std::string_view k_nx_xx_gt_lt =
     "ERR NX and XX, GT or LT options at the same time are not compatible";
 inline constexpr std::string_view k_gt_lt_nx =
     "ERR GT, LT, and/or NX options at the same time are not compatible";
+inline constexpr std::string_view k_module_not_allowed =
+    "ERR MODULE command not allowed. If the enable-module-command option is set to \"local\", "
+    "you can run it from a local connection, otherwise you need to set this option in the "
+    "configuration file, and then restart the server.";
 inline constexpr std::string_view k_debug_not_allowed =
     "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you "
     "can run it from a local connection, otherwise you need to set this option in the "

@@ -202,6 +202,9 @@ constexpr CommandSpec k_persistence_commands[] = {
     {"dump", 2, k_cmd_readonly, 1, 1, 1, cmd_dump, "@keyspace @read @slow"},
     {"restore", -4, k_cmd_write | k_cmd_denyoom, 1, 1, 1, cmd_restore,
      "@keyspace @write @slow @dangerous"},
+    // MIGRATE's own RESTORE between cluster nodes; the same command on a standalone server.
+    {"restore-asking", -4, k_cmd_write | k_cmd_denyoom, 1, 1, 1, cmd_restore,
+     "@keyspace @write @slow @dangerous"},
 };
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "engine/persistence/aof.hpp"
 #include "engine/session.hpp"
 #include "engine/util/strconv.hpp"
+#include "engine/util/strings.hpp"
 
 #include <climits>
 
@@ -151,7 +152,52 @@ void cmd_waitaof(CmdContext& ctx) {
   block_until_timeout(ctx, deadline_ms, reply_waitaof);
 }
 
+/// FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT ms], parsed and checked in the order of
+/// Valkey's failoverCommand; without replicas it can never start.
+void cmd_failover(CmdContext& ctx) {
+  size_t argc = ctx.argc();
+  if (argc == 2 && iequals(ctx.arg(1), "abort")) {
+    ctx.reply().error("ERR No failover in progress.");
+    return;
+  }
+  int64_t timeout_ms = 0;
+  bool have_host = false;
+  bool force = false;
+  for (size_t j = 1; j < argc; ++j) {
+    std::string_view a = ctx.arg(j);
+    if (iequals(a, "timeout") && j + 1 < argc && timeout_ms == 0) {
+      if (!parse_int_arg(ctx, ctx.arg(j + 1), timeout_ms)) {
+        return;
+      }
+      if (timeout_ms <= 0) {
+        ctx.reply().error("ERR FAILOVER timeout must be greater than 0");
+        return;
+      }
+      ++j;
+    } else if (iequals(a, "to") && j + 2 < argc && !have_host) {
+      int64_t port = 0;
+      if (!parse_int_arg(ctx, ctx.arg(j + 2), port)) {
+        return;
+      }
+      have_host = true;
+      j += 2;
+    } else if (iequals(a, "force") && !force) {
+      force = true;
+    } else {
+      ctx.reply().error(errors::k_syntax);
+      return;
+    }
+  }
+  if (ReplicationAcks::is_replica(ctx.engine())) {
+    ctx.reply().error("ERR FAILOVER is not valid when server is a replica.");
+    return;
+  }
+  ctx.reply().error("ERR FAILOVER requires connected replicas.");
+}
+
 constexpr CommandSpec k_replication_commands[] = {
+    {"failover", -1, k_cmd_admin | k_cmd_noscript | k_cmd_stale, 0, 0, 0, cmd_failover,
+     "@admin @slow @dangerous"},
     {"wait", 3, k_cmd_blocking, 0, 0, 0, cmd_wait, "@slow @blocking @connection"},
     {"waitaof", 4, k_cmd_blocking, 0, 0, 0, cmd_waitaof, "@slow @blocking @connection"},
 };

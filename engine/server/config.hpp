@@ -113,6 +113,7 @@ struct EngineConfig : KeyspaceSettings {
 
   // Administration.
   EnableMode enable_debug_command = EnableMode::no;
+  EnableMode enable_module_command = EnableMode::no;
   std::string logfile;
   std::string loglevel = "notice";
   std::string pidfile;

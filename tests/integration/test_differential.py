@@ -294,8 +294,12 @@ ALLOWED = [
      "a WATCH refused inside MULTI dooms the transaction in Valkey 8"),
     (re.compile(r"^OBJECT\s+ENCODING\s+sp\w*$", re.I), _small_set_encoding,
      "sets named sp* are small, so listpacks in Valkey 8 where Redis 7.0 has a hashtable"),
-    (re.compile(r"^X(GROUP|INFO) HELP$", re.I), _help_last_line,
+    (re.compile(r"^(X(GROUP|INFO)|MODULE) HELP$", re.I), _help_last_line,
      "HELP replies end with \"Print this help.\" in Valkey 8"),
+    # Valkey 8's READONLY/READWRITE set a connection flag and answer OK on any server
+    # (src/cluster.c readonlyCommand); Redis 7.0 refused them without cluster support.
+    (re.compile(r"^(READONLY|READWRITE)$"), lambda raw: b"+OK\r\n",
+     "READONLY/READWRITE answer OK on a standalone Valkey 8"),
     (re.compile(r"^XINFO CONSUMERS\b", re.I), _xinfo_consumers_inactive,
      "XINFO CONSUMERS has an \"inactive\" field in Valkey 8"),
     (re.compile(r"^XSETID st 2$"), _xsetid_below_max_deleted,
