@@ -58,8 +58,10 @@ struct ScannedKey {
 /// The source connection and its reads.
 class ScanReader {
  public:
-  static engine::Expected<ScanReader, std::string> open(const std::string& url, uint32_t batch) {
-    auto endpoint = engine::parse_redis_url(url);
+  static engine::Expected<ScanReader, std::string> open(const std::string& url,
+                                                        const engine::TlsClientOptions& tls,
+                                                        uint32_t batch) {
+    auto endpoint = engine::parse_redis_url(url, tls);
     if (!endpoint) {
       return engine::Unexpected{endpoint.error()};
     }
@@ -393,7 +395,7 @@ bool scan_into(ScanReader& reader, ScanSink& sink, const ImportOptions& options,
 
 void import_scan(const ImportOptions& options, KeyRules rules, ImportReport& report) {
   report.warnings.emplace_back(k_scan_warning);
-  auto reader = ScanReader::open(options.source, options.scan_count);
+  auto reader = ScanReader::open(options.source, options.tls, options.scan_count);
   if (!reader) {
     report.error = reader.error();
     return;
