@@ -148,7 +148,7 @@ std::string Server::listen() {
   }
   if (cfg.tls_port != 0) {
     if (auto err = configure_tls(); !err.empty()) {
-      return err + "\nFailed to configure TLS. Check logs for more info.";
+      return "Failed to configure TLS. Check logs for more info.";
     }
     if (auto err = bind_tcp(cfg.tls_port, m_tls_fds); !err.empty()) {
       return err;
