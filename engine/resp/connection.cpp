@@ -216,8 +216,9 @@ std::string RespConnection::error_text(std::string_view what) const {
   if (m_transport.is_tls() && what.find("certificate required") != std::string_view::npos) {
     text += ": the server wants a client certificate (--cert and --key)";
   } else if (m_transport.is_tls() && what.find("reset by peer") != std::string_view::npos) {
-    text += ": the server ended the TLS session (does it want a client certificate? --cert "
-            "and --key)";
+    text +=
+        ": the server ended the TLS session (does it want a client certificate? --cert "
+        "and --key)";
   }
   return text;
 }
