@@ -79,6 +79,9 @@ constexpr std::string_view k_protected_mode_error =
 struct Server::Connection {
   int fd = -1;
   Transport transport;  // plain, or TLS for tls-port clients
+  // A TLS client refused at accept (maxclients, protected mode) is told why once its
+  // handshake is done, as Valkey does; it runs no command.
+  std::string_view rejection;
   Session* session = nullptr;
   bool is_unix = false;
   std::vector<char> in;
@@ -365,19 +368,20 @@ void Server::accept_from(int listen_fd, bool is_unix, bool tls) {
     if (fd < 0) {
       return;
     }
+    static constexpr std::string_view k_max_clients_error =
+        "-ERR max number of clients reached\r\n";
+    std::string_view rejection;
     if (m_clients >= static_cast<size_t>(cfg.maxclients)) {
-      // A TLS client could not read a plain error before its handshake: it is only closed.
-      static constexpr std::string_view k_err = "-ERR max number of clients reached\r\n";
-      [[maybe_unused]] ssize_t w = tls ? 0 : ::write(fd, k_err.data(), k_err.size());
-      ++m_engine.stats().rejected_connections;
-      ::close(fd);
-      continue;
+      rejection = k_max_clients_error;
+    } else if (!is_unix && cfg.protected_mode && cfg.requirepass.empty() &&
+               !is_local_ip(ip_and_port(sa).first)) {
+      rejection = k_protected_mode_error;
     }
-    if (!is_unix && cfg.protected_mode && cfg.requirepass.empty() &&
-        !is_local_ip(ip_and_port(sa).first)) {
-      [[maybe_unused]] ssize_t w =
-          tls ? 0 : ::write(fd, k_protected_mode_error.data(), k_protected_mode_error.size());
+    if (!rejection.empty()) {
       ++m_engine.stats().rejected_connections;
+    }
+    if (!rejection.empty() && !tls) {
+      [[maybe_unused]] ssize_t w = ::write(fd, rejection.data(), rejection.size());
       ::close(fd);
       continue;
     }
@@ -400,6 +404,7 @@ void Server::accept_from(int listen_fd, bool is_unix, bool tls) {
         continue;
       }
       c->transport = std::move(*session);
+      c->rejection = rejection;
     }
     c->is_unix = is_unix;
     c->in.resize(k_read_chunk);
@@ -416,7 +421,9 @@ void Server::accept_from(int listen_fd, bool is_unix, bool tls) {
       getsockname(fd, reinterpret_cast<sockaddr*>(&local), &llen);
       c->session->laddr = peer_name(local);
     }
-    ++m_engine.stats().total_connections_received;
+    if (rejection.empty()) {
+      ++m_engine.stats().total_connections_received;
+    }
     ++m_clients;
     epoll_event ev{};
     ev.events = EPOLLIN;
@@ -440,6 +447,11 @@ void Server::handle_readable(Connection& c) {
     }
     update_interest(c, c.want_write);
     if (step != IoStatus::ok) {
+      return;
+    }
+    if (!c.rejection.empty()) {
+      [[maybe_unused]] IoResult sent = c.transport.write(c.rejection.data(), c.rejection.size());
+      close_connection(c);
       return;
     }
   }

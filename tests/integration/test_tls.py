@@ -343,6 +343,46 @@ def a_plain_client_on_the_tls_port_is_dropped_without_disturbing_the_server(h):
 
 
 @test
+def a_tls_client_over_maxclients_is_told_why_after_its_handshake(h):
+    c = certs(h)
+    ks = start_tls(h, "keyshift", "--maxclients", "1", name="ks-maxclients")
+    ctx = ssl.create_default_context(cafile=c["ca.crt"])
+    ctx.load_cert_chain(c["client.crt"], c["client.key"])
+
+    def served(sock):
+        sock.sendall(b"PING\r\n")
+        return sock.recv(100)
+
+    # The readiness probe's connection may not be closed on the server's side yet: the one
+    # slot is taken once a client is answered PONG.
+    first = None
+    for _ in range(100):
+        first = ctx.wrap_socket(socket.create_connection((HOST, ks.tls_port), timeout=10),
+                                server_hostname="localhost")
+        if served(first) == b"+PONG\r\n":
+            break
+        first.close()
+        first = None
+    ok(first is not None, "a first client was served")
+    try:
+        eq(ks.cli("ping", check=False), "ERR max number of clients reached",
+           "redis-cli --tls reads Valkey's error through TLS")
+        eq(served(first), b"+PONG\r\n", "the first client is still served")
+        stats = first
+        stats.sendall(b"INFO stats\r\n")
+        info = b""
+        while b"rejected_connections:" not in info or not info.endswith(b"\r\n\r\n"):
+            chunk = stats.recv(65536)
+            if not chunk:
+                break
+            info += chunk
+        ok(b"rejected_connections:" in info and b"rejected_connections:0\r\n" not in info,
+           info.decode())
+    finally:
+        first.close()
+
+
+@test
 def config_set_of_tls_settings_rebuilds_the_context_or_fails_as_valkey(h):
     c = certs(h)
     ks = start_tls(h, "keyshift", plain_port=True, name="ks-config")
