@@ -191,10 +191,11 @@ def redis_server_over_tls_is_an_import_source_and_target_and_both_sides_of_verif
     dst = start_tls(h, "redis", name="redis-dst")
     fill(src.redis())
     rc, out, err = keyshift("import", src.url(), "--to", dst.url(), "--no-checkpoint",
-                            "--format", "json", *client_flags(h))
+                            "--verify", "--format", "json", *client_flags(h))
     eq(rc, 0, "import over TLS: %s%s" % (out, err))
     doc = json.loads(out)
     eq(doc["keys"]["written"], 3005, "keys written: %s" % out)
+    ok(doc["verify"]["ran"] and doc["verify"]["equal"], "import --verify over TLS: %s" % out)
     rc, out, err = keyshift("verify", "data", src.url(), dst.url(), "--rounds", "1",
                             *client_flags(h))
     eq(rc, 0, "verify data over TLS: %s%s" % (out, err))
