@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # TLS benchmark: redis-benchmark --tls against `keyshift serve --tls-port` and Debian's
 # redis-server 7.0 --tls-port (both with port 0, tls-auth-clients yes, certificates made
-# here with openssl), SET and GET at -P 1 and -P 16. Prints the median requests/s of
-# ROUNDS runs per server and the keyshift/redis ratio. Information, not a test.
+# here with openssl, both running at once, rounds alternating), SET and GET at -P 1 and
+# -P 16. Prints the median requests/s of ROUNDS runs per server and the keyshift/redis
+# ratio. Information, not a test.
 #
 #   KEYSHIFT_BIN=build/keyshift bash tests/bench/tls_bench.sh
 #
@@ -23,7 +24,8 @@ CLIENT_CPU=${CLIENT_CPU:-1}
 work=$(mktemp -d /tmp/keyshift-tls-bench-XXXXXX)
 pid=""
 cleanup() {
-  [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+  # shellcheck disable=SC2086
+  [ -n "$pid" ] && kill $pid 2> /dev/null && wait $pid 2> /dev/null
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -40,46 +42,50 @@ done
 tls=(--tls-cert-file server.crt --tls-key-file server.key --tls-ca-cert-file ca.crt)
 client=(--tls --cacert ca.crt --cert client.crt --key client.key)
 
-port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+free_port() {
+  /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+declare -A port
+port[keyshift]=$(free_port)
+port[redis]=$(free_port)
 
-start() {
-  case $1 in
-    keyshift) taskset -c "$SERVER_CPU" "$KEYSHIFT_BIN" serve --port 0 --bind 127.0.0.1 \
-                --tls-port "$port" "${tls[@]}" --save "" > server.log 2>&1 & ;;
-    redis) taskset -c "$SERVER_CPU" redis-server --port 0 --bind 127.0.0.1 --tls-port "$port" \
-             "${tls[@]}" --save "" --appendonly no --logfile "" > server.log 2>&1 & ;;
-  esac
-  pid=$!
+# Both servers run at once and the rounds alternate between them, so that load from other
+# work on the machine falls on both alike.
+taskset -c "$SERVER_CPU" "$KEYSHIFT_BIN" serve --port 0 --bind 127.0.0.1 \
+  --tls-port "${port[keyshift]}" "${tls[@]}" --save "" > keyshift.log 2>&1 &
+pids="$!"
+taskset -c "$SERVER_CPU" redis-server --port 0 --bind 127.0.0.1 --tls-port "${port[redis]}" \
+  "${tls[@]}" --save "" --appendonly no --logfile "" > redis.log 2>&1 &
+pids="$pids $!"
+pid=$pids
+for server in keyshift redis; do
+  up=0
   for _ in $(seq 100); do
-    redis-cli -p "$port" "${client[@]}" ping > /dev/null 2>&1 && return 0
+    if redis-cli -p "${port[$server]}" "${client[@]}" ping > /dev/null 2>&1; then
+      up=1
+      break
+    fi
     sleep 0.1
   done
-  echo "tls_bench: $1 did not start:" >&2
-  cat server.log >&2
-  exit 1
-}
+  if [ $up = 0 ]; then
+    echo "tls_bench: $server did not start:" >&2
+    cat $server.log >&2
+    exit 1
+  fi
+done
 
-stop() {
-  kill "$pid"
-  wait "$pid" 2>/dev/null || true
-  pid=""
-}
-
-declare -A rps
-for server in keyshift redis; do
-  start $server
-  for p in 1 16; do
-    n=$N_P1
-    [ "$p" = 16 ] && n=$N_P16
-    for r in $(seq "$ROUNDS"); do
-      taskset -c "$CLIENT_CPU" redis-benchmark -p "$port" "${client[@]}" -t set,get -n "$n" \
-        -P "$p" -c "$CLIENTS" -q 2>/dev/null | tr '\r' '\n' | grep -E '^(SET|GET):' |
+for p in 1 16; do
+  n=$N_P1
+  [ "$p" = 16 ] && n=$N_P16
+  for r in $(seq "$ROUNDS"); do
+    for server in keyshift redis; do
+      taskset -c "$CLIENT_CPU" redis-benchmark -p "${port[$server]}" "${client[@]}" -t set,get \
+        -n "$n" -P "$p" -c "$CLIENTS" -q 2>/dev/null | tr '\r' '\n' | grep -E '^(SET|GET):' |
         grep -v 'rps=' | while read -r name value _; do
           echo "$server $p ${name%:} $value"
         done >> results.txt
     done
   done
-  stop
 done
 
 printf '%-4s %-4s %14s %14s %7s\n' test -P keyshift redis-7.0 ratio
