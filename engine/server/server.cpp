@@ -278,8 +278,10 @@ TlsServerOptions tls_server_options(const EngineConfig& cfg) {
   o.session_caching = cfg.tls_session_caching;
   o.session_cache_size = cfg.tls_session_cache_size;
   o.session_cache_timeout = cfg.tls_session_cache_timeout;
+  auto tls_cluster = cfg.unimplemented_settings.find("tls-cluster");
   o.needs_ca = cfg.tls_auth_clients != static_cast<int>(TlsAuthClients::no) ||
-               cfg.tls_replication || cfg.unimplemented_settings.contains("tls-cluster");
+               cfg.tls_replication ||
+               (tls_cluster != cfg.unimplemented_settings.end() && tls_cluster->second == "yes");
   return o;
 }
 
