@@ -3,6 +3,7 @@
 // reports and comparison live in compat/bench; this file maps flags, starts the embedded
 // engine when no target is given, and prints.
 #include "cli/subcommands.hpp"
+#include "cli/tls_flags.hpp"
 #include "cli/user_error.hpp"
 #include "compat/bench/compare.hpp"
 #include "compat/bench/load.hpp"
@@ -38,6 +39,7 @@ struct BenchOptions {
   int port = 0;
   std::string socket;
   std::string url;
+  engine::TlsClientOptions tls;
   std::string password;
   std::string user;
   int dbnum = 0;
@@ -296,6 +298,9 @@ void run_bench(BenchOptions o) {
   load.pipeline = o.pipeline;
   load.requests = s.requests;
   load.seconds = s.test_time;
+  if (load.target.unix_path.empty()) {
+    engine::merge_tls_options(load.target.tls, o.tls);
+  }
   s.transport = compat::transport_of(load.target);
   s.target = compat::target_address(load.target);
   s.clients = o.clients;
@@ -438,8 +443,9 @@ void add_bench(CLI::App& app) {
   sub->add_option("-p,--port", o->port, "Server port (default 6379)")->check(CLI::Range(1, 65535));
   sub->add_option("-s,--socket", o->socket, "Server unix socket (overrides host and port)");
   sub->add_option("-u,--url", o->url,
-                  "Server URL: redis://[[user]:pass@]host[:port][/db] or "
+                  "Server URL: redis://[[user]:pass@]host[:port][/db], rediss://... (TLS) or "
                   "unix://path[?db=N]");
+  add_tls_flags(*sub, o->tls);
   sub->add_option("-a,--password", o->password, "Password for AUTH");
   sub->add_option("--user", o->user, "User name for AUTH user password (needs -a)");
   sub->add_option("--dbnum", o->dbnum, "SELECT this database (default 0)")

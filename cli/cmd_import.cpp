@@ -2,6 +2,7 @@
 // migrate::run_import.
 #include "cli/key_rule_flags.hpp"
 #include "cli/subcommands.hpp"
+#include "cli/tls_flags.hpp"
 #include "cli/user_error.hpp"
 #include "compat/report/progress.hpp"
 #include "engine/resp/connection.hpp"
@@ -39,6 +40,7 @@ struct ImportFlags {
   bool progress = false;
   bool verify = false;
   bool cluster = false;
+  engine::TlsClientOptions tls;
 };
 
 int64_t wall_ms() {
@@ -109,8 +111,9 @@ class ImportProgressLine {
 void run_import(const ImportFlags& f) {
   migrate::ImportOptions options;
   options.source = f.source;
+  options.tls = f.tls;
   if (!f.to.empty()) {
-    auto endpoint = engine::parse_redis_url(f.to);
+    auto endpoint = engine::parse_redis_url(f.to, f.tls);
     if (!endpoint) {
       throw UserError("keyshift: --to: " + endpoint.error(), 2);
     }
@@ -205,6 +208,7 @@ void add_import(CLI::App& app) {
                   "Keys already in the target: fail (list them, write nothing), skip or replace")
       ->check(CLI::IsMember({"fail", "skip", "replace"}));
   cmd->add_flag("--dry-run", flags->dry_run, "Read and judge everything, write nothing");
+  add_tls_flags(*cmd, flags->tls);
   cmd->add_flag("--no-precheck", flags->no_precheck,
                 "Stream a file source instead of checking it whole before the first write");
   cmd->add_option("--checkpoint", flags->checkpoint,

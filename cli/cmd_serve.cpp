@@ -163,6 +163,9 @@ void run_serve(const ServeOptions& opts) {
   if (config.port != 0) {
     log.notice(fmt::format("Ready to accept connections tcp on port {}", config.port));
   }
+  if (config.tls_port != 0) {
+    log.notice(fmt::format("Ready to accept connections tls on port {}", config.tls_port));
+  }
   if (!config.unixsocket.empty()) {
     log.notice(fmt::format("Ready to accept connections unix on {}", config.unixsocket));
   }

@@ -2,6 +2,7 @@
 // compat/verify; this file maps flags and picks the exit status (0 equal, 1 differences,
 // 2 error).
 #include "cli/subcommands.hpp"
+#include "cli/tls_flags.hpp"
 #include "cli/user_error.hpp"
 #include "compat/kb/knowledge_base.hpp"
 #include "compat/monitor/monitor_live.hpp"
@@ -44,6 +45,7 @@ struct VerifyCliOptions {
   size_t max_listed = 20;
   bool progress = false;
   bool no_progress = false;
+  engine::TlsClientOptions tls;
 };
 
 double seconds_now() {
@@ -113,11 +115,11 @@ void run_verify(const VerifyCliOptions& opts) {
     }
   };
 
-  auto source = compat::open_verify_side(opts.source);
+  auto source = compat::open_verify_side(opts.source, opts.tls);
   if (!source) {
     throw UserError("keyshift: verify: " + source.error(), 2);
   }
-  auto target = compat::open_verify_side(opts.target);
+  auto target = compat::open_verify_side(opts.target, opts.tls);
   if (!target) {
     throw UserError("keyshift: verify: " + target.error(), 2);
   }
@@ -332,6 +334,7 @@ void add_verify(CLI::App& app) {
                  "Compare small lists, sets, sorted sets, hashes and streams by DUMP payload");
   data->add_option("--db", opts->db, "Only this database")->check(CLI::NonNegativeNumber);
   data->add_option("--match", opts->match, "Only keys matching this glob pattern");
+  add_tls_flags(*data, opts->tls);
   data->add_option("--format", opts->format, "Report format: text or json")
       ->check(CLI::IsMember({"text", "json"}));
   data->add_option("--max-differences", opts->max_listed,

@@ -2,7 +2,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +31,12 @@ class SessionHost {
   /// BUSY replies and may send SCRIPT KILL or SHUTDOWN NOSAVE (Valkey's
   /// processEventsWhileBlocked).
   virtual void serve_while_busy(Session& caller) { (void)caller; }
+  /// CONFIG SET changed the settings `changed` (primary names): the host acts on those it
+  /// owns (tls-port, the TLS context). Valkey's error text when one could not be applied.
+  virtual std::optional<std::string> apply_config(std::span<const std::string_view> changed) {
+    (void)changed;
+    return std::nullopt;
+  }
 };
 
 /// Flags of a session, as CLIENT LIST shows some of them.

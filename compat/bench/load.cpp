@@ -306,6 +306,11 @@ class Worker {
     if (c.want_write) {
       set_write_interest(c, false);
     }
+    // Over TLS a flush may finish a read that waited for the socket to be writable: the
+    // replies it brought are taken now, since no readiness event will announce them.
+    if (c.active && c.link.has_buffered()) {
+      on_readable(c);
+    }
   }
 
   void set_write_interest(Conn& c, bool on) {
@@ -326,7 +331,10 @@ class Worker {
 
   void on_readable(Conn& c) {
     auto io = c.link.fill();
-    if (io == engine::PipelinedConnection::Io::blocked) {
+    if (io == engine::PipelinedConnection::Io::blocked && !c.link.has_buffered()) {
+      if (c.link.wants_write() && !c.want_write) {
+        set_write_interest(c, true);  // a TLS read waits for the socket to be writable
+      }
       return;
     }
     if (io == engine::PipelinedConnection::Io::failed) {

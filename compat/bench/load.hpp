@@ -30,7 +30,7 @@ using BenchTarget = engine::RespEndpoint;
 
 /// "unix" or "tcp".
 inline std::string transport_of(const BenchTarget& target) {
-  return target.unix_path.empty() ? "tcp" : "unix";
+  return !target.unix_path.empty() ? "unix" : target.tls.enabled ? "tls" : "tcp";
 }
 
 /// host:port or the socket path, for messages and reports.

@@ -212,9 +212,10 @@ Expected<std::unique_ptr<LoadedFileSide>, std::string> LoadedFileSide::load(
   return side;
 }
 
-Expected<std::unique_ptr<VerifySide>, std::string> open_verify_side(const std::string& spec) {
+Expected<std::unique_ptr<VerifySide>, std::string> open_verify_side(
+    const std::string& spec, const engine::TlsClientOptions& tls) {
   if (is_url(spec)) {
-    auto endpoint = engine::parse_redis_url(spec);
+    auto endpoint = engine::parse_redis_url(spec, tls);
     if (!endpoint) {
       return Unexpected{fmt::format("{}: {}", spec, endpoint.error())};
     }

@@ -110,8 +110,9 @@ class LoadedFileSide final : public VerifySide {
 
 /// Opens a side from its command-line form: a server URL (redis://, unix://, ...; read by
 /// parse_redis_url) or a file path.
+/// `tls` (the --tls, --cacert, ... flags) is merged into a TCP server's TLS options.
 engine::Expected<std::unique_ptr<VerifySide>, std::string> open_verify_side(
-    const std::string& spec);
+    const std::string& spec, const engine::TlsClientOptions& tls = {});
 
 /// What verify learned about a side before comparing.
 struct SideFacts {

@@ -11,6 +11,8 @@
 #include "engine/util/strconv.hpp"
 #include "engine/util/strings.hpp"
 
+#include <fmt/format.h>
+
 #include <cstring>
 #include <optional>
 #include <string>
@@ -67,6 +69,7 @@ std::optional<std::string> apply_config_changes(Engine& engine,
 
 void cmd_config_set(CmdContext& ctx) {
   std::vector<std::string> pairs(ctx.args().begin() + 2, ctx.args().end());
+  EngineConfig before = ctx.engine().config();
   auto changed =
       config_set(ctx.engine().config(), pairs,
                  is_local(ctx.session()) ? ClientLocality::local : ClientLocality::remote);
@@ -77,6 +80,24 @@ void cmd_config_set(CmdContext& ctx) {
   if (auto err = apply_config_changes(ctx.engine(), *changed)) {
     ctx.reply().error(*err);
     return;
+  }
+  // Settings the network host owns (tls-port, the TLS context): on failure every value
+  // goes back, as Valkey restores its backup.
+  if (SessionHost* host = ctx.session().host()) {
+    if (auto err = host->apply_config(*changed)) {
+      std::string name = changed->empty() ? std::string() : std::string(changed->front());
+      for (std::string_view n : *changed) {
+        if (n.starts_with("tls-")) {
+          name = std::string(n);
+          break;
+        }
+      }
+      ctx.engine().config() = before;
+      ctx.engine().refresh_settings();
+      ctx.reply().error(fmt::format(
+          "ERR CONFIG SET failed (possibly related to argument '{}') - {}", name, *err));
+      return;
+    }
   }
   ctx.reply().ok();
 }

@@ -91,15 +91,13 @@ Expected<RespEndpoint, std::string> parse_redis_url(std::string_view url) {
   if (url.find("://") == std::string_view::npos) {
     return fail("expected SCHEME://");
   }
-  if (url.starts_with("rediss:") || url.starts_with("tls:")) {
-    return fail("TLS (rediss://) is not supported");
-  }
   auto parsed = parse_server_url(url);
   if (!parsed) {
     return fail(
         "expected redis://[[user]:password@]host[:port][/db] or unix://[[user]:password@]/path");
   }
   const ServerUrl& u = *parsed;
+  ep.tls.enabled = u.scheme == "rediss" || u.scheme == "tls";
   auto decode = [&](const std::optional<std::string>& part) -> std::optional<std::string> {
     return part ? percent_decode(*part) : std::optional<std::string>(std::string());
   };
@@ -169,11 +167,21 @@ Expected<RespEndpoint, std::string> parse_redis_url(std::string_view url) {
   return ep;
 }
 
+Expected<RespEndpoint, std::string> parse_redis_url(std::string_view url,
+                                                    const TlsClientOptions& tls) {
+  auto ep = parse_redis_url(url);
+  if (ep && ep->unix_path.empty()) {
+    merge_tls_options(ep->tls, tls);
+  }
+  return ep;
+}
+
 RespConnection::RespConnection(int fd, RespEndpoint endpoint, std::chrono::milliseconds timeout)
-    : m_fd(fd), m_endpoint(std::move(endpoint)), m_timeout(timeout) {}
+    : m_fd(fd), m_transport(fd), m_endpoint(std::move(endpoint)), m_timeout(timeout) {}
 
 RespConnection::RespConnection(RespConnection&& other) noexcept
     : m_fd(std::exchange(other.m_fd, -1)),
+      m_transport(std::move(other.m_transport)),
       m_endpoint(std::move(other.m_endpoint)),
       m_timeout(other.m_timeout),
       m_in(std::move(other.m_in)),
@@ -184,7 +192,9 @@ RespConnection& RespConnection::operator=(RespConnection&& other) noexcept {
     if (m_fd >= 0) {
       ::close(m_fd);
     }
+    m_transport = Transport();
     m_fd = std::exchange(other.m_fd, -1);
+    m_transport = std::move(other.m_transport);
     m_endpoint = std::move(other.m_endpoint);
     m_timeout = other.m_timeout;
     m_in = std::move(other.m_in);
@@ -195,12 +205,22 @@ RespConnection& RespConnection::operator=(RespConnection&& other) noexcept {
 
 RespConnection::~RespConnection() {
   if (m_fd >= 0) {
+    m_transport.shutdown();
+    m_transport = Transport();
     ::close(m_fd);
   }
 }
 
 std::string RespConnection::error_text(std::string_view what) const {
-  return std::string(what) + " (" + m_endpoint.describe() + ")";
+  std::string text = std::string(what) + " (" + m_endpoint.describe() + ")";
+  if (m_transport.is_tls() && what.find("certificate required") != std::string_view::npos) {
+    text += ": the server wants a client certificate (--cert and --key)";
+  } else if (m_transport.is_tls() && what.find("reset by peer") != std::string_view::npos) {
+    text +=
+        ": the server ended the TLS session (does it want a client certificate? --cert "
+        "and --key)";
+  }
+  return text;
 }
 
 Expected<RespConnection, std::string> RespConnection::connect(const RespEndpoint& endpoint,
@@ -258,6 +278,28 @@ Expected<RespConnection, std::string> RespConnection::connect(const RespEndpoint
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   }
   RespConnection conn(fd, endpoint, timeout);
+  if (endpoint.tls.enabled && endpoint.unix_path.empty()) {
+    auto context = TlsContext::client(endpoint.tls);
+    if (!context) {
+      return failure(context.error(), 0);
+    }
+    const std::string& name = endpoint.tls.sni.empty() ? endpoint.host : endpoint.tls.sni;
+    auto tls = Transport::tls_client(fd, *context, name,
+                                     !endpoint.tls.insecure && endpoint.tls.verify_host);
+    if (!tls) {
+      return failure(tls.error(), 0);
+    }
+    // The socket blocks with the I/O timeouts set above: the handshake either finishes
+    // here or ran out of time.
+    IoStatus status = tls->handshake();
+    if (status == IoStatus::want_read || status == IoStatus::want_write) {
+      return failure("TLS handshake timed out", 0);
+    }
+    if (status != IoStatus::ok) {
+      return failure(tls->error(), 0);
+    }
+    conn.m_transport = std::move(*tls);
+  }
   auto login = [&](const std::vector<std::string>& args) -> Expected<bool, std::string> {
     auto reply = conn.call(args);
     if (!reply) {
@@ -293,26 +335,43 @@ Expected<RespConnection, std::string> RespConnection::connect(const RespEndpoint
       return Unexpected{ok.error()};
     }
   }
+  if (conn.is_tls() && endpoint.protocol != 3 && endpoint.password.empty() && endpoint.db == 0) {
+    // Under TLS 1.3 a server that refuses the client's certificate says so only after the
+    // handshake: one round trip here turns that into a connect error naming the reason
+    // (any reply, NOAUTH included, means the session was accepted).
+    if (auto reply = conn.call({"PING"}); !reply) {
+      return Unexpected{"cannot connect to " + endpoint.describe() + ": " + reply.error()};
+    }
+  }
   return conn;
 }
 
 int RespConnection::release() {
-  if (m_in_pos < m_in.size()) {
+  if (m_in_pos < m_in.size() || m_transport.is_tls()) {
     return -1;
   }
+  m_transport = Transport();
   return std::exchange(m_fd, -1);
+}
+
+Transport RespConnection::release_transport() {
+  if (m_in_pos < m_in.size()) {
+    return Transport();
+  }
+  m_fd = -1;
+  return std::exchange(m_transport, Transport());
 }
 
 Expected<bool, std::string> RespConnection::send_raw(std::string_view bytes) {
   while (!bytes.empty()) {
-    ssize_t n = ::send(m_fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-    if (n < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      return Unexpected{error_text("write failed: " + errno_text(errno))};
+    IoResult r = m_transport.write(bytes.data(), bytes.size());
+    if (r.status == IoStatus::want_read || r.status == IoStatus::want_write) {
+      return Unexpected{error_text("timed out sending a request")};
     }
-    bytes.remove_prefix(static_cast<size_t>(n));
+    if (r.status != IoStatus::ok) {
+      return Unexpected{error_text("write failed: " + m_transport.error())};
+    }
+    bytes.remove_prefix(r.bytes);
   }
   return true;
 }
@@ -342,20 +401,17 @@ Expected<RespValue, std::string> RespConnection::read_reply() {
       m_in_pos = 0;
     }
     char buf[16384];
-    ssize_t n = ::recv(m_fd, buf, sizeof(buf), 0);
-    if (n < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        return Unexpected{error_text("timed out waiting for a reply")};
-      }
-      return Unexpected{error_text("read failed: " + errno_text(errno))};
+    IoResult r = m_transport.read(buf, sizeof(buf));
+    if (r.status == IoStatus::want_read || r.status == IoStatus::want_write) {
+      return Unexpected{error_text("timed out waiting for a reply")};
     }
-    if (n == 0) {
+    if (r.status == IoStatus::closed) {
       return Unexpected{error_text("the server closed the connection")};
     }
-    m_in.append(buf, static_cast<size_t>(n));
+    if (r.status != IoStatus::ok) {
+      return Unexpected{error_text("read failed: " + m_transport.error())};
+    }
+    m_in.append(buf, r.bytes);
   }
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "engine/net/tls.hpp"
 #include "engine/resp/resp_value.hpp"
 #include "engine/util/expected.hpp"
 
@@ -20,6 +21,8 @@ struct RespEndpoint {
   int db = 0;
   /// RESP protocol to negotiate with HELLO; 2 sends no HELLO at all (works with any server).
   int protocol = 2;
+  /// TLS over TCP (rediss://, --tls): tls.enabled and the CA, certificate and SNI to use.
+  TlsClientOptions tls;
 
   /// "host:port" or "unix:PATH", for messages.
   std::string describe() const;
@@ -28,15 +31,20 @@ struct RespEndpoint {
 /// Reads a server URL (parse_server_url) as redis-cli does: redis://[[user]:password@]host
 /// [:port][/db], tcp://..., unix://[[user]:password@]/path (also redis+unix://, unix:/path)
 /// with db/database, password/auth, user/username and protocol queries; a lone user info is
-/// the password. rediss:// and tls:// are refused: no TLS here.
+/// the password. rediss:// and tls:// are the same over TLS (port 6379 unless given).
 Expected<RespEndpoint, std::string> parse_redis_url(std::string_view url);
+/// The same, then `tls` (the command line's --tls, --cacert, ... flags) merged into the
+/// endpoint's TLS options (merge_tls_options); a unix socket never uses TLS.
+Expected<RespEndpoint, std::string> parse_redis_url(std::string_view url,
+                                                    const TlsClientOptions& tls);
 
 /// A blocking connection to a RESP server, for setup, probing and import work (not the
 /// benchmark hot path). Errors are returned as text naming the endpoint; a server error
 /// reply is a successful call whose value is_error().
 class RespConnection {
  public:
-  /// Connects, then sends HELLO (protocol 3 only), AUTH and SELECT as the endpoint asks.
+  /// Connects (with the TLS handshake when endpoint.tls.enabled), then sends HELLO
+  /// (protocol 3 only), AUTH and SELECT as the endpoint asks.
   static Expected<RespConnection, std::string> connect(
       const RespEndpoint& endpoint,
       std::chrono::milliseconds timeout = std::chrono::milliseconds(5000));
@@ -60,14 +68,22 @@ class RespConnection {
   /// The endpoint this connection talks to.
   const RespEndpoint& endpoint() const { return m_endpoint; }
   /// Hands the connected, logged-in socket to a caller that drives it itself (the
-  /// pipelined client); -1 when bytes the server sent unasked are still buffered.
+  /// pipelined client); -1 when bytes the server sent unasked are still buffered, and for
+  /// a TLS connection (whose session cannot leave with a bare fd: use release_transport).
   int release();
+  /// Hands over the socket with its transport (plain or TLS; the caller closes
+  /// transport.fd()); an empty Transport (fd -1) when bytes the server sent unasked are
+  /// still buffered.
+  Transport release_transport();
+  /// True when this connection runs over TLS.
+  bool is_tls() const { return m_transport.is_tls(); }
 
  private:
   RespConnection(int fd, RespEndpoint endpoint, std::chrono::milliseconds timeout);
   std::string error_text(std::string_view what) const;
 
   int m_fd = -1;
+  Transport m_transport;
   RespEndpoint m_endpoint;
   std::chrono::milliseconds m_timeout;
   std::string m_in;

@@ -26,19 +26,21 @@ Expected<PipelinedConnection, std::string> PipelinedConnection::connect(
   if (!logged_in) {
     return Unexpected{logged_in.error()};
   }
-  int fd = logged_in->release();
-  if (fd < 0) {
+  Transport transport = logged_in->release_transport();
+  if (transport.fd() < 0) {
     return Unexpected{"cannot connect to " + endpoint.describe() +
                       ": the server sent a reply nobody asked for"};
   }
-  int flags = ::fcntl(fd, F_GETFL, 0);
-  ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
-  return PipelinedConnection(fd, endpoint, std::max<uint32_t>(window, 1), out_capacity);
+  int flags = ::fcntl(transport.fd(), F_GETFL, 0);
+  ::fcntl(transport.fd(), F_SETFL, flags | O_NONBLOCK);
+  return PipelinedConnection(std::move(transport), endpoint, std::max<uint32_t>(window, 1),
+                             out_capacity);
 }
 
-PipelinedConnection::PipelinedConnection(int fd, RespEndpoint endpoint, uint32_t window,
-                                         size_t out_capacity)
-    : m_fd(fd),
+PipelinedConnection::PipelinedConnection(Transport transport, RespEndpoint endpoint,
+                                         uint32_t window, size_t out_capacity)
+    : m_fd(transport.fd()),
+      m_transport(std::move(transport)),
       m_endpoint(std::move(endpoint)),
       m_window(window),
       m_out(std::make_unique<char[]>(std::max<size_t>(out_capacity, 64))),
@@ -48,6 +50,7 @@ PipelinedConnection::PipelinedConnection(int fd, RespEndpoint endpoint, uint32_t
 
 PipelinedConnection::PipelinedConnection(PipelinedConnection&& other) noexcept
     : m_fd(std::exchange(other.m_fd, -1)),
+      m_transport(std::move(other.m_transport)),
       m_endpoint(std::move(other.m_endpoint)),
       m_window(other.m_window),
       m_in_flight(other.m_in_flight),
@@ -65,10 +68,12 @@ PipelinedConnection::PipelinedConnection(PipelinedConnection&& other) noexcept
 
 PipelinedConnection& PipelinedConnection::operator=(PipelinedConnection&& other) noexcept {
   if (this != &other) {
+    m_transport = Transport();
     if (m_fd >= 0) {
       ::close(m_fd);
     }
     m_fd = std::exchange(other.m_fd, -1);
+    m_transport = std::move(other.m_transport);
     m_endpoint = std::move(other.m_endpoint);
     m_window = other.m_window;
     m_in_flight = other.m_in_flight;
@@ -89,6 +94,8 @@ PipelinedConnection& PipelinedConnection::operator=(PipelinedConnection&& other)
 
 PipelinedConnection::~PipelinedConnection() {
   if (m_fd >= 0) {
+    m_transport.shutdown();
+    m_transport = Transport();
     ::close(m_fd);
   }
 }
@@ -158,19 +165,19 @@ PipelinedConnection::Io PipelinedConnection::flush() {
   if (failed()) {
     return Io::failed;
   }
+  // A TLS read that stopped for want of a writable socket goes on first.
+  if (m_transport.read_wants_write() && fill() == Io::failed) {
+    return Io::failed;
+  }
   while (m_out_sent < m_out_len) {
-    // MSG_NOSIGNAL: a server that hangs up must give an error here, not kill us by SIGPIPE.
-    ssize_t n = ::send(m_fd, m_out.get() + m_out_sent, m_out_len - m_out_sent, MSG_NOSIGNAL);
-    if (n < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        return Io::blocked;
-      }
-      return fail(std::string("write failed: ") + std::strerror(errno));
+    IoResult r = m_transport.write(m_out.get() + m_out_sent, m_out_len - m_out_sent);
+    if (r.status == IoStatus::want_read || r.status == IoStatus::want_write) {
+      return Io::blocked;
     }
-    m_out_sent += static_cast<size_t>(n);
+    if (r.status != IoStatus::ok) {
+      return fail("write failed: " + m_transport.error());
+    }
+    m_out_sent += r.bytes;
   }
   m_out_len = 0;
   m_out_sent = 0;
@@ -198,22 +205,37 @@ PipelinedConnection::Io PipelinedConnection::fill() {
     m_in_cap = cap;
   }
   for (;;) {
-    ssize_t n = ::recv(m_fd, m_in.get() + m_in_len, m_in_cap - m_in_len, 0);
-    if (n < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        return Io::blocked;
-      }
-      return fail(std::string("read failed: ") + std::strerror(errno));
+    IoResult r = m_transport.read(m_in.get() + m_in_len, m_in_cap - m_in_len);
+    if (r.status == IoStatus::want_read || r.status == IoStatus::want_write) {
+      return Io::blocked;
     }
-    if (n == 0) {
+    if (r.status == IoStatus::closed) {
       return fail("the server closed the connection");
     }
-    m_in_len += static_cast<size_t>(n);
-    return Io::ok;
+    if (r.status != IoStatus::ok) {
+      return fail("read failed: " + m_transport.error());
+    }
+    m_in_len += r.bytes;
+    // Bytes TLS decrypted but did not hand over are invisible to poll/epoll: take them
+    // now (at most one record, so the buffer grows by that much at worst).
+    size_t pending = m_transport.pending();
+    if (pending == 0) {
+      break;
+    }
+    if (m_in_cap - m_in_len < pending) {
+      size_t cap = std::max(m_in_cap * 2, m_in_len + pending);
+      auto bigger = std::make_unique<char[]>(cap);
+      std::memcpy(bigger.get(), m_in.get(), m_in_len);
+      m_in = std::move(bigger);
+      m_in_cap = cap;
+    }
   }
+  // A TLS write that stopped for want of a readable socket goes on now.
+  if (m_transport.write_wants_read() && !m_transport.read_wants_write() && wants_write() &&
+      flush() == Io::failed) {
+    return Io::failed;
+  }
+  return Io::ok;
 }
 
 bool PipelinedConnection::next_reply(ReplyView& out) {

@@ -40,8 +40,8 @@ class PipelinedConnection {
     failed,   ///< the connection is unusable; error() says why
   };
 
-  /// Connects and logs in exactly as RespConnection::connect does (HELLO, AUTH, SELECT),
-  /// then switches the socket to non-blocking. `out_capacity` is the output buffer's first
+  /// Connects and logs in exactly as RespConnection::connect does (TLS, HELLO, AUTH,
+  /// SELECT), then switches the socket to non-blocking. `out_capacity` is the output buffer's first
   /// size; it grows only for a request bigger than all before it.
   static Expected<PipelinedConnection, std::string> connect(
       const RespEndpoint& endpoint, uint32_t window, size_t out_capacity = 64 * 1024,
@@ -53,8 +53,12 @@ class PipelinedConnection {
   PipelinedConnection& operator=(const PipelinedConnection&) = delete;
   ~PipelinedConnection();
 
-  /// The socket, for callers that multiplex connections with epoll.
+  /// The socket, for callers that multiplex connections with epoll: wait for readability
+  /// always and for writability while wants_write(). Over TLS, fill() leaves no decrypted
+  /// bytes behind in the TLS layer, so readiness of the fd is all there is to wait for.
   int fd() const { return m_fd; }
+  /// True when the connection runs over TLS.
+  bool is_tls() const { return m_transport.is_tls(); }
   /// The endpoint this connection talks to.
   const RespEndpoint& endpoint() const { return m_endpoint; }
   /// Requests sent or queued whose replies have not arrived.
@@ -63,8 +67,9 @@ class PipelinedConnection {
   uint32_t window() const { return m_window; }
   /// True while another request fits in the window.
   bool can_send() const { return m_in_flight < m_window; }
-  /// True when queued bytes are waiting for the socket to take them.
-  bool wants_write() const { return m_out_sent < m_out_len; }
+  /// True when queued bytes are waiting for the socket to take them (or TLS needs the
+  /// socket writable to go on reading).
+  bool wants_write() const { return m_out_sent < m_out_len || m_transport.read_wants_write(); }
   /// Why the connection failed (after Io::failed), naming the endpoint.
   const std::string& error() const { return m_error; }
 
@@ -105,11 +110,13 @@ class PipelinedConnection {
       std::chrono::milliseconds timeout = std::chrono::milliseconds(30000));
 
  private:
-  PipelinedConnection(int fd, RespEndpoint endpoint, uint32_t window, size_t out_capacity);
+  PipelinedConnection(Transport transport, RespEndpoint endpoint, uint32_t window,
+                      size_t out_capacity);
   Io fail(std::string what);
   void grow_out(size_t need);
 
   int m_fd = -1;
+  Transport m_transport;
   RespEndpoint m_endpoint;
   uint32_t m_window = 1;
   uint32_t m_in_flight = 0;

@@ -49,6 +49,28 @@ struct EngineConfig : KeyspaceSettings {
   // Security.
   std::string requirepass;
 
+  // TLS (the tls-* directives): `serve` listens on tls_port too, with a context built from
+  // these (engine/net/tls.hpp); tls_auth_clients is a TlsAuthClients value.
+  int tls_port = 0;
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string tls_key_file_pass;
+  std::string tls_client_cert_file;  // outgoing connections (replication), when set
+  std::string tls_client_key_file;
+  std::string tls_client_key_file_pass;
+  std::string tls_dh_params_file;
+  std::string tls_ca_cert_file;
+  std::string tls_ca_cert_dir;
+  std::string tls_protocols;
+  std::string tls_ciphers;
+  std::string tls_ciphersuites;
+  int tls_auth_clients = 1;
+  bool tls_replication = false;  // a replica's link to its primary runs over TLS
+  bool tls_prefer_server_ciphers = false;
+  bool tls_session_caching = true;
+  int tls_session_cache_size = 20480;
+  int tls_session_cache_timeout = 300;
+
   // Keyspace.
   int databases = 16;
   int hz = 10;

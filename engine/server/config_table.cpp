@@ -223,6 +223,15 @@ constexpr FieldAccess enable_mode_field() {
           }};
 }
 
+constexpr FieldAccess tls_auth_clients_field() {
+  return {[](const EngineConfig& c) {
+            return enum_name(k_tls_auth_clients_choices, c.tls_auth_clients, false);
+          },
+          [](EngineConfig& c, std::string_view v) {
+            c.tls_auth_clients = enum_value(k_tls_auth_clients_choices, v);
+          }};
+}
+
 constexpr FieldAccess eviction_policy_field() {
   return {
       [](const EngineConfig& c) {
@@ -831,26 +840,38 @@ constexpr DirectiveSpec k_directives[] = {
     memory("auto-aof-rewrite-min-size", {}, 0, 0, k_i64_max, "67108864",
         u64_field<&EngineConfig::auto_aof_rewrite_min_size>()),
     number("loading-process-events-interval-bytes", {}, k_flag_hidden, 1024, k_int_max, "2097152"),
-    number("tls-port", {}, 0, 0, 65535, "0"),
-    number("tls-session-cache-size", {}, 0, 0, k_int_max, "20480"),
-    number("tls-session-cache-timeout", {}, 0, 0, k_int_max, "300"),
+    number("tls-port", {}, 0, 0, 65535, "0", int_field<&EngineConfig::tls_port>()),
+    number("tls-session-cache-size", {}, 0, 0, k_int_max, "20480",
+        int_field<&EngineConfig::tls_session_cache_size>()),
+    number("tls-session-cache-timeout", {}, 0, 0, k_int_max, "300",
+        int_field<&EngineConfig::tls_session_cache_timeout>()),
     yes_no("tls-cluster", {}, 0, "no"),
-    yes_no("tls-replication", {}, 0, "no"),
-    one_of("tls-auth-clients", {}, 0, k_tls_auth_clients_choices, "yes"),
-    yes_no("tls-prefer-server-ciphers", {}, 0, "no"),
-    yes_no("tls-session-caching", {}, 0, "yes"),
-    free_text("tls-cert-file", {}, 0, ""),
-    free_text("tls-key-file", {}, 0, ""),
-    free_text("tls-key-file-pass", {}, k_flag_sensitive, ""),
-    free_text("tls-client-cert-file", {}, 0, ""),
-    free_text("tls-client-key-file", {}, 0, ""),
-    free_text("tls-client-key-file-pass", {}, k_flag_sensitive, ""),
-    free_text("tls-dh-params-file", {}, 0, ""),
-    free_text("tls-ca-cert-file", {}, 0, ""),
-    free_text("tls-ca-cert-dir", {}, 0, ""),
-    free_text("tls-protocols", {}, 0, ""),
-    free_text("tls-ciphers", {}, 0, ""),
-    free_text("tls-ciphersuites", {}, 0, ""),
+    yes_no("tls-replication", {}, 0, "no", bool_field<&EngineConfig::tls_replication>()),
+    one_of("tls-auth-clients", {}, 0, k_tls_auth_clients_choices, "yes",
+        tls_auth_clients_field()),
+    yes_no("tls-prefer-server-ciphers", {}, 0, "no",
+        bool_field<&EngineConfig::tls_prefer_server_ciphers>()),
+    yes_no("tls-session-caching", {}, 0, "yes", bool_field<&EngineConfig::tls_session_caching>()),
+    free_text("tls-cert-file", {}, 0, "", nullptr, string_field<&EngineConfig::tls_cert_file>()),
+    free_text("tls-key-file", {}, 0, "", nullptr, string_field<&EngineConfig::tls_key_file>()),
+    free_text("tls-key-file-pass", {}, k_flag_sensitive, "", nullptr,
+        string_field<&EngineConfig::tls_key_file_pass>()),
+    free_text("tls-client-cert-file", {}, 0, "", nullptr,
+        string_field<&EngineConfig::tls_client_cert_file>()),
+    free_text("tls-client-key-file", {}, 0, "", nullptr,
+        string_field<&EngineConfig::tls_client_key_file>()),
+    free_text("tls-client-key-file-pass", {}, k_flag_sensitive, "", nullptr,
+        string_field<&EngineConfig::tls_client_key_file_pass>()),
+    free_text("tls-dh-params-file", {}, 0, "", nullptr,
+        string_field<&EngineConfig::tls_dh_params_file>()),
+    free_text("tls-ca-cert-file", {}, 0, "", nullptr,
+        string_field<&EngineConfig::tls_ca_cert_file>()),
+    free_text("tls-ca-cert-dir", {}, 0, "", nullptr,
+        string_field<&EngineConfig::tls_ca_cert_dir>()),
+    free_text("tls-protocols", {}, 0, "", nullptr, string_field<&EngineConfig::tls_protocols>()),
+    free_text("tls-ciphers", {}, 0, "", nullptr, string_field<&EngineConfig::tls_ciphers>()),
+    free_text("tls-ciphersuites", {}, 0, "", nullptr,
+        string_field<&EngineConfig::tls_ciphersuites>()),
     special("dir", {}, k_flag_protected, ".", parse_dir, string_field<&EngineConfig::dir>()),
     special("save", {}, k_flag_multi_arg, "3600 1 300 100 60 10000", parse_save,
             string_field<&EngineConfig::save>()),
@@ -1074,7 +1095,6 @@ constexpr RefusedSetting k_refused_settings[] = {
      "replication is not implemented by keyshift: writes would be accepted without the "
      "replicas this setting requires"},
     {"cluster-enabled", "no", "cluster mode is not implemented by keyshift"},
-    {"tls-port", "0", "TLS is not implemented by keyshift: nothing would listen on the TLS port"},
     {"maxmemory-clients", "0",
      "client eviction is not implemented by keyshift: the memory of clients would not be "
      "limited"},

@@ -78,6 +78,10 @@ constexpr std::string_view k_protected_mode_error =
 
 struct Server::Connection {
   int fd = -1;
+  Transport transport;  // plain, or TLS for tls-port clients
+  // A TLS client refused at accept (maxclients, protected mode) is told why once its
+  // handshake is done, as Valkey does; it runs no command.
+  std::string_view rejection;
   Session* session = nullptr;
   bool is_unix = false;
   std::vector<char> in;
@@ -105,6 +109,9 @@ Server::~Server() {
     }
   }
   for (int fd : m_tcp_fds) {
+    ::close(fd);
+  }
+  for (int fd : m_tls_fds) {
     ::close(fd);
   }
   if (m_unix_fd >= 0) {
@@ -137,50 +144,19 @@ std::string Server::listen() {
   }
 
   if (cfg.port != 0) {
-    for (const std::string& raw : cfg.bind) {
-      bool optional = !raw.empty() && raw[0] == '-';
-      std::string addr = optional ? raw.substr(1) : raw;
-      if (addr == "*") {
-        addr = "0.0.0.0";
-      } else if (addr == "::*") {
-        addr = "::";
-      }
-      bool v6 = addr.find(':') != std::string::npos;
-      int fd = ::socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-      int one = 1;
-      setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-      sockaddr_storage sa{};
-      socklen_t len = 0;
-      bool parsed = false;
-      if (v6) {
-        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-        auto* in6 = reinterpret_cast<sockaddr_in6*>(&sa);
-        in6->sin6_family = AF_INET6;
-        in6->sin6_port = htons(static_cast<uint16_t>(cfg.port));
-        parsed = inet_pton(AF_INET6, addr.c_str(), &in6->sin6_addr) == 1;
-        len = sizeof(sockaddr_in6);
-      } else {
-        auto* in = reinterpret_cast<sockaddr_in*>(&sa);
-        in->sin_family = AF_INET;
-        in->sin_port = htons(static_cast<uint16_t>(cfg.port));
-        parsed = inet_pton(AF_INET, addr.c_str(), &in->sin_addr) == 1;
-        len = sizeof(sockaddr_in);
-      }
-      if (!parsed || ::bind(fd, reinterpret_cast<sockaddr*>(&sa), len) != 0 ||
-          ::listen(fd, cfg.tcp_backlog) != 0) {
-        std::string why = parsed ? errno_text() : "Invalid address";
-        ::close(fd);
-        if (optional && (errno == EADDRNOTAVAIL || errno == EAFNOSUPPORT || !parsed ||
-                         errno == EPROTONOSUPPORT)) {
-          continue;
-        }
-        return "Warning: Could not create server TCP listening socket " + addr + ":" +
-               std::to_string(cfg.port) + ": bind: " + why + "\nFailed listening on port " +
-               std::to_string(cfg.port) + " (tcp), aborting.";
-      }
-      m_tcp_fds.push_back(fd);
+    if (auto err = bind_tcp(cfg.port, m_tcp_fds); !err.empty()) {
+      return err;
     }
     m_bound_port = cfg.port;
+  }
+  if (cfg.tls_port != 0) {
+    if (auto err = configure_tls(); !err.empty()) {
+      return "Failed to configure TLS. Check logs for more info.";
+    }
+    if (auto err = bind_tcp(cfg.tls_port, m_tls_fds); !err.empty()) {
+      return err;
+    }
+    m_bound_tls_port = cfg.tls_port;
   }
   if (!cfg.unixsocket.empty()) {
     ::unlink(cfg.unixsocket.c_str());
@@ -218,10 +194,12 @@ std::string Server::listen() {
     }
     m_unix_fd = fd;
   }
-  if (m_tcp_fds.empty() && m_unix_fd < 0) {
+  if (m_tcp_fds.empty() && m_tls_fds.empty() && m_unix_fd < 0) {
     return "Configured to not listen anywhere, exiting.";
   }
-  for (int fd : m_tcp_fds) {
+  std::vector<int> listeners = m_tcp_fds;
+  listeners.insert(listeners.end(), m_tls_fds.begin(), m_tls_fds.end());
+  for (int fd : listeners) {
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.fd = fd;
@@ -237,7 +215,152 @@ std::string Server::listen() {
   return {};
 }
 
-void Server::accept_from(int listen_fd, bool is_unix) {
+std::string Server::bind_tcp(int port, std::vector<int>& fds) {
+  const EngineConfig& cfg = m_engine.config();
+  for (const std::string& raw : cfg.bind) {
+    bool optional = !raw.empty() && raw[0] == '-';
+    std::string addr = optional ? raw.substr(1) : raw;
+    if (addr == "*") {
+      addr = "0.0.0.0";
+    } else if (addr == "::*") {
+      addr = "::";
+    }
+    bool v6 = addr.find(':') != std::string::npos;
+    int fd = ::socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    sockaddr_storage sa{};
+    socklen_t len = 0;
+    bool parsed = false;
+    if (v6) {
+      setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+      auto* in6 = reinterpret_cast<sockaddr_in6*>(&sa);
+      in6->sin6_family = AF_INET6;
+      in6->sin6_port = htons(static_cast<uint16_t>(port));
+      parsed = inet_pton(AF_INET6, addr.c_str(), &in6->sin6_addr) == 1;
+      len = sizeof(sockaddr_in6);
+    } else {
+      auto* in = reinterpret_cast<sockaddr_in*>(&sa);
+      in->sin_family = AF_INET;
+      in->sin_port = htons(static_cast<uint16_t>(port));
+      parsed = inet_pton(AF_INET, addr.c_str(), &in->sin_addr) == 1;
+      len = sizeof(sockaddr_in);
+    }
+    if (!parsed || ::bind(fd, reinterpret_cast<sockaddr*>(&sa), len) != 0 ||
+        ::listen(fd, cfg.tcp_backlog) != 0) {
+      std::string why = parsed ? errno_text() : "Invalid address";
+      ::close(fd);
+      if (optional && (errno == EADDRNOTAVAIL || errno == EAFNOSUPPORT || !parsed ||
+                       errno == EPROTONOSUPPORT)) {
+        continue;
+      }
+      return "Warning: Could not create server TCP listening socket " + addr + ":" +
+             std::to_string(port) + ": bind: " + why + "\nFailed listening on port " +
+             std::to_string(port) + " (tcp), aborting.";
+    }
+    fds.push_back(fd);
+  }
+  return {};
+}
+
+TlsServerOptions tls_server_options(const EngineConfig& cfg) {
+  TlsServerOptions o;
+  o.cert_file = cfg.tls_cert_file;
+  o.key_file = cfg.tls_key_file;
+  o.key_file_pass = cfg.tls_key_file_pass;
+  o.ca_file = cfg.tls_ca_cert_file;
+  o.ca_dir = cfg.tls_ca_cert_dir;
+  o.dh_params_file = cfg.tls_dh_params_file;
+  o.protocols = cfg.tls_protocols;
+  o.ciphers = cfg.tls_ciphers;
+  o.ciphersuites = cfg.tls_ciphersuites;
+  o.prefer_server_ciphers = cfg.tls_prefer_server_ciphers;
+  o.session_caching = cfg.tls_session_caching;
+  o.session_cache_size = cfg.tls_session_cache_size;
+  o.session_cache_timeout = cfg.tls_session_cache_timeout;
+  auto tls_cluster = cfg.unimplemented_settings.find("tls-cluster");
+  o.needs_ca = cfg.tls_auth_clients != static_cast<int>(TlsAuthClients::no) ||
+               cfg.tls_replication ||
+               (tls_cluster != cfg.unimplemented_settings.end() && tls_cluster->second == "yes");
+  return o;
+}
+
+TlsClientOptions tls_replication_client_options(const EngineConfig& cfg) {
+  TlsClientOptions o;
+  o.enabled = cfg.tls_replication;
+  bool own_client_cert = !cfg.tls_client_cert_file.empty();
+  o.cert_file = own_client_cert ? cfg.tls_client_cert_file : cfg.tls_cert_file;
+  o.key_file = own_client_cert ? cfg.tls_client_key_file : cfg.tls_key_file;
+  o.key_file_pass = own_client_cert ? cfg.tls_client_key_file_pass : cfg.tls_key_file_pass;
+  o.ca_file = cfg.tls_ca_cert_file;
+  o.ca_dir = cfg.tls_ca_cert_dir;
+  o.ciphers = cfg.tls_ciphers;
+  o.ciphersuites = cfg.tls_ciphersuites;
+  // Valkey checks a primary's chain against the CA but not the name it was dialled by.
+  o.verify_host = false;
+  return o;
+}
+
+// Builds the TLS context from the tls-* settings; the error is logged as Valkey logs it.
+std::string Server::configure_tls() {
+  auto context = TlsContext::server(tls_server_options(m_engine.config()));
+  if (!context) {
+    m_log.warning(context.error());
+    return context.error();
+  }
+  m_tls = std::move(*context);
+  return {};
+}
+
+bool Server::is_listener(int fd, bool& tls) const {
+  tls = std::find(m_tls_fds.begin(), m_tls_fds.end(), fd) != m_tls_fds.end();
+  return tls || std::find(m_tcp_fds.begin(), m_tcp_fds.end(), fd) != m_tcp_fds.end();
+}
+
+std::optional<std::string> Server::apply_config(std::span<const std::string_view> changed) {
+  const EngineConfig& cfg = m_engine.config();
+  bool context_changed = false;
+  bool port_changed = false;
+  for (std::string_view name : changed) {
+    if (name == "tls-port") {
+      port_changed = true;
+    } else if (name.starts_with("tls-") && name != "tls-auth-clients") {
+      context_changed = true;
+    }
+  }
+  // As Valkey's applyTlsCfg: a changed setting rebuilds the context while TLS is in use
+  // (connections made before keep theirs); the files are read again even when unchanged.
+  if ((context_changed && (cfg.tls_port != 0 || cfg.tls_replication)) ||
+      (port_changed && cfg.tls_port != 0 && !m_tls.valid())) {
+    if (!configure_tls().empty()) {
+      return std::string("Unable to update TLS configuration. Check server logs.");
+    }
+  }
+  if (port_changed && cfg.tls_port != m_bound_tls_port) {
+    std::vector<int> fds;
+    if (cfg.tls_port != 0) {
+      if (auto err = bind_tcp(cfg.tls_port, fds); !err.empty()) {
+        m_log.warning(err);
+        return std::string("Unable to listen on this port. Check server logs.");
+      }
+    }
+    for (int fd : m_tls_fds) {
+      epoll_ctl(m_epoll, EPOLL_CTL_DEL, fd, nullptr);
+      ::close(fd);
+    }
+    m_tls_fds = std::move(fds);
+    for (int fd : m_tls_fds) {
+      epoll_event ev{};
+      ev.events = EPOLLIN;
+      ev.data.fd = fd;
+      epoll_ctl(m_epoll, EPOLL_CTL_ADD, fd, &ev);
+    }
+    m_bound_tls_port = cfg.tls_port;
+  }
+  return std::nullopt;
+}
+
+void Server::accept_from(int listen_fd, bool is_unix, bool tls) {
   const EngineConfig& cfg = m_engine.config();
   for (int i = 0; i < 1000; ++i) {
     sockaddr_storage sa{};
@@ -247,18 +370,20 @@ void Server::accept_from(int listen_fd, bool is_unix) {
     if (fd < 0) {
       return;
     }
+    static constexpr std::string_view k_max_clients_error =
+        "-ERR max number of clients reached\r\n";
+    std::string_view rejection;
     if (m_clients >= static_cast<size_t>(cfg.maxclients)) {
-      static constexpr std::string_view k_err = "-ERR max number of clients reached\r\n";
-      [[maybe_unused]] ssize_t w = ::write(fd, k_err.data(), k_err.size());
-      ++m_engine.stats().rejected_connections;
-      ::close(fd);
-      continue;
+      rejection = k_max_clients_error;
+    } else if (!is_unix && cfg.protected_mode && cfg.requirepass.empty() &&
+               !is_local_ip(ip_and_port(sa).first)) {
+      rejection = k_protected_mode_error;
     }
-    if (!is_unix && cfg.protected_mode && cfg.requirepass.empty() &&
-        !is_local_ip(ip_and_port(sa).first)) {
-      [[maybe_unused]] ssize_t w =
-          ::write(fd, k_protected_mode_error.data(), k_protected_mode_error.size());
+    if (!rejection.empty()) {
       ++m_engine.stats().rejected_connections;
+    }
+    if (!rejection.empty() && !tls) {
+      [[maybe_unused]] ssize_t w = ::write(fd, rejection.data(), rejection.size());
       ::close(fd);
       continue;
     }
@@ -271,6 +396,18 @@ void Server::accept_from(int listen_fd, bool is_unix) {
     }
     auto c = std::make_unique<Connection>();
     c->fd = fd;
+    c->transport = Transport(fd);
+    if (tls) {
+      auto session =
+          Transport::tls_server(fd, m_tls, static_cast<TlsAuthClients>(cfg.tls_auth_clients));
+      if (!session) {
+        m_log.warning("Error accepting a client connection: " + session.error());
+        ::close(fd);
+        continue;
+      }
+      c->transport = std::move(*session);
+      c->rejection = rejection;
+    }
     c->is_unix = is_unix;
     c->in.resize(k_read_chunk);
     c->session = &m_engine.open_session(this);
@@ -286,7 +423,9 @@ void Server::accept_from(int listen_fd, bool is_unix) {
       getsockname(fd, reinterpret_cast<sockaddr*>(&local), &llen);
       c->session->laddr = peer_name(local);
     }
-    ++m_engine.stats().total_connections_received;
+    if (rejection.empty()) {
+      ++m_engine.stats().total_connections_received;
+    }
     ++m_clients;
     epoll_event ev{};
     ev.events = EPOLLIN;
@@ -300,35 +439,79 @@ void Server::accept_from(int listen_fd, bool is_unix) {
 }
 
 void Server::handle_readable(Connection& c) {
-  // Make room: compact the unparsed tail to the front, and grow for a large bulk.
-  size_t used = c.in_end - c.in_start;
-  if (c.in_start > 0 && (c.in.size() - c.in_end < k_read_chunk / 2)) {
-    std::memmove(c.in.data(), c.in.data() + c.in_start, used);
-    c.in_start = 0;
-    c.in_end = used;
-  }
-  size_t want = k_read_chunk;
-  size_t pending_bulk = c.parser.pending_bulk();
-  if (pending_bulk > 0 && pending_bulk + 2 > c.in_end - c.in_start) {
-    want = std::max(want, pending_bulk + 2 - (c.in_end - c.in_start));
-  }
-  if (c.in.size() - c.in_end < want) {
-    c.in.resize(c.in_end + want);
-  }
-  ssize_t n = ::read(c.fd, c.in.data() + c.in_end, c.in.size() - c.in_end);
-  if (n == 0) {
-    close_connection(c);
-    return;
-  }
-  if (n < 0) {
-    if (errno != EAGAIN && errno != EINTR) {
+  if (!c.transport.handshake_done()) {
+    IoStatus step = c.transport.handshake();
+    if (step == IoStatus::error || step == IoStatus::closed) {
+      m_log.verbose(fmt::format("Error accepting a client connection: {} (addr={} laddr={})",
+                                c.transport.error(), c.session->addr, c.session->laddr));
       close_connection(c);
+      return;
     }
+    update_interest(c, c.want_write);
+    if (step != IoStatus::ok) {
+      return;
+    }
+    if (!c.rejection.empty()) {
+      [[maybe_unused]] IoResult sent = c.transport.write(c.rejection.data(), c.rejection.size());
+      close_connection(c);
+      return;
+    }
+  }
+  // Plain sockets read once per event; over TLS, bytes already decrypted (pending) are
+  // taken too, since epoll cannot see them.
+  size_t total = 0;
+  size_t min_room = k_read_chunk;
+  for (;;) {
+    // Make room: compact the unparsed tail to the front, and grow for a large bulk.
+    size_t used = c.in_end - c.in_start;
+    if (c.in_start > 0 && (c.in.size() - c.in_end < k_read_chunk / 2)) {
+      std::memmove(c.in.data(), c.in.data() + c.in_start, used);
+      c.in_start = 0;
+      c.in_end = used;
+    }
+    size_t want = min_room;
+    size_t pending_bulk = c.parser.pending_bulk();
+    if (pending_bulk > 0 && pending_bulk + 2 > c.in_end - c.in_start) {
+      want = std::max(want, pending_bulk + 2 - (c.in_end - c.in_start));
+    }
+    if (c.in.size() - c.in_end < want) {
+      c.in.resize(c.in_end + want);
+    }
+    IoResult r = c.transport.read(c.in.data() + c.in_end, c.in.size() - c.in_end);
+    if (r.status == IoStatus::ok) {
+      c.in_end += r.bytes;
+      total += r.bytes;
+      size_t pending = c.transport.pending();
+      if (pending == 0) {
+        break;
+      }
+      min_room = pending;
+      continue;
+    }
+    if (r.status == IoStatus::want_write) {
+      update_interest(c, c.want_write);
+      break;
+    }
+    if (r.status == IoStatus::want_read) {
+      break;
+    }
+    // Closed or failed: commands read before in this call still run; the next event
+    // finds the end again.
+    if (total == 0) {
+      if (r.status == IoStatus::error && c.transport.is_tls()) {
+        m_log.verbose(fmt::format("Error reading from client: {} (addr={})", c.transport.error(),
+                                  c.session->addr));
+      }
+      close_connection(c);
+      return;
+    }
+    break;
+  }
+  if (total == 0) {
     return;
   }
-  c.in_end += static_cast<size_t>(n);
-  c.session->net_input_bytes += static_cast<uint64_t>(n);
-  m_engine.stats().total_net_input_bytes += static_cast<uint64_t>(n);
+  c.session->net_input_bytes += static_cast<uint64_t>(total);
+  m_engine.stats().total_net_input_bytes += static_cast<uint64_t>(total);
   process_input(c);
   if (!c.closing && c.in_end - c.in_start > m_engine.config().client_query_buffer_limit) {
     m_log.warning("Closing client that reached max query buffer length");
@@ -433,8 +616,8 @@ void Server::serve_while_busy(Session& caller) {
       accept_from(fd, true);
       continue;
     }
-    if (std::find(m_tcp_fds.begin(), m_tcp_fds.end(), fd) != m_tcp_fds.end()) {
-      accept_from(fd, false);
+    if (bool tls = false; is_listener(fd, tls)) {
+      accept_from(fd, false, tls);
       continue;
     }
     if (static_cast<size_t>(fd) >= m_by_fd.size()) {
@@ -468,6 +651,8 @@ void Server::serve_while_busy(Session& caller) {
 }
 
 void Server::update_interest(Connection& c, bool want_write) {
+  // A TLS handshake or read may need the socket writable even with no output queued.
+  want_write = want_write || c.transport.read_wants_write();
   if (c.want_write == want_write) {
     return;
   }
@@ -480,24 +665,28 @@ void Server::update_interest(Connection& c, bool want_write) {
 
 bool Server::flush(Connection& c) {
   Session& s = *c.session;
+  if (!c.transport.handshake_done()) {
+    return true;  // replies wait for the handshake (none can exist before it)
+  }
   while (c.out_pos < s.out.size()) {
-    ssize_t n = ::write(c.fd, s.out.data() + c.out_pos, s.out.size() - c.out_pos);
-    if (n < 0) {
-      if (errno == EAGAIN || errno == EINTR) {
+    IoResult r = c.transport.write(s.out.data() + c.out_pos, s.out.size() - c.out_pos);
+    if (r.status != IoStatus::ok) {
+      if (r.status == IoStatus::want_write || r.status == IoStatus::want_read) {
         // Drop the sent part once it is most of the buffer, so that what the session holds
         // (and the output limit counts) is what the peer has yet to read.
         if (c.out_pos >= k_read_chunk && c.out_pos * 2 >= s.out.size()) {
           s.out.erase(0, c.out_pos);
           c.out_pos = 0;
         }
-        update_interest(c, true);
+        // Over TLS a write may wait for the socket to be readable (EPOLLIN is always on).
+        update_interest(c, r.status == IoStatus::want_write);
         return true;
       }
       return false;
     }
-    c.out_pos += static_cast<size_t>(n);
-    s.net_output_bytes += static_cast<uint64_t>(n);
-    m_engine.stats().total_net_output_bytes += static_cast<uint64_t>(n);
+    c.out_pos += r.bytes;
+    s.net_output_bytes += static_cast<uint64_t>(r.bytes);
+    m_engine.stats().total_net_output_bytes += static_cast<uint64_t>(r.bytes);
   }
   s.out.clear();
   if (s.out.capacity() > 1024 * 1024) {
@@ -547,6 +736,8 @@ void Server::after_events() {
     int fd = c->fd;
     epoll_ctl(m_epoll, EPOLL_CTL_DEL, fd, nullptr);
     m_engine.close_session(*c->session);
+    c->transport.shutdown();
+    c->transport = Transport();
     ::close(fd);
     --m_clients;
     m_by_fd[static_cast<size_t>(fd)].reset();
@@ -663,15 +854,11 @@ int Server::run() {
         accept_from(fd, true);
         continue;
       }
-      bool is_listener = false;
-      for (int lfd : m_tcp_fds) {
-        if (lfd == fd) {
-          accept_from(fd, false);
-          is_listener = true;
-          break;
-        }
+      if (bool tls = false; is_listener(fd, tls)) {
+        accept_from(fd, false, tls);
+        continue;
       }
-      if (is_listener || static_cast<size_t>(fd) >= m_by_fd.size()) {
+      if (static_cast<size_t>(fd) >= m_by_fd.size()) {
         continue;
       }
       Connection* c = m_by_fd[static_cast<size_t>(fd)].get();
@@ -684,8 +871,14 @@ int Server::run() {
       }
       if ((events[i].events & EPOLLOUT) != 0) {
         wake(*c->session);
+        if (c->transport.read_wants_write() || !c->transport.handshake_done()) {
+          handle_readable(*c);
+        }
       }
       if ((events[i].events & EPOLLIN) != 0) {
+        if (c->transport.write_wants_read()) {
+          wake(*c->session);
+        }
         handle_readable(*c);
       }
     }

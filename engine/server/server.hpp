@@ -1,6 +1,7 @@
 #pragma once
 
 #include "engine/engine.hpp"
+#include "engine/net/tls.hpp"
 #include "engine/resp/request_parser.hpp"
 #include "engine/server/log.hpp"
 #include "engine/session.hpp"
@@ -12,8 +13,16 @@
 
 namespace keyshift::engine {
 
-/// Puts an Engine on the network: TCP and unix-socket listeners and a single-threaded
-/// epoll loop, as valkey-server's main thread does.
+/// The tls-* settings of `cfg` as the server's TLS options.
+TlsServerOptions tls_server_options(const EngineConfig& cfg);
+/// How a replica of this server dials its primary when tls-replication is on (enabled
+/// follows it): tls-client-cert-file/key when set, else tls-cert-file/key; tls-ca-cert-*;
+/// the chain is verified but, as in Valkey, not the primary's name.
+TlsClientOptions tls_replication_client_options(const EngineConfig& cfg);
+
+/// Puts an Engine on the network: TCP, TLS (tls-port) and unix-socket listeners and a
+/// single-threaded epoll loop, as valkey-server's main thread does. TLS handshakes run
+/// inside the loop, one non-blocking step per readiness event.
 class Server final : public SessionHost {
  public:
   /// Serves `engine` with its config's network settings; `log` must outlive the server.
@@ -30,16 +39,22 @@ class Server final : public SessionHost {
   void stop();
   /// The TCP port actually bound (useful with port 0 semantics in tests), 0 if none.
   int bound_port() const { return m_bound_port; }
+  /// The TLS port bound, 0 if none.
+  int bound_tls_port() const { return m_bound_tls_port; }
 
   void wake(Session& session) override;
   void request_shutdown() override;
   void resume(Session& session) override;
   void serve_while_busy(Session& caller) override;
+  std::optional<std::string> apply_config(std::span<const std::string_view> changed) override;
 
  private:
   struct Connection;
 
-  void accept_from(int listen_fd, bool is_unix);
+  std::string bind_tcp(int port, std::vector<int>& fds);
+  std::string configure_tls();
+  bool is_listener(int fd, bool& tls) const;
+  void accept_from(int listen_fd, bool is_unix, bool tls = false);
   void handle_readable(Connection& c);
   void process_input(Connection& c);
   bool flush(Connection& c);
@@ -54,8 +69,11 @@ class Server final : public SessionHost {
   int m_event_fd = -1;
   int m_signal_fd = -1;
   std::vector<int> m_tcp_fds;
+  std::vector<int> m_tls_fds;  // listening on tls-port
+  TlsContext m_tls;            // the server context of new TLS connections
   int m_unix_fd = -1;
   int m_bound_port = 0;
+  int m_bound_tls_port = 0;
   std::vector<std::unique_ptr<Connection>> m_by_fd;  // indexed by fd
   std::vector<Connection*> m_pending;                // have output to flush
   std::vector<Connection*> m_to_close;

@@ -43,7 +43,8 @@ std::string endpoint_url(const engine::RespEndpoint& ep) {
     return "unix://" + auth + ep.unix_path + query;
   }
   std::string host = ep.host.find(':') != std::string::npos ? "[" + ep.host + "]" : ep.host;
-  return "redis://" + auth + host + ":" + std::to_string(ep.port) + query;
+  return (ep.tls.enabled ? "rediss://" : "redis://") + auth + host + ":" + std::to_string(ep.port) +
+         query;
 }
 
 /// Runs verify data between the import's source and what it wrote.
@@ -58,12 +59,13 @@ void verify_import(const ImportOptions& options, ImportReport& report) {
         "skipped conflicts): run keyshift verify data with matching options";
     return;
   }
-  auto source = compat::open_verify_side(options.source);
+  auto source = compat::open_verify_side(options.source, options.tls);
   if (!source) {
     v.error = source.error();
     return;
   }
-  auto target = compat::open_verify_side(options.to ? endpoint_url(*options.to) : report.target);
+  auto target = compat::open_verify_side(options.to ? endpoint_url(*options.to) : report.target,
+                                         options.to ? options.to->tls : engine::TlsClientOptions{});
   if (!target) {
     v.error = target.error();
     return;
@@ -90,7 +92,7 @@ ImportReport run_import(const ImportOptions& options) {
   report.source = options.source;
   if (import_detail::is_server_source(options.source)) {
     // A URL may carry a password: reports and checkpoints name the server only.
-    auto endpoint = engine::parse_redis_url(options.source);
+    auto endpoint = engine::parse_redis_url(options.source, options.tls);
     report.source = endpoint ? endpoint->describe() : std::string("(a bad server URL)");
   }
   if (!options.to && !options.dry_run) {

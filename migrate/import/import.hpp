@@ -35,6 +35,9 @@ struct ImportProgress {
 struct ImportOptions {
   /// An RDB file, or a server URL (redis://, unix://) read by SCAN + DUMP.
   std::string source;
+  /// TLS for a server source (rediss://, or every TCP source with tls.enabled): CA,
+  /// client certificate, SNI (the --tls flags).
+  engine::TlsClientOptions tls;
   /// A live target; unset: the embedded engine, saved as `dir`/`dbfilename`.
   std::optional<engine::RespEndpoint> to;
   std::string dir = ".";

@@ -491,7 +491,7 @@ bool scan_into(ScanSession& session, ScanSink& sink, const ImportOptions& option
 bool open_sessions(const ImportOptions& options, std::vector<ScanSession>& sessions,
                    bool& pexpiretime, std::map<uint64_t, uint64_t>& dbs,
                    std::optional<engine::ClusterMap>& start_map, ImportReport& report) {
-  auto endpoint = engine::parse_redis_url(options.source);
+  auto endpoint = engine::parse_redis_url(options.source, options.tls);
   if (!endpoint) {
     report.error = endpoint.error();
     return false;
@@ -631,7 +631,7 @@ std::vector<std::string> slot_owners(const engine::ClusterMap& map) {
 bool reread_moved_slots(const ImportOptions& options, const engine::ClusterMap& start_map,
                         std::vector<ScanSession>& sessions, ScanSink& sink, const KeyRules& rules,
                         bool pexpiretime, ImportReport& report) {
-  auto endpoint = engine::parse_redis_url(options.source);
+  auto endpoint = engine::parse_redis_url(options.source, options.tls);
   if (!endpoint) {
     report.error = endpoint.error();
     return false;

@@ -128,7 +128,6 @@ def settings_keyshift_cannot_honour_are_refused(h):
         ("replicaof 127.0.0.1 6399", "replication is not implemented"),
         ("min-replicas-to-write 1", "replication is not implemented"),
         ("cluster-enabled yes", "cluster mode is not implemented"),
-        ("tls-port 6390", "TLS is not implemented"),
         ("maxmemory-clients 10%", "client eviction is not implemented"),
     ]
     for i, (line, why) in enumerate(cases):

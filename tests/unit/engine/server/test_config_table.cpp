@@ -867,7 +867,6 @@ TEST_SUITE("engine::config_table") {
         {"slaveof 10.0.0.1 6379", "slaveof no one", "replication is not implemented"},
         {"min-replicas-to-write 1", "min-replicas-to-write 0", "replication is not implemented"},
         {"cluster-enabled yes", "cluster-enabled no", "cluster mode is not implemented"},
-        {"tls-port 6380", "tls-port 0", "TLS is not implemented"},
         {"maxmemory-clients 10mb", "maxmemory-clients 0", "client eviction is not implemented"},
         {"syslog-enabled yes", "syslog-enabled no", "syslog is not implemented"},
         {"socket-mark-id 7", "socket-mark-id 0", "socket marks are not implemented"},
