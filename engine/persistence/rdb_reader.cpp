@@ -2281,6 +2281,10 @@ uint64_t RdbStreamReader::offset() const {
   return m_impl->base;
 }
 
+const RdbSummary& RdbStreamReader::summary() const {
+  return m_impl->reader.summary();
+}
+
 size_t RdbStreamReader::buffered() const {
   return m_impl->buf.size();
 }

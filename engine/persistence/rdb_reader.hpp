@@ -124,6 +124,8 @@ class RdbStreamReader {
   uint64_t offset() const;
   /// Bytes held that no whole record has used yet.
   size_t buffered() const;
+  /// What is known so far: the version once the header is read (0 before), keys read.
+  const RdbSummary& summary() const;
   /// During a visitor call: the file's bytes [offset, offset + length) of the record being
   /// read (a deferred value's bytes: RdbKey::value_offset, value_bytes).
   std::string_view bytes_at(uint64_t offset, uint64_t length) const;

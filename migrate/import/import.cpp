@@ -106,9 +106,12 @@ ImportReport run_import(const ImportOptions& options) {
   }
   report.dry_run = options.dry_run;
   report.checkpoint = options.checkpoint;
-  if (import_detail::is_server_source(options.source)) {
+  if (import_detail::is_server_source(options.source) && options.mode == SourceMode::scan) {
     report.source_kind = "scan";
     import_detail::import_scan(options, options.rules, report);
+  } else if (import_detail::is_server_source(options.source)) {
+    report.source_kind = "sync";
+    import_detail::import_sync(options, options.rules, report);
   } else {
     report.source_kind = "rdb";
     auto file = import_detail::open_rdb_file(options.source);
@@ -193,6 +196,16 @@ std::string render_import_text(const ImportReport& r) {
   line(c.vanished, "key(s) deleted or expired at the source while the scan ran");
   line(c.reencoded, "value(s) re-encoded for the target's RDB version");
   line(c.resumed_past, "key(s) already written by the interrupted run (resumed)");
+  if (r.source_kind == "sync") {
+    out += fmt::format(
+        "  replication: {} sync from {} to offset {}; {} command(s) applied "
+        "({} MULTI/EXEC kept atomic), {} left out by the rules\n",
+        r.sync, r.replid, r.repl_offset, r.commands_applied, r.transactions, r.commands_filtered);
+    if (r.lag_bytes >= 0) {
+      out += fmt::format("  lag when stopped: {} byte(s), {:.1f} s\n", r.lag_bytes,
+                         r.lag_seconds < 0 ? 0.0 : r.lag_seconds);
+    }
+  }
   for (const std::string& w : r.warnings) {
     out += "  warning: " + w + "\n";
   }
@@ -265,6 +278,17 @@ std::string render_import_json(const ImportReport& r) {
   j += r.resumed ? "true" : "false";
   j += ",\"already_complete\":";
   j += r.already_complete ? "true" : "false";
+  if (r.source_kind == "sync") {
+    j += ",\"replication\":{\"sync\":";
+    compat::append_json_string(j, r.sync);
+    j += ",\"replid\":";
+    compat::append_json_string(j, r.replid);
+    j += fmt::format(
+        ",\"offset\":{},\"lag_bytes\":{},\"lag_seconds\":{:.3f},\"commands_applied\":{},"
+        "\"commands_filtered\":{},\"transactions\":{}}}",
+        r.repl_offset, r.lag_bytes, r.lag_seconds, r.commands_applied, r.commands_filtered,
+        r.transactions);
+  }
   j += ",\"verify\":";
   if (r.verify.ran || !r.verify.error.empty() || !r.verify.skipped.empty()) {
     j += fmt::format(
