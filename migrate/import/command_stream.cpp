@@ -1,6 +1,7 @@
 #include "migrate/import/command_stream.hpp"
 
 #include "engine/commands/command_keys.hpp"
+#include "engine/resp/connection.hpp"
 #include "engine/resp/resp_value.hpp"
 #include "engine/util/split_args.hpp"
 #include "engine/util/strings.hpp"
@@ -232,31 +233,109 @@ engine::Expected<bool, std::string> CommandStreamApplier::apply(
   return emit(db, std::move(out), offset);
 }
 
-engine::Expected<bool, std::string> LiveStreamWriter::command(
-    uint64_t db, std::span<const std::string_view> argv, uint64_t offset) {
+namespace {
+
+// Commands per batch at most: bounds what the target queues for one EXEC.
+constexpr uint64_t k_batch_commands = 5000;
+
+PendingKey command_pending(std::string name, uint64_t db, uint64_t position) {
   PendingKey pending;
   pending.db = db;
-  pending.key = describe_command(argv);
-  pending.position = offset;
-  pending.kind = k_command_kind;
-  return m_target.command(std::move(pending), argv, db);
+  pending.key = std::move(name);
+  pending.position = position;
+  pending.kind = LiveStreamWriter::k_command_kind;
+  return pending;
+}
+
+}  // namespace
+
+engine::Expected<bool, std::string> LiveStreamWriter::open_batch() {
+  if (m_in_batch) {
+    return true;
+  }
+  std::string_view multi[] = {"MULTI"};
+  m_in_batch = true;
+  m_batch_commands = 0;
+  return m_target.command(command_pending("MULTI", 0, 0), multi, std::nullopt);
+}
+
+engine::Expected<bool, std::string> LiveStreamWriter::command(
+    uint64_t db, std::span<const std::string_view> argv, uint64_t offset) {
+  if (auto ok = open_batch(); !ok) {
+    return ok;
+  }
+  if (auto ok = m_target.command(command_pending(describe_command(argv), db, 0), argv, db); !ok) {
+    return ok;
+  }
+  if (offset > 0) {
+    m_batch_offset = offset;
+  }
+  if (++m_batch_commands >= k_batch_commands && offset > 0) {
+    return flush();
+  }
+  return true;
 }
 
 engine::Expected<bool, std::string> LiveStreamWriter::begin_transaction() {
-  PendingKey pending;
-  pending.key = "MULTI";
-  pending.kind = k_command_kind;
-  std::string_view multi[] = {"MULTI"};
-  return m_target.command(std::move(pending), multi, std::nullopt);
+  return open_batch();  // the batch is the transaction: a source MULTI lands whole in one
 }
 
 engine::Expected<bool, std::string> LiveStreamWriter::end_transaction(uint64_t offset) {
-  PendingKey pending;
-  pending.key = "EXEC";
-  pending.position = offset;
-  pending.kind = k_command_kind;
+  m_batch_offset = offset;
+  if (m_batch_commands >= k_batch_commands) {
+    return flush();
+  }
+  return true;
+}
+
+engine::Expected<bool, std::string> LiveStreamWriter::flush() {
+  if (!m_in_batch) {
+    return true;
+  }
+  std::string value = m_marker_id + " " + std::to_string(m_batch_offset);
+  std::string_view set[] = {"SET", k_marker_key, value};
+  if (auto ok = m_target.command(command_pending("SET (the import's offset marker)", 0, 0), set,
+                                 uint64_t{0});
+      !ok) {
+    return ok;
+  }
+  m_in_batch = false;
   std::string_view exec[] = {"EXEC"};
-  return m_target.command(std::move(pending), exec, std::nullopt);
+  return m_target.command(command_pending("EXEC", 0, m_batch_offset), exec, std::nullopt);
+}
+
+engine::Expected<bool, std::string> LiveStreamWriter::clear_marker() {
+  if (auto ok = flush(); !ok) {
+    return ok;
+  }
+  std::string_view del[] = {"DEL", k_marker_key};
+  return m_target.command(command_pending("DEL (the import's offset marker)", 0, 0), del,
+                          uint64_t{0});
+}
+
+std::optional<std::pair<std::string, uint64_t>> LiveStreamWriter::read_marker(
+    const engine::RespEndpoint& endpoint) {
+  engine::RespEndpoint at = endpoint;
+  at.db = 0;
+  auto conn = engine::RespConnection::connect(at);
+  if (!conn) {
+    return std::nullopt;
+  }
+  auto value = conn->call({"GET", std::string(k_marker_key)});
+  if (!value || value->type != engine::RespValue::Type::bulk) {
+    return std::nullopt;
+  }
+  size_t sp = value->str.rfind(' ');
+  if (sp == std::string::npos) {
+    return std::nullopt;
+  }
+  uint64_t offset = 0;
+  std::string_view digits = std::string_view(value->str).substr(sp + 1);
+  auto r = std::from_chars(digits.data(), digits.data() + digits.size(), offset);
+  if (r.ec != std::errc()) {
+    return std::nullopt;
+  }
+  return std::make_pair(value->str.substr(0, sp), offset);
 }
 
 EngineStreamWriter::EngineStreamWriter(engine::Engine& engine)

@@ -84,21 +84,44 @@ class CommandStreamApplier {
   std::vector<std::string_view> m_views;
 };
 
-/// A StreamWriter into a live target, through its pipelined connection: acknowledgements
-/// come back through the target's on_ack with PendingKey::kind k_command_kind and the
-/// source offset as position (0 for commands inside a transaction).
+/// A StreamWriter into a live target, through its pipelined connection. Commands go in
+/// batches, each one MULTI ... EXEC that also sets a marker key to the source offset it
+/// reaches, so the target itself records, atomically with the writes, how far it got: a
+/// rerun after kill -9 continues from there and applies nothing twice (no INCR counted
+/// again, no list element pushed twice). A source transaction lands whole inside a batch.
+/// Acknowledgements come back through the target's on_ack (PendingKey::command, position
+/// the offset a batch's EXEC reaches; 0 for the rest).
 class LiveStreamWriter final : public StreamWriter {
  public:
   static constexpr uint8_t k_command_kind = 255;
-  explicit LiveStreamWriter(LiveTarget& target) : m_target(target) {}
+  /// The marker key (in database 0): "<replid> <offset>".
+  static constexpr std::string_view k_marker_key = "__keyshift_import_offset__";
+
+  /// `marker_id` is what the marker names with the offset (the primary's replication ID).
+  LiveStreamWriter(LiveTarget& target, std::string marker_id)
+      : m_target(target), m_marker_id(std::move(marker_id)) {}
   engine::Expected<bool, std::string> command(uint64_t db, std::span<const std::string_view> argv,
                                               uint64_t offset) override;
   engine::Expected<bool, std::string> begin_transaction() override;
   engine::Expected<bool, std::string> end_transaction(uint64_t offset) override;
+  /// Ends the open batch (EXEC with the marker); nothing when none is open.
+  engine::Expected<bool, std::string> flush();
+  /// Removes the marker (a clean stop: the checkpoint file is exact then).
+  engine::Expected<bool, std::string> clear_marker();
+  void set_marker_id(std::string id) { m_marker_id = std::move(id); }
+
+  /// Reads the marker of `endpoint`: the ID and offset, or nothing.
+  static std::optional<std::pair<std::string, uint64_t>> read_marker(
+      const engine::RespEndpoint& endpoint);
 
  private:
+  engine::Expected<bool, std::string> open_batch();
+
   LiveTarget& m_target;
-  uint64_t m_tx_db = 0;
+  std::string m_marker_id;
+  bool m_in_batch = false;
+  uint64_t m_batch_commands = 0;
+  uint64_t m_batch_offset = 0;
 };
 
 /// A StreamWriter into an in-process engine, through one session as Valkey's primary

@@ -427,6 +427,7 @@ void import_sync(const ImportOptions& options, KeyRules rules, ImportReport& rep
   std::unique_ptr<engine::Engine> engine;
   std::unique_ptr<EngineKeyWriter> engine_writer;
   std::unique_ptr<StreamWriter> stream_writer;
+  LiveStreamWriter* live_writer = nullptr;
   std::filesystem::path out;
   if (options.to) {
     target = open_live_target(options, rules, report);
@@ -434,7 +435,9 @@ void import_sync(const ImportOptions& options, KeyRules rules, ImportReport& rep
       return;
     }
     start.target = report.target;
-    stream_writer = std::make_unique<LiveStreamWriter>(*target);
+    auto writer = std::make_unique<LiveStreamWriter>(*target, std::string());
+    live_writer = writer.get();
+    stream_writer = std::move(writer);
   } else {
     RdbTargetLimits limits = rdb_target_limits(options.target);
     rules.target_field_ttls = limits.field_ttls;
@@ -473,6 +476,14 @@ void import_sync(const ImportOptions& options, KeyRules rules, ImportReport& rep
   ImportCheckpoint& state = keeper.state();
   const bool resuming = report.resumed;
 
+  if (resuming && state.synced) {
+    // The target's own marker, written atomically with each batch, may be past the
+    // checkpoint file (killed between an EXEC and the next save): it is the truth.
+    auto marker = LiveStreamWriter::read_marker(*options.to);
+    if (marker && marker->first == state.replid && marker->second > state.repl_offset) {
+      state.repl_offset = marker->second;
+    }
+  }
   std::string want_id = resuming && state.synced ? state.replid : std::string();
   auto psync = client->psync(want_id, state.repl_offset);
   if (!psync) {
@@ -480,6 +491,9 @@ void import_sync(const ImportOptions& options, KeyRules rules, ImportReport& rep
     return;
   }
   report.replid = psync->replid;
+  if (live_writer != nullptr) {
+    live_writer->set_marker_id(psync->replid);
+  }
   SyncHandler handler(options, rules, report, *stream_writer, registry);
   uint64_t acked_offset = psync->offset;
   if (psync->full) {
@@ -571,14 +585,22 @@ void import_sync(const ImportOptions& options, KeyRules rules, ImportReport& rep
     handler.use_engine(engine.get(), engine_writer.get());
   }
 
-  auto finish_live = [&]() -> bool {
+  auto finish_live = [&](bool clean) -> bool {
     if (!target) {
       return true;
+    }
+    if (clean) {
+      if (auto ok = live_writer->clear_marker(); !ok) {
+        report.error = ok.error();
+      }
     }
     auto drained = target->drain();
     report.bytes_sent = target->bytes_sent();
     if (!drained) {
       report.error = drained.error();
+    } else if (clean && state.synced && !handler.applier().in_transaction()) {
+      acked_offset = std::max(acked_offset, client->stream().offset());
+      state.repl_offset = acked_offset;
     }
     if (auto err = keeper.maybe_save(true); err && report.error.empty()) {
       report.error = "cannot save the checkpoint: " + *err;
@@ -589,7 +611,7 @@ void import_sync(const ImportOptions& options, KeyRules rules, ImportReport& rep
   if (psync->full) {
     bool loaded = pump(*client, handler, report, [&] { return handler.payload_done(); }, {});
     if (!loaded) {
-      (void)finish_live();
+      (void)finish_live(false);
       return;
     }
     if (target) {
@@ -650,6 +672,7 @@ void import_sync(const ImportOptions& options, KeyRules rules, ImportReport& rep
   }
   uint64_t last_progress_us = 0;
   auto applied = [&] { return target ? acked_offset : client->stream().offset(); };
+  acked_offset = std::max(acked_offset, client->stream().offset());
   auto should_stop = [&]() -> bool {
     if (options.stop_requested && options.stop_requested()) {
       return true;
@@ -666,10 +689,20 @@ void import_sync(const ImportOptions& options, KeyRules rules, ImportReport& rep
   };
   auto on_idle = [&]() -> bool {
     if (target) {
+      if (auto ok = live_writer->flush(); !ok) {
+        report.error = ok.error();
+        return false;
+      }
       auto drained = target->drain();
       if (!drained) {
         report.error = drained.error();
         return false;
+      }
+      // Everything read is acknowledged now, the commands that sent nothing (the primary's
+      // PINGs, commands the rules leave out) included; a transaction still open is not.
+      if (!handler.applier().in_transaction()) {
+        acked_offset = std::max(acked_offset, client->stream().offset());
+        state.repl_offset = acked_offset;
       }
       if (auto err = keeper.maybe_save(false)) {
         report.error = "cannot save the checkpoint: " + *err;
@@ -709,7 +742,7 @@ void import_sync(const ImportOptions& options, KeyRules rules, ImportReport& rep
   report.commands_applied = counts.applied;
   report.commands_filtered = counts.filtered;
   report.transactions = counts.transactions;
-  if (!finish_live() || !streamed) {
+  if (!finish_live(streamed) || !streamed) {
     report.repl_offset = applied();
     return;
   }
