@@ -12,6 +12,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -105,9 +106,20 @@ class ImportProgressLine {
     if (now - m_last < 0.2) {
       return;
     }
+    if (m_started == 0) {
+      m_started = now;
+    }
     m_last = now;
+    double spent = std::max(now - m_started, 1e-3);
     std::string line =
-        fmt::format("\rkeyshift: {}: {} keys read, {} written", m_label, p.done, p.keys);
+        p.phase == "sync"
+            ? fmt::format(
+                  "\rkeyshift: {} [sync]: {:.1f} MB received ({:.1f} MB/s), {} keys "
+                  "written ({:.0f}/s)\033[K",
+                  m_label, static_cast<double>(p.done) / 1e6,
+                  static_cast<double>(p.done) / 1e6 / spent, p.keys,
+                  static_cast<double>(p.keys) / spent)
+            : fmt::format("\rkeyshift: {}: {} keys read, {} written", m_label, p.done, p.keys);
     write_stderr(line);
     m_open = true;
   }
@@ -133,6 +145,7 @@ class ImportProgressLine {
   std::unique_ptr<compat::ProgressMeter> m_meter;
   double m_last = 0;
   bool m_open = false;
+  double m_started = 0;
   double m_stream_at = 0;
   uint64_t m_stream_done = 0;
 };
