@@ -22,6 +22,9 @@ from harness import HOST, eq, keyshift_bin, ok, run_tests, test  # noqa: E402
 import redis  # noqa: E402  (python3-redis, /usr/bin/python3)
 
 
+LIBRARY = "#!lua name=keyshift_test\nredis.register_function('keyshift_answer', function() return 42 end)"
+
+
 def url(srv, unix=False):
     if unix:
         return "unix://" + srv.unixsocket
@@ -178,6 +181,8 @@ def sync_while_writing(h, diskless, unix):
     writer.stop()
     if p.poll() is not None:
         raise AssertionError("the import ended early: %r" % (p.communicate(),))
+    # WAIT has the primary send REPLCONF GETACK: keyshift's ACK answers it.
+    eq(client(src).execute_command("WAIT", 1, 20000), 1)
     p.send_signal(signal.SIGTERM)
     out, err = p.communicate(timeout=60)
     eq(p.returncode, 0, err.decode())
@@ -266,6 +271,7 @@ def db_map_and_rename_prefix_apply_to_streamed_commands(h):
     r1.rename("app:b", "app:b2")
     r1.set("other:streamed", "left out")
     r0.hset("app:h", "f", "v")
+    r0.execute_command("FUNCTION", "LOAD", LIBRARY)
     p = r1.pipeline(transaction=True)
     p.incr("app:tx")
     p.incr("app:tx")
@@ -284,12 +290,14 @@ def db_map_and_rename_prefix_apply_to_streamed_commands(h):
     eq(d5.exists("other:streamed"), 0)
     eq(d5.exists("other:c"), 0)
     eq(client(dst, 1).dbsize(), 0)
+    eq(d0.execute_command("FCALL", "keyshift_answer", 0), 42)
 
 
 @test
 def the_embedded_target_saves_an_rdb_redis_loads_with_the_source_digest(h):
     src = server(h, "source")
     fill(src, 1500)
+    client(src).execute_command("FUNCTION", "LOAD", LIBRARY)
     out_dir = h.path("embedded")
     os.makedirs(out_dir)
     doc = run_import(url(src, True), "--dir", out_dir, "--target", "redis-7.0")
@@ -297,6 +305,7 @@ def the_embedded_target_saves_an_rdb_redis_loads_with_the_source_digest(h):
     ok(doc["keys"]["written"] > 0, doc["keys"])
     loaded = h.redis_server("--dir", out_dir, name="loads-embedded")
     eq(digest(loaded), digest(src))
+    eq(loaded.cli("FCALL", "keyshift_answer", "0"), "42")
 
 
 @test
