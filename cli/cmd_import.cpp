@@ -13,7 +13,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -41,7 +43,17 @@ struct ImportFlags {
   bool verify = false;
   bool cluster = false;
   engine::TlsClientOptions tls;
+  std::string mode = "sync";
+  std::string until = "caught-up";
 };
+
+/// Set by SIGTERM/SIGINT while a replication import streams: it stops at a command boundary
+/// with its checkpoint saved.
+volatile std::sig_atomic_t g_stop_requested = 0;
+
+void request_stop(int) {
+  g_stop_requested = 1;
+}
 
 int64_t wall_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -62,6 +74,25 @@ class ImportProgressLine {
     if (!m_shown) {
       return;
     }
+    if (p.phase == "stream") {
+      double now = seconds_now();
+      double rate = m_stream_at > 0 && now > m_stream_at
+                        ? static_cast<double>(p.done - m_stream_done) / (now - m_stream_at)
+                        : 0;
+      m_stream_at = now;
+      m_stream_done = p.done;
+      if (m_meter) {
+        m_meter->finish();
+        m_meter.reset();
+      }
+      write_stderr(
+          fmt::format("\rkeyshift: {} [stream]: {} commands ({:.0f}/s), lag {} bytes, "
+                      "{:.1f} s\033[K",
+                      m_label, p.done, rate, p.lag_bytes < 0 ? 0 : p.lag_bytes,
+                      p.lag_seconds < 0 ? 0.0 : p.lag_seconds));
+      m_open = true;
+      return;
+    }
     if (p.total > 0) {
       if (!m_meter || p.phase != m_phase) {
         if (m_meter) {
@@ -78,9 +109,20 @@ class ImportProgressLine {
     if (now - m_last < 0.2) {
       return;
     }
+    if (m_started == 0) {
+      m_started = now;
+    }
     m_last = now;
+    double spent = std::max(now - m_started, 1e-3);
     std::string line =
-        fmt::format("\rkeyshift: {}: {} keys read, {} written", m_label, p.done, p.keys);
+        p.phase == "sync"
+            ? fmt::format(
+                  "\rkeyshift: {} [sync]: {:.1f} MB received ({:.1f} MB/s), {} keys "
+                  "written ({:.0f}/s)\033[K",
+                  m_label, static_cast<double>(p.done) / 1e6,
+                  static_cast<double>(p.done) / 1e6 / spent, p.keys,
+                  static_cast<double>(p.keys) / spent)
+            : fmt::format("\rkeyshift: {}: {} keys read, {} written", m_label, p.done, p.keys);
     write_stderr(line);
     m_open = true;
   }
@@ -106,6 +148,9 @@ class ImportProgressLine {
   std::unique_ptr<compat::ProgressMeter> m_meter;
   double m_last = 0;
   bool m_open = false;
+  double m_started = 0;
+  double m_stream_at = 0;
+  uint64_t m_stream_done = 0;
 };
 
 void run_import(const ImportFlags& f) {
@@ -152,6 +197,22 @@ void run_import(const ImportFlags& f) {
   }
   options.verify = f.verify;
   options.cluster = f.cluster;
+  options.mode = f.mode == "scan" ? migrate::SourceMode::scan : migrate::SourceMode::sync;
+  if (f.until == "caught-up") {
+    options.until = migrate::UntilKind::caught_up;
+  } else if (f.until == "sigterm") {
+    options.until = migrate::UntilKind::signal;
+  } else {
+    options.until = migrate::UntilKind::stop_file;
+    options.until_path = f.until;
+  }
+  bool server_source = f.source.find("://") != std::string::npos || f.source.starts_with("unix:");
+  if (server_source && options.mode == migrate::SourceMode::sync) {
+    // Only the stream polls the flag: other imports keep the default (die on SIGTERM).
+    std::signal(SIGTERM, request_stop);
+    std::signal(SIGINT, request_stop);
+    options.stop_requested = [] { return g_stop_requested != 0; };
+  }
   options.window = f.window;
   options.scan_count = f.scan_count;
   options.now_ms = wall_ms();
@@ -185,11 +246,12 @@ void add_import(CLI::App& app) {
   auto flags = std::make_shared<ImportFlags>();
   CLI::App* cmd = app.add_subcommand(
       "import",
-      "Move a dataset from an RDB file or a live server (SCAN + DUMP) into a live server "
+      "Move a dataset from an RDB file or a live server (replication, or SCAN + DUMP) into a "
+      "live server "
       "(RESTORE ... ABSTTL) or into the target's data file, resumably");
   cmd->add_option("source", flags->source,
                   "An RDB file, or a server URL (redis://[[user]:password@]host[:port][/db], "
-                  "unix:///path) read by SCAN + DUMP")
+                  "unix:///path) read as a replica (--mode sync) or by SCAN + DUMP (--mode scan)")
       ->required();
   cmd->add_option("--to", flags->to,
                   "Write into this live server (redis://... or unix://...); without it the "
@@ -217,6 +279,13 @@ void add_import(CLI::App& app) {
   cmd->add_flag("--no-checkpoint", flags->no_checkpoint, "Keep no resume state");
   cmd->add_option("--window", flags->window, "Requests in flight to a live target")
       ->check(CLI::Range(1, 100000));
+  cmd->add_option("--mode", flags->mode,
+                  "A server source: sync (as a replica: full sync, then the command stream; the "
+                  "default) or scan (SCAN + DUMP, for servers that refuse SYNC)")
+      ->check(CLI::IsMember({"sync", "scan"}));
+  cmd->add_option("--until", flags->until,
+                  "--mode sync: stream until caught-up (the primary's offset when the stream "
+                  "began), sigterm (until SIGTERM/SIGINT), or PATH (until that file exists)");
   cmd->add_option("--scan-count", flags->scan_count, "SCAN COUNT for a server source")
       ->check(CLI::Range(1, 100000));
   cmd->add_flag("--verify", flags->verify,

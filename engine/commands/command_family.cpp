@@ -1,6 +1,7 @@
 // COMMAND and its subcommands: the command table as clients and tools see it (COUNT, INFO,
 // DOCS, LIST, GETKEYS, GETKEYSANDFLAGS).
 #include "engine/commands/command_docs.hpp"
+#include "engine/commands/command_keys.hpp"
 #include "engine/commands/context.hpp"
 #include "engine/commands/families.hpp"
 #include "engine/util/glob.hpp"
@@ -621,6 +622,38 @@ std::vector<KeyRef> migrate_keys(std::span<const std::string_view> argv) {
   return {{3, k_flags}};
 }
 
+/// The keys of `argv` for command `c`, as COMMAND GETKEYS finds them; nullopt when none
+/// can be found.
+std::optional<std::vector<KeyRef>> keys_of(const Command& cmd, const CommandDoc* doc,
+                                           std::span<const std::string_view> argv) {
+  const Command* c = &cmd;
+  int argc = static_cast<int>(argv.size());
+  std::optional<std::vector<KeyRef>> keys;
+  if (doc != nullptr) {
+    keys = variable_flag_keys(*c, argv);
+    if (!keys) {
+      keys = keys_from_specs(*doc, *c, argv);
+    }
+    if (!keys && c->full_name == "migrate") {
+      keys = migrate_keys(argv);
+    }
+    if (keys && keys->empty()) {
+      keys.reset();
+    }
+  } else {
+    // Not a Valkey command: its registry row's first/last/step range.
+    std::vector<KeyRef> found;
+    int last = c->spec.last_key < 0 ? argc + c->spec.last_key : c->spec.last_key;
+    for (int i = c->spec.first_key; i <= last && i < argc; i += std::max(c->spec.step, 1)) {
+      found.push_back({static_cast<size_t>(i), 0});
+    }
+    if (!found.empty()) {
+      keys = std::move(found);
+    }
+  }
+  return keys;
+}
+
 void getkeys(CmdContext& ctx, bool with_flags) {
   std::span<const std::string_view> argv = ctx.args().subspan(2);
   CommandRegistry& registry = ctx.engine().registry();
@@ -650,29 +683,7 @@ void getkeys(CmdContext& ctx, bool with_flags) {
     ctx.reply().error(errors::k_invalid_command_arg_count);
     return;
   }
-  std::optional<std::vector<KeyRef>> keys;
-  if (doc != nullptr) {
-    keys = variable_flag_keys(*c, argv);
-    if (!keys) {
-      keys = keys_from_specs(*doc, *c, argv);
-    }
-    if (!keys && c->full_name == "migrate") {
-      keys = migrate_keys(argv);
-    }
-    if (keys && keys->empty()) {
-      keys.reset();
-    }
-  } else {
-    // Not a Valkey command: its registry row's first/last/step range.
-    std::vector<KeyRef> found;
-    int last = c->spec.last_key < 0 ? argc + c->spec.last_key : c->spec.last_key;
-    for (int i = c->spec.first_key; i <= last && i < argc; i += std::max(c->spec.step, 1)) {
-      found.push_back({static_cast<size_t>(i), 0});
-    }
-    if (!found.empty()) {
-      keys = std::move(found);
-    }
-  }
+  std::optional<std::vector<KeyRef>> keys = keys_of(*c, doc, argv);
   if (!keys) {
     if ((c->spec.flags & k_cmd_no_mandatory_keys) != 0) {
       ctx.reply().array(0);
@@ -747,6 +758,35 @@ constexpr CommandSpec k_command_commands[] = {
 
 void register_command_family(CommandRegistry& registry) {
   registry.add(k_command_commands);
+}
+
+CommandKeys command_key_positions(const CommandRegistry& registry,
+                                  std::span<const std::string_view> argv) {
+  CommandKeys out;
+  if (argv.empty()) {
+    return out;
+  }
+  const Command* c = registry.find(argv[0]);
+  if (c != nullptr && argv.size() > 1 && !c->subcommands.empty()) {
+    c = registry.find_sub(*c, argv[1]);
+  }
+  if (c == nullptr) {
+    return out;
+  }
+  out.known = true;
+  out.movable = (c->spec.flags & k_cmd_movablekeys) != 0;
+  auto keys = keys_of(*c, doc_of(*c), argv);
+  if (keys) {
+    for (const KeyRef& k : *keys) {
+      out.positions.push_back(k.pos);
+    }
+  } else {
+    out.found =
+        (c->spec.first_key == 0 && !out.movable) || (c->spec.flags & k_cmd_no_mandatory_keys) != 0;
+    return out;
+  }
+  out.found = true;
+  return out;
 }
 
 }  // namespace keyshift::engine

@@ -126,7 +126,8 @@ constexpr uint64_t k_lzf_max_ratio = 100;
 /// Bytes of a file or blob read front to back; the first error is kept with its offset.
 class Cursor {
  public:
-  Cursor(std::string_view data, uint64_t base) : m_data(data), m_base(base) {}
+  Cursor(std::string_view data, uint64_t base, bool partial = false)
+      : m_data(data), m_base(base), m_partial(partial) {}
 
   uint64_t offset() const { return m_base + m_pos; }
   size_t pos() const { return m_pos; }
@@ -134,6 +135,16 @@ class Cursor {
   bool failed() const { return m_error.has_value(); }
   const RdbError& error() const { return *m_error; }
   RdbError take_error() { return std::move(*m_error); }
+  /// In partial mode (more data may follow `data`), true when the failure was running
+  /// out of data rather than a fault in it; need() is then the offset the data must reach.
+  bool short_of_data() const { return m_short; }
+  uint64_t need() const { return m_need; }
+  /// Moves back to `pos` (a record start) and forgets the failure.
+  void rewind(size_t pos) {
+    m_pos = pos;
+    m_error.reset();
+    m_short = false;
+  }
 
   /// Records an error at the current offset (the first one wins); always false.
   bool fail(std::string message) { return fail_at(offset(), std::move(message)); }
@@ -149,6 +160,10 @@ class Cursor {
       return false;
     }
     if (n > remaining()) {
+      if (m_partial) {
+        m_short = true;
+        m_need = offset() + n;
+      }
       return fail("unexpected end of data reading " + std::string(what) + " (" + std::to_string(n) +
                   " bytes wanted, " + std::to_string(remaining()) + " left)");
     }
@@ -238,6 +253,11 @@ class Cursor {
       return false;
     }
     if (min_bytes > 0 && out > remaining() / min_bytes) {
+      if (m_partial) {
+        m_short = true;
+        m_need =
+            out > (UINT64_MAX - offset()) / min_bytes ? UINT64_MAX : offset() + out * min_bytes;
+      }
       return fail("implausible count " + std::to_string(out) + " of " + what + " (only " +
                   std::to_string(remaining()) + " bytes left)");
     }
@@ -424,6 +444,9 @@ class Cursor {
   uint64_t m_base = 0;
   size_t m_pos = 0;
   std::optional<RdbError> m_error;
+  bool m_partial = false;
+  bool m_short = false;
+  uint64_t m_need = 0;
 };
 
 std::string lp_text(const LpValue& v) {
@@ -1766,10 +1789,27 @@ class BlobChecker {
   std::thread m_thread;             // last: starts once the members above exist
 };
 
+/// Reads an RDB record by record: a whole file at once (read_rdb), or a stream fed in
+/// pieces (RdbStreamReader), whose records are read again from their start when a piece
+/// ends inside one.
 class FileReader {
  public:
+  /// What one record() did.
+  enum class Step : uint8_t { more, done, failed };
+
   FileReader(std::string_view file, RdbVisitor& visitor, const RdbReadOptions& options)
       : m_file(file), m_c(file, 0), m_visitor(visitor), m_options(options) {}
+
+  /// Points the reader at `data`, which starts at file offset `base`; `partial`: more may
+  /// follow, so running out of data is not an error (Cursor::short_of_data).
+  void set_data(std::string_view data, uint64_t base, bool partial) {
+    m_file = data;
+    m_c = Cursor(data, base, partial);
+  }
+  Cursor& cursor() { return m_c; }
+  const RdbSummary& summary() const { return m_summary; }
+  /// The CRC64 of everything before the data set_data() gave (a stream's dropped bytes).
+  void set_crc_prefix(uint64_t crc) { m_crc_prefix = crc; }
 
   Expected<RdbSummary, RdbError> run() {
     // The checksum of a big file is worked out on the other core while this one decodes,
@@ -1800,7 +1840,6 @@ class FileReader {
     return m_summary;
   }
 
- private:
   bool header() {
     std::string_view magic;
     if (!m_c.bytes(9, magic, "the RDB header")) {
@@ -1856,15 +1895,23 @@ class FileReader {
   }
 
   bool body() {
-    int64_t expire_ms = -1;
-    int64_t idle = -1;
-    int freq = -1;
-    uint64_t db = 0;
     for (;;) {
+      Step step = record();
+      if (step != Step::more) {
+        return step == Step::done;
+      }
+    }
+  }
+
+  /// One top-level record: an opcode with its operands, or a key with its value. The
+  /// per-key metadata opcodes only change members, which a key consumes once it is whole,
+  /// so a record cut short can be read again from its start.
+  Step record() {
+    {
       uint64_t at = m_c.offset();
       uint8_t t = 0;
       if (!m_c.u8(t, "an opcode or value type")) {
-        return false;
+        return Step::failed;
       }
       uint64_t a = 0;
       uint64_t b = 0;
@@ -1873,79 +1920,80 @@ class FileReader {
       std::string s2;
       switch (t) {
         case static_cast<uint8_t>(rdb::Opcode::eof):
-          return trailer();
+          return trailer() ? Step::done : Step::failed;
         case static_cast<uint8_t>(rdb::Opcode::aux):
           if (!m_c.string(s1, "AUX name") || !m_c.string(s2, "AUX value")) {
-            return false;
+            return Step::failed;
           }
           m_visitor.on_aux(s1, s2);
-          continue;
+          return Step::more;
         case static_cast<uint8_t>(rdb::Opcode::selectdb):
-          if (!m_c.length(db, "SELECTDB")) {
-            return false;
+          if (!m_c.length(m_db, "SELECTDB")) {
+            return Step::failed;
           }
-          m_visitor.on_select_db(db);
-          continue;
+          m_visitor.on_select_db(m_db);
+          return Step::more;
         case static_cast<uint8_t>(rdb::Opcode::resizedb):
           if (!m_c.length(a, "RESIZEDB") || !m_c.length(b, "RESIZEDB")) {
-            return false;
+            return Step::failed;
           }
           m_visitor.on_resize_db(a, b);
-          continue;
+          return Step::more;
         case static_cast<uint8_t>(rdb::Opcode::expiretime):
           if (!m_c.uint_le(4, a, "EXPIRETIME")) {
-            return false;
+            return Step::failed;
           }
-          expire_ms = static_cast<int64_t>(a) * 1000;
-          continue;
+          m_expire_ms = static_cast<int64_t>(a) * 1000;
+          return Step::more;
         case static_cast<uint8_t>(rdb::Opcode::expiretime_ms):
           if (!m_c.uint_le(8, a, "EXPIRETIME_MS")) {
-            return false;
+            return Step::failed;
           }
-          expire_ms = static_cast<int64_t>(a);
-          continue;
+          m_expire_ms = static_cast<int64_t>(a);
+          return Step::more;
         case static_cast<uint8_t>(rdb::Opcode::idle):
           if (!m_c.length(a, "IDLE")) {
-            return false;
+            return Step::failed;
           }
-          idle = static_cast<int64_t>(a);
-          continue;
+          m_idle = static_cast<int64_t>(a);
+          return Step::more;
         case static_cast<uint8_t>(rdb::Opcode::freq): {
           uint8_t f = 0;
           if (!m_c.u8(f, "FREQ")) {
-            return false;
+            return Step::failed;
           }
-          freq = f;
-          continue;
+          m_freq = f;
+          return Step::more;
         }
         case static_cast<uint8_t>(rdb::Opcode::slot_info):
           if (!m_c.length(a, "SLOT_INFO") || !m_c.length(b, "SLOT_INFO") ||
               !m_c.length(c, "SLOT_INFO")) {
-            return false;
+            return Step::failed;
           }
           m_visitor.on_slot_info(a, b, c);
-          continue;
+          return Step::more;
         case static_cast<uint8_t>(rdb::Opcode::function2):
           if (!m_c.string(s1, "FUNCTION2 library code")) {
-            return false;
+            return Step::failed;
           }
           m_visitor.on_function(s1);
-          continue;
+          return Step::more;
         case static_cast<uint8_t>(rdb::Opcode::function_pre_ga):
-          return m_c.fail_at(at, "pre-release function format (opcode 246) is not supported");
+          m_c.fail_at(at, "pre-release function format (opcode 246) is not supported");
+          return Step::failed;
         case static_cast<uint8_t>(rdb::Opcode::module_aux):
           if (!module_aux()) {
-            return false;
+            return Step::failed;
           }
-          continue;
+          return Step::more;
         case static_cast<uint8_t>(rdb::Opcode::slot_import):
           if (!m_summary.valkey_magic) {
             break;  // not an opcode before Valkey 9
           }
           if (!slot_import()) {
-            return false;
+            return Step::failed;
           }
-          continue;
+          return Step::more;
         default:
           break;
       }
@@ -1954,31 +2002,31 @@ class FileReader {
         // Valkey 9.2's forkless save replays writes made while it ran as commands inside
         // the file; they rewrite keys read earlier, which a value-by-value reading cannot
         // honour.
-        return m_c.fail_at(at,
-                           "opcode 242 (a write command inlined by a Valkey 9.2 forkless save) "
-                           "is not supported; save the file again with a forked BGSAVE");
+        m_c.fail_at(at,
+                    "opcode 242 (a write command inlined by a Valkey 9.2 forkless save) "
+                    "is not supported; save the file again with a forked BGSAVE");
+        return Step::failed;
       }
       int type = rdb::object_type_for_version(t, m_summary.version);
       if (type < 0) {
         if (m_summary.valkey_magic && t >= rdb::k_valkey_hash_2_on_disk &&
             t <= static_cast<uint8_t>(Type::hash_listpack_ex)) {
-          return m_c.fail_at(at, "value type " + std::to_string(t) + " is not a Valkey " +
-                                     std::to_string(m_summary.version) + " type");
+          m_c.fail_at(at, "value type " + std::to_string(t) + " is not a Valkey " +
+                              std::to_string(m_summary.version) + " type");
+          return Step::failed;
         }
-        return m_c.fail_at(at, "unknown RDB opcode or value type " + std::to_string(t));
+        m_c.fail_at(at, "unknown RDB opcode or value type " + std::to_string(t));
+        return Step::failed;
       }
       t = static_cast<uint8_t>(type);
       RdbKey key;
-      key.db = db;
+      key.db = m_db;
       key.offset = at;
-      key.expire_ms = expire_ms;
-      key.idle_s = idle;
-      key.freq = freq;
-      expire_ms = -1;
-      idle = -1;
-      freq = -1;
+      key.expire_ms = m_expire_ms;
+      key.idle_s = m_idle;
+      key.freq = m_freq;
       if (!m_c.string(key.key, "a key name")) {
-        return false;
+        return Step::failed;
       }
       uint64_t value_at = m_c.offset();
       key.value_offset = value_at;
@@ -1991,24 +2039,28 @@ class FileReader {
         bool stepped = skimmer.decode(t, key.value);
         m_skimmed.clear();
         if (!stepped) {
-          return false;
+          return Step::failed;
         }
       } else {
         ValueDecoder decoder(m_c, m_options, m_checker ? &m_tasks : nullptr);
         if (!decoder.decode(t, key.value)) {
-          return false;
+          return Step::failed;
         }
       }
       if (m_tasks.size() >= k_blob_chunk) {
         m_checker->add(m_tasks);
       }
       key.value_bytes = m_c.offset() - value_at;
+      m_expire_ms = -1;
+      m_idle = -1;
+      m_freq = -1;
       ++m_summary.keys;
       if (!m_visitor.on_key(key)) {
         m_summary.stopped = true;
         m_summary.end_offset = m_c.offset();
-        return true;
+        return Step::done;
       }
+      return Step::more;
     }
   }
 
@@ -2070,7 +2122,7 @@ class FileReader {
       if (m_summary.checksum != 0 && m_options.verify_checksum) {
         uint64_t computed = m_crc_guess.valid() && body_end == m_file.size() - 8
                                 ? m_crc_guess.get()
-                                : crc64(0, m_file.substr(0, body_end));
+                                : crc64(m_crc_prefix, m_file.substr(0, body_end));
         if (computed != m_summary.checksum) {
           char buf[80];
           std::snprintf(buf, sizeof buf, "wrong CRC64 checksum: stored %016llx, computed %016llx",
@@ -2093,6 +2145,12 @@ class FileReader {
   static constexpr size_t k_blob_chunk = 2048;
 
   std::string_view m_file;
+  uint64_t m_crc_prefix = 0;
+  // Metadata opcodes seen since the last key, and the current database.
+  int64_t m_expire_ms = -1;
+  int64_t m_idle = -1;
+  int m_freq = -1;
+  uint64_t m_db = 0;
   std::future<uint64_t> m_crc_guess;
   std::optional<BlobChecker> m_checker;  // validate-only reads of big files
   std::vector<BlobTask> m_tasks;
@@ -2109,6 +2167,134 @@ Expected<RdbSummary, RdbError> read_rdb(std::string_view file, RdbVisitor& visit
                                         const RdbReadOptions& options) {
   FileReader reader(file, visitor, options);
   return reader.run();
+}
+
+struct RdbStreamReader::Impl {
+  Impl(RdbVisitor& visitor, const RdbReadOptions& opts)
+      : options(opts), reader(std::string_view(), visitor, options) {
+    options.parallel_check_min_bytes = SIZE_MAX;
+  }
+
+  /// Reads every whole record in the buffer; `last`: no more bytes will come.
+  std::optional<RdbError> parse(bool last) {
+    reader.set_data(buf, base, !last);
+    Cursor& c = reader.cursor();
+    size_t used = 0;
+    std::optional<RdbError> error;
+    if (!header_read) {
+      if (reader.header()) {
+        header_read = true;
+        used = c.pos();
+      } else if (c.short_of_data()) {
+        want = c.need();
+        return std::nullopt;
+      } else {
+        return c.take_error();
+      }
+    }
+    while (!finished) {
+      size_t at = c.pos();
+      FileReader::Step step = reader.record();
+      if (step == FileReader::Step::failed) {
+        if (c.short_of_data()) {
+          // Read again once the record can be whole, and not before the buffer has grown
+          // by half: a record of many small parts is then read O(log n) times, not once a
+          // part.
+          uint64_t start = base + at;
+          uint64_t held = base + buf.size() - start;
+          want = std::max(c.need(), start + held + held / 2);
+          c.rewind(at);
+          break;
+        }
+        error = c.take_error();
+        break;
+      }
+      used = c.pos();
+      if (step == FileReader::Step::done) {
+        finished = true;
+      }
+    }
+    drop(used);
+    return error;
+  }
+
+  void drop(size_t used) {
+    if (used == 0) {
+      return;
+    }
+    if (options.verify_checksum) {
+      crc = crc64(crc, std::string_view(buf).substr(0, used));
+      reader.set_crc_prefix(crc);
+    }
+    buf.erase(0, used);
+    base += used;
+  }
+
+  RdbReadOptions options;
+  FileReader reader;
+  std::string buf;
+  uint64_t base = 0;  // file offset of buf[0]
+  uint64_t want = 0;  // read again once the buffer reaches this offset
+  uint64_t crc = 0;   // of the bytes before `base`
+  bool header_read = false;
+  bool finished = false;
+};
+
+RdbStreamReader::RdbStreamReader(RdbVisitor& visitor, const RdbReadOptions& options)
+    : m_impl(std::make_unique<Impl>(visitor, options)) {}
+
+RdbStreamReader::~RdbStreamReader() = default;
+
+Expected<bool, RdbError> RdbStreamReader::feed(std::string_view bytes) {
+  Impl& s = *m_impl;
+  if (s.finished) {
+    return true;
+  }
+  s.buf.append(bytes);
+  if (s.base + s.buf.size() < s.want) {
+    return false;
+  }
+  if (auto error = s.parse(false)) {
+    return Unexpected{std::move(*error)};
+  }
+  return s.finished;
+}
+
+Expected<RdbSummary, RdbError> RdbStreamReader::finish() {
+  Impl& s = *m_impl;
+  if (!s.finished) {
+    if (auto error = s.parse(true)) {
+      return Unexpected{std::move(*error)};
+    }
+  }
+  if (!s.finished) {
+    return Unexpected{RdbError{s.base, "the RDB ended early"}};
+  }
+  return s.reader.summary();
+}
+
+bool RdbStreamReader::done() const {
+  return m_impl->finished;
+}
+
+uint64_t RdbStreamReader::offset() const {
+  return m_impl->base;
+}
+
+const RdbSummary& RdbStreamReader::summary() const {
+  return m_impl->reader.summary();
+}
+
+size_t RdbStreamReader::buffered() const {
+  return m_impl->buf.size();
+}
+
+std::string_view RdbStreamReader::bytes_at(uint64_t offset, uint64_t length) const {
+  const Impl& s = *m_impl;
+  if (offset < s.base || offset - s.base + length > s.buf.size()) {
+    return {};
+  }
+  return std::string_view(s.buf).substr(offset - s.base, length);
 }
 
 Expected<RdbValue, RdbError> decode_rdb_value(uint8_t type, std::string_view bytes,

@@ -4,6 +4,7 @@
 #include "engine/util/expected.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -98,6 +99,41 @@ struct RdbSummary {
 /// overflow or contradict the format is an RdbError naming the offset.
 Expected<RdbSummary, RdbError> read_rdb(std::string_view file, RdbVisitor& visitor,
                                         const RdbReadOptions& options = {});
+
+/// Reads an RDB that arrives in pieces (a replication full sync), with the same decoder as
+/// read_rdb: each feed() reads every whole top-level record the bytes so far hold, calls the
+/// visitor for them, and keeps only the unread tail. A record bigger than what is buffered
+/// waits (the buffer grows to hold it); running out of data is told apart from damage, which
+/// is an RdbError at the same offset read_rdb would name. The CRC64 is computed as bytes
+/// are read; options.parallel_check_min_bytes does not apply.
+class RdbStreamReader {
+ public:
+  RdbStreamReader(RdbVisitor& visitor, const RdbReadOptions& options = {});
+  ~RdbStreamReader();
+  RdbStreamReader(const RdbStreamReader&) = delete;
+  RdbStreamReader& operator=(const RdbStreamReader&) = delete;
+
+  /// Takes the next `bytes`; true once the file's end (EOF opcode and checksum) was read
+  /// or the visitor stopped (bytes after that are ignored).
+  Expected<bool, RdbError> feed(std::string_view bytes);
+  /// No more bytes will come: the summary, or an error when the file is incomplete.
+  Expected<RdbSummary, RdbError> finish();
+  /// True once the whole file was read.
+  bool done() const;
+  /// Bytes read so far (the offset of the first unread byte).
+  uint64_t offset() const;
+  /// Bytes held that no whole record has used yet.
+  size_t buffered() const;
+  /// What is known so far: the version once the header is read (0 before), keys read.
+  const RdbSummary& summary() const;
+  /// During a visitor call: the file's bytes [offset, offset + length) of the record being
+  /// read (a deferred value's bytes: RdbKey::value_offset, value_bytes).
+  std::string_view bytes_at(uint64_t offset, uint64_t length) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> m_impl;
+};
 
 /// Decodes one value of object type `type` (rdb::Type, Valkey's own types renumbered) that
 /// fills `bytes` exactly; errors count offsets from `base` (where `bytes` start in a file,

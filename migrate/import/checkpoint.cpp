@@ -64,7 +64,16 @@ std::string render_checkpoint(const ImportCheckpoint& c) {
     compat::append_json_string(j, c.scans[i].cursor);
     j += std::string(",\"done\":") + (c.scans[i].done ? "true" : "false") + "}";
   }
-  j += "],\"keys_written\":" + std::to_string(c.keys_written);
+  j += "]";
+  if (c.kind == "sync") {
+    j += ",\"replid\":";
+    compat::append_json_string(j, c.replid);
+    j += ",\"replid2\":";
+    compat::append_json_string(j, c.replid2);
+    j += ",\"repl_offset\":" + std::to_string(c.repl_offset);
+    j += std::string(",\"synced\":") + (c.synced ? "true" : "false");
+  }
+  j += ",\"keys_written\":" + std::to_string(c.keys_written);
   j += std::string(",\"complete\":") + (c.complete ? "true" : "false") + "}\n";
   return j;
 }
@@ -103,7 +112,7 @@ engine::Expected<ImportCheckpoint, std::string> parse_checkpoint(std::string_vie
     }
     *out = (*v)->string;
   }
-  if (c.kind != "file" && c.kind != "scan") {
+  if (c.kind != "file" && c.kind != "scan" && c.kind != "sync") {
     return engine::Unexpected{"checkpoint: unknown kind \"" + c.kind + "\""};
   }
   auto size = whole_number(doc, "source_size");
@@ -124,6 +133,20 @@ engine::Expected<ImportCheckpoint, std::string> parse_checkpoint(std::string_vie
     return engine::Unexpected{complete.error()};
   }
   c.complete = (*complete)->boolean;
+  if (c.kind == "sync") {
+    auto replid = member(doc, "replid", JsonValue::Type::string);
+    auto replid2 = member(doc, "replid2", JsonValue::Type::string);
+    auto repl_offset = whole_number(doc, "repl_offset");
+    auto synced = member(doc, "synced", JsonValue::Type::boolean);
+    if (!replid || !replid2 || !repl_offset || !synced) {
+      return engine::Unexpected{std::string(
+          "checkpoint: a sync checkpoint lacks replid, replid2, repl_offset or synced")};
+    }
+    c.replid = (*replid)->string;
+    c.replid2 = (*replid2)->string;
+    c.repl_offset = *repl_offset;
+    c.synced = (*synced)->boolean;
+  }
   auto scans = member(doc, "scans", JsonValue::Type::array);
   if (!scans) {
     return engine::Unexpected{scans.error()};

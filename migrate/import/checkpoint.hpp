@@ -29,13 +29,20 @@ struct ScanPosition {
 struct ImportCheckpoint {
   std::string source;  ///< the source as given (path or URL without password)
   std::string target;  ///< the target as described (endpoint or data file)
-  std::string kind;    ///< "file" or "scan"
+  std::string kind;    ///< "file", "scan" or "sync"
   // Files: the identity of the file read and the end of the last acknowledged key.
   uint64_t source_size = 0;
   int64_t source_mtime_us = 0;
   uint64_t offset = 0;  ///< keys starting before this offset are in the target
   // Scans: the position per database.
   std::vector<ScanPosition> scans;
+  // Replication ("sync"): the primary's IDs and the offset whose every command the target
+  // acknowledged; `synced` once the full sync's keys are all acknowledged (until then a
+  // rerun syncs in full again).
+  std::string replid;
+  std::string replid2;
+  uint64_t repl_offset = 0;
+  bool synced = false;
   uint64_t keys_written = 0;
   bool complete = false;
 };

@@ -3,6 +3,7 @@
 #include "compat/report/json_text.hpp"
 #include "compat/verify/side.hpp"
 #include "compat/verify/verify.hpp"
+#include "engine/resp/cluster_map.hpp"
 #include "migrate/import/import_common.hpp"
 
 #include <fmt/core.h>
@@ -108,9 +109,29 @@ ImportReport run_import(const ImportOptions& options) {
   }
   report.dry_run = options.dry_run;
   report.checkpoint = options.checkpoint;
-  if (import_detail::is_server_source(options.source)) {
+  bool scan = options.mode == SourceMode::scan;
+  if (import_detail::is_server_source(options.source) && !scan) {
+    // A cluster holds its data on several primaries: one replication stream would see one
+    // shard. Clusters are read by scanning, one session per primary.
+    auto endpoint = engine::parse_redis_url(options.source, options.tls);
+    if (endpoint) {
+      if (auto probe = engine::RespConnection::connect(*endpoint)) {
+        auto cluster = engine::is_cluster_node(*probe);
+        if (cluster && *cluster) {
+          scan = true;
+          report.warnings.push_back(
+              "the source is a cluster: it is read by scanning each primary (--mode scan); "
+              "replication from a cluster is not supported yet");
+        }
+      }
+    }
+  }
+  if (import_detail::is_server_source(options.source) && scan) {
     report.source_kind = "scan";
     import_detail::import_scan(options, options.rules, report);
+  } else if (import_detail::is_server_source(options.source)) {
+    report.source_kind = "sync";
+    import_detail::import_sync(options, options.rules, report);
   } else {
     report.source_kind = "rdb";
     auto file = import_detail::open_rdb_file(options.source);
@@ -217,6 +238,16 @@ std::string render_import_text(const ImportReport& r) {
         "again {} time(s)\n",
         r.cluster.moved, r.cluster.ask, r.cluster.retries, r.cluster.refreshes);
   }
+  if (r.source_kind == "sync") {
+    out += fmt::format(
+        "  replication: {} sync from {} to offset {}; {} command(s) applied "
+        "({} MULTI/EXEC kept atomic), {} left out by the rules\n",
+        r.sync, r.replid, r.repl_offset, r.commands_applied, r.transactions, r.commands_filtered);
+    if (r.lag_bytes >= 0) {
+      out += fmt::format("  lag when stopped: {} byte(s), {:.1f} s\n", r.lag_bytes,
+                         r.lag_seconds < 0 ? 0.0 : r.lag_seconds);
+    }
+  }
   for (const std::string& w : r.warnings) {
     out += "  warning: " + w + "\n";
   }
@@ -314,6 +345,17 @@ std::string render_import_json(const ImportReport& r) {
         r.cluster.slots_reread);
   } else {
     j += "null";
+  }
+  if (r.source_kind == "sync") {
+    j += ",\"replication\":{\"sync\":";
+    compat::append_json_string(j, r.sync);
+    j += ",\"replid\":";
+    compat::append_json_string(j, r.replid);
+    j += fmt::format(
+        ",\"offset\":{},\"lag_bytes\":{},\"lag_seconds\":{:.3f},\"commands_applied\":{},"
+        "\"commands_filtered\":{},\"transactions\":{}}}",
+        r.repl_offset, r.lag_bytes, r.lag_seconds, r.commands_applied, r.commands_filtered,
+        r.transactions);
   }
   j += ",\"verify\":";
   if (r.verify.ran || !r.verify.error.empty() || !r.verify.skipped.empty()) {

@@ -23,12 +23,28 @@ enum class ConflictPolicy : uint8_t {
   replace,  ///< overwrite (RESTORE ... REPLACE)
 };
 
+/// How a server source is read.
+enum class SourceMode : uint8_t {
+  sync,  ///< as a replica: PSYNC, the full sync's RDB, then the command stream
+  scan,  ///< SCAN + DUMP (managed servers that refuse SYNC)
+};
+
+/// When a replication import stops streaming.
+enum class UntilKind : uint8_t {
+  caught_up,  ///< the applied offset reached the primary's offset read when the stream began
+  stop_file,  ///< a file appears (until_path)
+  signal,     ///< stop() says so (SIGTERM)
+};
+
 /// Where the import stands, for a progress line.
 struct ImportProgress {
-  std::string_view phase;  ///< "check", "conflicts", "write", "save"
-  uint64_t done = 0;       ///< bytes of the file or keys of the scan
+  std::string_view phase;  ///< "check", "conflicts", "write", "save", "sync", "stream"
+  uint64_t done = 0;       ///< bytes of the file or payload, keys of the scan, stream commands
   uint64_t total = 0;      ///< 0 when unknown
   uint64_t keys = 0;       ///< keys written so far
+  // Replication: how far behind the primary the target is (-1 when not known yet).
+  int64_t lag_bytes = -1;
+  double lag_seconds = -1;
 };
 
 /// How to import.
@@ -63,6 +79,12 @@ struct ImportOptions {
   bool verify = false;
   /// The live target is a cluster (--cluster); also found from INFO cluster without it.
   bool cluster = false;
+  /// Server sources: by replication (the default) or by scanning.
+  SourceMode mode = SourceMode::sync;
+  UntilKind until = UntilKind::caught_up;
+  std::string until_path;
+  /// Polled while streaming: true asks for a clean stop (the CLI's SIGTERM/SIGINT flag).
+  std::function<bool()> stop_requested;
 };
 
 /// What `--verify` found.
@@ -137,6 +159,16 @@ struct ImportReport {
   std::vector<std::string> warnings;
   ImportVerify verify;
   ImportClusterCounts cluster;
+  /// Replication: the primary's ID, the offset applied and acknowledged by the target, the
+  /// lag when the stream stopped, and how the sync went ("full" or "partial").
+  std::string replid;
+  uint64_t repl_offset = 0;
+  int64_t lag_bytes = -1;
+  double lag_seconds = -1;
+  std::string sync;
+  uint64_t commands_applied = 0;
+  uint64_t commands_filtered = 0;
+  uint64_t transactions = 0;
 };
 
 /// Runs the import; never throws for bad input (the report says what went wrong).

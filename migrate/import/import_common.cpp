@@ -125,6 +125,73 @@ engine::Expected<std::string, std::string> Reencoder::payload(engine::RdbValue&&
   return out;
 }
 
+LiveKeyWriter::LiveKeyWriter(RestoreTarget& target, int source_version, bool source_valkey_numbered,
+                             bool replace, int64_t now_ms, ImportReport& report)
+    : m_target(target),
+      m_limits(rdb_target_limits(target.server().rdb)),
+      m_source_version(source_version),
+      m_passthrough(!source_valkey_numbered && source_version <= redis_numbered_max(m_limits)),
+      m_replace(replace),
+      m_report(report),
+      m_reencoder(now_ms) {}
+
+bool LiveKeyWriter::passes_through(uint8_t type) const {
+  return m_passthrough && type <= m_limits.max_object_type;
+}
+
+engine::Expected<bool, std::string> LiveKeyWriter::write(engine::RdbKey& k,
+                                                         std::string_view value_bytes,
+                                                         PendingKey pending) {
+  std::string payload;
+  if (k.deferred) {
+    payload = engine::dump_payload_of_encoded(
+        k.value.rdb_type, value_bytes, std::min(m_source_version, redis_numbered_max(m_limits)));
+  } else {
+    auto rebuilt = m_reencoder.payload(std::move(k.value), m_limits.max_rdb_version);
+    if (!rebuilt) {
+      if (rebuilt.error().rfind("empty", 0) == 0) {
+        ++m_report.counts.expired;  // every field's TTL had passed, or nothing was left
+        return false;
+      }
+      return engine::Unexpected{"key " + key_ref(k.db, k.key) + ": " + rebuilt.error()};
+    }
+    payload = std::move(*rebuilt);
+    ++m_report.counts.reencoded;
+  }
+  pending.kind = static_cast<uint8_t>(k.value.kind);
+  return m_target.restore(std::move(pending), k.expire_ms, payload, m_replace, k.idle_s, k.freq);
+}
+
+engine::Expected<bool, std::string> EngineKeyWriter::write(uint64_t db, engine::RdbKey& k,
+                                                           bool replace) {
+  if (db >= static_cast<uint64_t>(m_engine.db_count())) {
+    return engine::Unexpected{"key " + key_ref(k.db, k.key) + ": database " + std::to_string(db) +
+                              " is beyond the target's " + std::to_string(m_engine.db_count())};
+  }
+  engine::Db& target = m_engine.db(static_cast<int>(db));
+  if (target.exists(k.key)) {
+    if (!replace) {
+      return engine::Unexpected{"key " + key_ref(k.db, k.key) +
+                                " was read twice or two databases map onto one"};
+    }
+    target.remove(k.key);
+    --m_report.counts.written;  // the key counts once, as its last read
+  }
+  auto kind = k.value.kind;
+  auto spec = engine::build_engine_value(m_engine, std::move(k.value), m_now_ms);
+  if (!spec) {
+    if (spec.error().rfind("empty", 0) == 0) {
+      ++m_report.counts.expired;
+      return false;
+    }
+    return engine::Unexpected{"key " + key_ref(k.db, k.key) + ": " + spec.error()};
+  }
+  target.add(k.key, *spec, k.expire_ms);
+  ++m_report.counts.written;
+  ++m_report.counts.written_by_type[std::string(kind_name(kind))];
+  return true;
+}
+
 CheckpointKeeper::CheckpointKeeper(std::string path, ImportCheckpoint state)
     : m_path(std::move(path)),
       m_state(std::move(state)),

@@ -66,6 +66,47 @@ class Reencoder {
   std::unique_ptr<engine::Engine> m_engine;
 };
 
+/// Writes keys read from an RDB (a file or a full sync's payload) into a live target: a
+/// value the target reads as the source stored it goes as its own bytes wrapped as a DUMP
+/// payload (the reader defers it), any other is rebuilt for the target's RDB version.
+class LiveKeyWriter {
+ public:
+  LiveKeyWriter(RestoreTarget& target, int source_version, bool source_valkey_numbered,
+                bool replace, int64_t now_ms, ImportReport& report);
+  /// True when a value of object type `type` can go as its bytes (defer it when reading).
+  bool passes_through(uint8_t type) const;
+  /// Sends kept key `k` (the rules applied) as `pending`; `value_bytes` are the value's bytes
+  /// when it was deferred. False (no error) when the rebuilt value was empty (every field
+  /// expired): counted as expired.
+  engine::Expected<bool, std::string> write(engine::RdbKey& k, std::string_view value_bytes,
+                                            PendingKey pending);
+  void set_replace(bool replace) { m_replace = replace; }
+
+ private:
+  RestoreTarget& m_target;
+  RdbTargetLimits m_limits;
+  int m_source_version;
+  bool m_passthrough;
+  bool m_replace;
+  ImportReport& m_report;
+  Reencoder m_reencoder;
+};
+
+/// Adds keys read from an RDB into an in-process engine (the embedded target).
+class EngineKeyWriter {
+ public:
+  EngineKeyWriter(engine::Engine& engine, ImportReport& report, int64_t now_ms)
+      : m_engine(engine), m_report(report), m_now_ms(now_ms) {}
+  /// Adds kept key `k` (materialized, the rules applied) to database `db`, replacing a key
+  /// of that name when `replace`; the error names the key.
+  engine::Expected<bool, std::string> write(uint64_t db, engine::RdbKey& k, bool replace);
+
+ private:
+  engine::Engine& m_engine;
+  ImportReport& m_report;
+  int64_t m_now_ms;
+};
+
 /// The checkpoint an import keeps, saved as acknowledgements move it.
 class CheckpointKeeper {
  public:
@@ -113,6 +154,8 @@ void import_file_to_live(const ImportOptions& options, KeyRules rules, const Rdb
 /// File source into the embedded engine, saved as the target's data file.
 void import_file_to_embedded(const ImportOptions& options, const KeyRules& rules,
                              const RdbFile& file, ImportReport& report);
+/// Live server source by replication (PSYNC, full sync, command stream) into either target.
+void import_sync(const ImportOptions& options, KeyRules rules, ImportReport& report);
 /// Live server source (SCAN + DUMP) into either target.
 void import_scan(const ImportOptions& options, KeyRules rules, ImportReport& report);
 

@@ -73,14 +73,13 @@ class RestoreVisitor : public engine::RdbVisitor {
         m_target(target),
         m_checkpoint(checkpoint),
         m_report(report),
-        m_limits(rdb_target_limits(target.server().rdb)),
-        m_reencoder(options.now_ms) {
-    m_passthrough = !file.valkey_numbered && file.version <= redis_numbered_max(m_limits);
+        m_writer(target, file.version, file.valkey_numbered,
+                 options.conflict == ConflictPolicy::replace || report.resumed, options.now_ms,
+                 report) {
     m_resume_offset = checkpoint.state().offset;
-    m_replace = options.conflict == ConflictPolicy::replace || report.resumed;
   }
 
-  bool defer_value(uint8_t type) override { return passes_through(type); }
+  bool defer_value(uint8_t type) override { return m_writer.passes_through(type); }
 
   bool on_key(engine::RdbKey& k) override {
     if (k.offset < m_resume_offset) {
@@ -104,30 +103,15 @@ class RestoreVisitor : public engine::RdbVisitor {
       return true;
     }
     count_effects(effects, m_report.counts);
-    std::string payload;
+    std::string_view bytes;
     if (k.deferred) {
-      std::string_view bytes = m_file.map.data().substr(k.value_offset, k.value_bytes);
-      payload = engine::dump_payload_of_encoded(
-          k.value.rdb_type, bytes, std::min(m_file.version, redis_numbered_max(m_limits)));
-    } else {
-      auto rebuilt = m_reencoder.payload(std::move(k.value), m_limits.max_rdb_version);
-      if (!rebuilt) {
-        if (rebuilt.error().rfind("empty", 0) == 0) {
-          ++m_report.counts.expired;  // every field's TTL had passed, or nothing was left
-          return true;
-        }
-        return stop("key " + key_ref(k.db, k.key) + ": " + rebuilt.error());
-      }
-      payload = std::move(*rebuilt);
-      ++m_report.counts.reencoded;
+      bytes = m_file.map.data().substr(k.value_offset, k.value_bytes);
     }
     PendingKey pending;
     pending.db = effects.target_db;
-    pending.key = std::move(k.key);
+    pending.key = k.key;
     pending.position = k.value_offset + k.value_bytes;
-    pending.kind = static_cast<uint8_t>(k.value.kind);
-    auto sent =
-        m_target.restore(std::move(pending), k.expire_ms, payload, m_replace, k.idle_s, k.freq);
+    auto sent = m_writer.write(k, bytes, std::move(pending));
     if (!sent) {
       return stop(sent.error());
     }
@@ -143,20 +127,13 @@ class RestoreVisitor : public engine::RdbVisitor {
   const std::string& error() const { return m_error; }
 
  private:
-  bool passes_through(uint8_t type) const {
-    return m_passthrough && type <= m_limits.max_object_type;
-  }
-
   const ImportOptions& m_options;
   const KeyRules& m_rules;
   const RdbFile& m_file;
   RestoreTarget& m_target;
   CheckpointKeeper& m_checkpoint;
   ImportReport& m_report;
-  RdbTargetLimits m_limits;
-  Reencoder m_reencoder;
-  bool m_passthrough = false;
-  bool m_replace = false;
+  LiveKeyWriter m_writer;
   uint64_t m_resume_offset = 0;
   uint64_t m_last_progress = 0;
   std::string m_error;

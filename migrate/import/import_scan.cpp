@@ -242,10 +242,8 @@ class EmbeddedSink : public ScanSink {
  public:
   EmbeddedSink(engine::Engine& engine, const RdbTargetLimits& limits, ImportReport& report,
                int64_t now_ms)
-      : m_engine(engine),
+      : m_writer(engine, report, now_ms),
         m_limits(limits),
-        m_report(report),
-        m_now_ms(now_ms),
         m_read_twice_ok(report.cluster.source) {}
 
   bool write(uint64_t db, engine::RdbKey& key, const engine::CheckedDumpPayload& payload,
@@ -253,35 +251,11 @@ class EmbeddedSink : public ScanSink {
     if (!materialize(key, payload, error)) {
       return false;
     }
-    if (db >= static_cast<uint64_t>(m_engine.db_count())) {
-      error = "key " + key_ref(key.db, key.key) + ": database " + std::to_string(db) +
-              " is beyond the target's " + std::to_string(m_engine.db_count());
+    auto added = m_writer.write(db, key, m_read_twice_ok && db == key.db);
+    if (!added) {
+      error = added.error();
       return false;
     }
-    engine::Db& target = m_engine.db(static_cast<int>(db));
-    if (target.exists(key.key)) {
-      if (!m_read_twice_ok || db != key.db) {
-        error = "key " + key_ref(key.db, key.key) + " was read twice or two databases map onto one";
-        return false;
-      }
-      // A cluster source listed it twice (its slot moved between two scanned nodes): the
-      // later read wins.
-      target.remove(key.key);
-      --m_report.counts.written;
-    }
-    auto kind = key.value.kind;
-    auto spec = engine::build_engine_value(m_engine, std::move(key.value), m_now_ms);
-    if (!spec) {
-      if (spec.error().rfind("empty", 0) == 0) {
-        ++m_report.counts.expired;
-        return true;
-      }
-      error = "key " + key_ref(key.db, key.key) + ": " + spec.error();
-      return false;
-    }
-    target.add(key.key, *spec, key.expire_ms);
-    ++m_report.counts.written;
-    ++m_report.counts.written_by_type[std::string(kind_name(kind))];
     return true;
   }
 
@@ -289,10 +263,10 @@ class EmbeddedSink : public ScanSink {
   bool field_ttls() const override { return m_limits.field_ttls; }
 
  private:
-  engine::Engine& m_engine;
+  EngineKeyWriter m_writer;
   RdbTargetLimits m_limits;
-  ImportReport& m_report;
-  int64_t m_now_ms;
+  // A cluster source may list a key twice (its slot moved between two scanned nodes):
+  // the later read wins.
   bool m_read_twice_ok;
 };
 

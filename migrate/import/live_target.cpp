@@ -163,6 +163,26 @@ engine::Expected<bool, std::string> LiveTarget::restore(PendingKey pending, int6
   return true;
 }
 
+engine::Expected<bool, std::string> LiveTarget::command(PendingKey pending,
+                                                        std::span<const std::string_view> argv,
+                                                        std::optional<uint64_t> db) {
+  if (db) {
+    if (auto ok = select(*db); !ok) {
+      return ok;
+    }
+  }
+  if (auto room = take_replies(false); !room) {
+    return room;
+  }
+  m_link.send(argv);
+  for (std::string_view a : argv) {
+    m_bytes_sent += a.size();
+  }
+  pending.command = true;
+  m_pending.emplace_back(std::move(pending));
+  return true;
+}
+
 engine::Expected<bool, std::string> LiveTarget::take_replies(bool wait_all) {
   for (;;) {
     engine::ReplyView reply;
@@ -176,6 +196,11 @@ engine::Expected<bool, std::string> LiveTarget::take_replies(bool wait_all) {
         continue;
       }
       WriteOutcome outcome = WriteOutcome::written;
+      if (reply.is_error && pending->command) {
+        return engine::Unexpected{"the target " + describe() + " refused " + pending->key +
+                                  " (db " + std::to_string(pending->db) +
+                                  "): " + reply_text(reply)};
+      }
       if (reply.is_error) {
         if (m_skip_conflicts && reply.error_text.starts_with("BUSYKEY")) {
           outcome = WriteOutcome::conflict_skipped;

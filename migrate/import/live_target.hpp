@@ -8,6 +8,7 @@
 #include <deque>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +38,7 @@ struct PendingKey {
   std::string key;
   uint64_t position = 0;  ///< the source's resume position after this key
   uint8_t kind = 0;       ///< the caller's tag (the value's RdbKind), for counts by type
+  bool command = false;   ///< sent by command(): `key` names the command
 };
 
 /// Redirects and retries a cluster target met, and the keys each primary acknowledged.
@@ -110,6 +112,12 @@ class LiveTarget final : public RestoreTarget {
   engine::Expected<bool, std::string> restore(PendingKey pending, int64_t expire_ms,
                                               std::string_view payload, bool replace,
                                               int64_t idle_s, int freq) override;
+  /// Queues any command (a source's write command) in `db`, or in whatever database is
+  /// selected when `db` is unset (MULTI, EXEC); its reply is matched to `pending`, whose
+  /// `key` names the command in messages. An error reply is an error.
+  engine::Expected<bool, std::string> command(PendingKey pending,
+                                              std::span<const std::string_view> argv,
+                                              std::optional<uint64_t> db);
   engine::Expected<bool, std::string> drain() override;
   engine::Expected<std::vector<std::string>, std::string> existing(
       uint64_t db, const std::vector<std::string>& keys) override;

@@ -76,7 +76,7 @@ pipe_s=$(elapsed "$t0" "$t1")
 
 start_redis scan-target "$work/scan-target"
 t0=$(now)
-"$KEYSHIFT_BIN" import "unix://$work/maker.sock" --to "unix://$work/scan-target.sock" --no-checkpoint >/dev/null
+"$KEYSHIFT_BIN" import "unix://$work/maker.sock" --mode scan --to "unix://$work/scan-target.sock" --no-checkpoint >/dev/null
 t1=$(now)
 scan_s=$(elapsed "$t0" "$t1")
 scan_digest=$(redis-cli -s "$work/scan-target.sock" debug digest)

@@ -266,7 +266,7 @@ def a_live_server_scanned_moves_whole_into_another_and_into_a_data_file(h):
         import_json(corpus(name), "--to", url(src), "--no-checkpoint", "--db-map",
                     "0:%d" % (len(name) % 16))
     dst = target(h)
-    doc = import_json(url(src, unix=True), "--to", url(dst), "--no-checkpoint",
+    doc = import_json(url(src, unix=True), "--mode", "scan", "--to", url(dst), "--no-checkpoint",
                       "--scan-count", "7")
     eq(doc["source_kind"], "scan")
     ok(any("not a snapshot" in w for w in doc["warnings"]), doc["warnings"])
@@ -274,7 +274,7 @@ def a_live_server_scanned_moves_whole_into_another_and_into_a_data_file(h):
 
     out_dir = h.path("from-scan")
     os.makedirs(out_dir)
-    doc = import_json(url(src), "--dir", out_dir, "--target", "redis-7.0")
+    doc = import_json(url(src), "--mode", "scan", "--dir", out_dir, "--target", "redis-7.0")
     loaded = h.redis_server("--dir", out_dir, name="loads-scan")
     eq(digest(loaded), digest(src))
 
@@ -287,7 +287,8 @@ def the_source_password_never_appears_in_the_report_or_checkpoint(h):
     src.cli("SET", "a", "1")
     dst = target(h)
     ckpt = h.path("secret.checkpoint")
-    rc, out, err = import_(("redis://:hunter2@%s:%d" % (HOST, src.port)), "--to", url(dst),
+    rc, out, err = import_(("redis://:hunter2@%s:%d" % (HOST, src.port)), "--mode", "scan",
+                           "--to", url(dst),
                            "--checkpoint", ckpt, "--format", "json")
     eq(rc, 0, out + err)
     ok("hunter2" not in out, out)
@@ -368,11 +369,12 @@ def a_scan_import_killed_midway_and_rerun_ends_equal_to_the_source(h):
     import_json(path, "--to", url(src, unix=True), "--no-checkpoint")
     dst = target(h)
     ckpt = h.path("scan.checkpoint")
-    p = subprocess.Popen([keyshift_bin(), "import", url(src, unix=True), "--to",
+    p = subprocess.Popen([keyshift_bin(), "import", url(src, unix=True), "--mode", "scan", "--to",
                           url(dst, unix=True), "--checkpoint", ckpt, "--scan-count", "100"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     kill_when(p, dst, 20000)
-    doc = import_json(url(src, unix=True), "--to", url(dst, unix=True), "--checkpoint", ckpt)
+    doc = import_json(url(src, unix=True), "--mode", "scan", "--to", url(dst, unix=True),
+                      "--checkpoint", ckpt)
     ok(doc["ok"], doc)
     eq(digest(dst), digest(src))
 

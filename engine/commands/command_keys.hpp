@@ -1,0 +1,26 @@
+#pragma once
+
+#include "engine/commands/registry.hpp"
+
+#include <cstddef>
+#include <span>
+#include <string_view>
+#include <vector>
+
+// Which arguments of a command are keys, from the command table's key specs: what COMMAND
+// GETKEYS answers, for callers that rewrite or route commands (import's command stream).
+namespace keyshift::engine {
+
+/// The keys of one command line.
+struct CommandKeys {
+  bool known = false;             ///< the command (and subcommand) is in the table
+  bool movable = false;           ///< its keys depend on its arguments (movablekeys)
+  bool found = false;             ///< the positions below are complete (none for a keyless command)
+  std::vector<size_t> positions;  ///< argv indexes of the keys, in order
+};
+
+/// The key positions of `argv` (argv[0] the command name) as COMMAND GETKEYS finds them.
+CommandKeys command_key_positions(const CommandRegistry& registry,
+                                  std::span<const std::string_view> argv);
+
+}  // namespace keyshift::engine

@@ -1,0 +1,328 @@
+#!/usr/bin/python3
+"""keyshift import --mode sync: a live redis-server 7.0 read as a replica (PSYNC, the full
+sync's RDB streamed into the target, then the command stream) into a live redis-server 7.0
+or into the embedded engine's data file; while a writer keeps changing the source, after
+kill -9 in each phase, with db-map and rename-prefix on streamed commands, and against a
+source that refuses SYNC. Equality is judged by `keyshift verify data` and DEBUG DIGEST.
+"""
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from harness import HOST, eq, keyshift_bin, ok, run_tests, test  # noqa: E402
+
+import redis  # noqa: E402  (python3-redis, /usr/bin/python3)
+
+
+LIBRARY = "#!lua name=keyshift_test\nredis.register_function('keyshift_answer', function() return 42 end)"
+
+
+def url(srv, unix=False):
+    if unix:
+        return "unix://" + srv.unixsocket
+    return "redis://%s:%d" % (HOST, srv.port)
+
+
+def server(h, name, *directives):
+    h.counter += 1
+    sock = os.path.join(h.tmp, "%s-%d.sock" % (name, h.counter))
+    srv = h.redis_server("--unixsocket", sock, "--repl-diskless-sync-delay", "0", *directives,
+                         name="%s-%d" % (name, h.counter))
+    srv.unixsocket = sock
+    return srv
+
+
+def client(srv, db=0):
+    return redis.Redis(unix_socket_path=srv.unixsocket, db=db)
+
+
+def digest(srv):
+    return srv.cli("DEBUG", "DIGEST")
+
+
+def fill(srv, n, seed=1):
+    """A mixed dataset: strings, counters, lists, hashes, sets, zsets, a stream, TTLs, in
+    databases 0 and 1."""
+    rnd = random.Random(seed)
+    for db in (0, 1):
+        r = client(srv, db)
+        p = r.pipeline(transaction=False)
+        for i in range(n):
+            k = i % 7
+            if k == 0:
+                p.set("str:%d" % i, "v" * rnd.randint(1, 300))
+            elif k == 1:
+                p.rpush("list:%d" % i, *["e%d" % j for j in range(rnd.randint(1, 40))])
+            elif k == 2:
+                p.hset("hash:%d" % i, mapping={"f%d" % j: j for j in range(rnd.randint(1, 30))})
+            elif k == 3:
+                p.sadd("set:%d" % i, *range(rnd.randint(1, 30)))
+            elif k == 4:
+                p.zadd("zset:%d" % i, {"m%d" % j: j * 1.5 for j in range(rnd.randint(1, 30))})
+            elif k == 5:
+                p.set("ttl:%d" % i, "x", px=3_600_000 + i)
+            else:
+                p.xadd("stream:%d" % (i % 50), {"n": i})
+            if i % 1000 == 999:
+                p.execute()
+        p.execute()
+
+
+class Writer:
+    """Keeps changing the source from its own thread until stopped: SET, INCR, list pushes
+    and pops, hash and zset writes, DEL, EXPIRE and MULTI/EXEC transactions."""
+
+    def __init__(self, srv):
+        self.srv = srv
+        self.stop_flag = threading.Event()
+        self.count = 0
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        r = client(self.srv)
+        r1 = client(self.srv, 1)
+        rnd = random.Random(7)
+        while not self.stop_flag.is_set():
+            i = rnd.randint(0, 3000)
+            op = rnd.randint(0, 8)
+            if op == 0:
+                r.set("str:%d" % (i * 7), "w%d" % self.count)
+            elif op == 1:
+                r.incr("counter:%d" % (i % 10))
+            elif op == 2:
+                r.lpush("list:%d" % (i * 7 + 1), "new")
+                r.rpop("list:%d" % (i * 7 + 1))
+            elif op == 3:
+                r.hset("hash:%d" % (i * 7 + 2), "w", self.count)
+            elif op == 4:
+                r.delete("set:%d" % (i * 7 + 3))
+            elif op == 5:
+                r.zincrby("zset:%d" % (i * 7 + 4), 2, "m1")
+            elif op == 6:
+                r.expire("str:%d" % (i * 7), 3600)
+            elif op == 7:
+                p = r.pipeline(transaction=True)
+                p.incr("tx:a")
+                p.incr("tx:b")
+                p.lpush("tx:log", self.count)
+                p.execute()
+            else:
+                r1.set("db1:%d" % i, self.count)
+            self.count += 1
+
+    def stop(self):
+        self.stop_flag.set()
+        self.thread.join()
+
+
+def run_import(*args, check=0):
+    p = subprocess.run([keyshift_bin(), "import"] + [str(a) for a in args] + ["--format", "json"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+    out, err = p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+    if check is not None:
+        eq(p.returncode, check, "keyshift import %s: %s%s" % (" ".join(map(str, args)), out, err))
+    try:
+        return json.loads(out)
+    except ValueError:
+        raise AssertionError("not JSON (%d): %r %r" % (p.returncode, out, err))
+
+
+def start_import(*args):
+    return subprocess.Popen([keyshift_bin(), "import"] + [str(a) for a in args] +
+                            ["--format", "json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def checkpoint(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+def wait_for(cond, what, timeout=120):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return
+        time.sleep(0.05)
+    raise AssertionError("timed out waiting for " + what)
+
+
+def verify_equal(src, dst):
+    p = subprocess.run([keyshift_bin(), "verify", "data", url(src), url(dst), "--format",
+                        "json", "--pause", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=300)
+    out = p.stdout.decode("utf-8", "replace")
+    eq(p.returncode, 0, "verify data: " + out + p.stderr.decode("utf-8", "replace"))
+    eq(digest(dst), digest(src))
+
+
+def sync_while_writing(h, diskless, unix):
+    src = server(h, "source", "--repl-diskless-sync", "yes" if diskless else "no")
+    dst = server(h, "target")
+    fill(src, 3000)
+    ckpt = h.path("ckpt-%d" % h.counter)
+    writer = Writer(src)
+    p = start_import(url(src, unix), "--to", url(dst, unix), "--checkpoint", ckpt,
+                     "--until", "sigterm")
+    wait_for(lambda: checkpoint(ckpt).get("synced") or p.poll() is not None, "the full sync")
+    wait_for(lambda: writer.count > 2000 or p.poll() is not None, "the writer")
+    writer.stop()
+    if p.poll() is not None:
+        raise AssertionError("the import ended early: %r" % (p.communicate(),))
+    # WAIT has the primary send REPLCONF GETACK: keyshift's ACK answers it.
+    eq(client(src).execute_command("WAIT", 1, 20000), 1)
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=60)
+    eq(p.returncode, 0, err.decode())
+    first = json.loads(out)
+    eq(first["replication"]["sync"], "full")
+    ok(first["replication"]["commands_applied"] > 0, first["replication"])
+    # The rest of the stream, up to the offset the source has now.
+    doc = run_import(url(src, unix), "--to", url(dst, unix), "--checkpoint", ckpt)
+    eq(doc["replication"]["sync"], "partial")
+    eq(doc["replication"]["lag_bytes"], 0)
+    ok(doc["replication"]["offset"] >= first["replication"]["offset"], doc["replication"])
+    verify_equal(src, dst)
+
+
+@test
+def a_disk_based_full_sync_and_the_stream_of_a_busy_source_end_equal_over_tcp(h):
+    sync_while_writing(h, diskless=False, unix=False)
+
+
+@test
+def a_diskless_full_sync_and_the_stream_of_a_busy_source_end_equal_over_unix_sockets(h):
+    sync_while_writing(h, diskless=True, unix=True)
+
+
+@test
+def killed_during_the_full_sync_a_rerun_resyncs_and_ends_equal(h):
+    src = server(h, "big-source", "--repl-diskless-sync", "no")
+    dst = server(h, "target")
+    fill(src, 20000)
+    ckpt = h.path("full.checkpoint")
+    p = start_import(url(src, True), "--to", url(dst, True), "--checkpoint", ckpt, "--window",
+                     "16", "--until", "sigterm")
+    wait_for(lambda: int(dst.cli("DBSIZE")) >= 2000 or p.poll() is not None, "keys in the target")
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    eq(p.returncode, -signal.SIGKILL)
+    ok(not checkpoint(ckpt).get("synced"), "the full sync had already finished")
+    # Keys the first attempt wrote that the source deletes meanwhile must not survive.
+    written = [k.decode() for k in client(dst).scan_iter(count=1000)][:200]
+    ok(len(written) > 0)
+    client(src).delete(*written)
+    client(src).set("after-kill", "1")
+    doc = run_import(url(src, True), "--to", url(dst, True), "--checkpoint", ckpt)
+    eq(doc["replication"]["sync"], "full")
+    ok(doc["resumed"], doc)
+    verify_equal(src, dst)
+
+
+@test
+def killed_during_the_command_stream_a_rerun_continues_by_psync_and_ends_equal(h):
+    src = server(h, "source")
+    dst = server(h, "target")
+    fill(src, 2000)
+    ckpt = h.path("stream.checkpoint")
+    writer = Writer(src)
+    p = start_import(url(src), "--to", url(dst), "--checkpoint", ckpt, "--until", "sigterm")
+    wait_for(lambda: checkpoint(ckpt).get("synced") or p.poll() is not None, "the full sync")
+    start = checkpoint(ckpt).get("repl_offset", 0)
+    wait_for(lambda: checkpoint(ckpt).get("repl_offset", 0) > start + 5000 or
+             p.poll() is not None, "streamed commands acknowledged")
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    eq(p.returncode, -signal.SIGKILL)
+    time.sleep(0.2)
+    writer.stop()
+    doc = run_import(url(src), "--to", url(dst), "--checkpoint", ckpt)
+    eq(doc["replication"]["sync"], "partial")
+    verify_equal(src, dst)
+
+
+@test
+def db_map_and_rename_prefix_apply_to_streamed_commands(h):
+    src = server(h, "source")
+    dst = server(h, "target")
+    r0, r1 = client(src, 0), client(src, 1)
+    r0.set("app:a", "1")
+    r1.set("app:b", "2")
+    r1.set("other:c", "3")
+    ckpt = h.path("rules.checkpoint")
+    rules = ["--db-map", "1:5", "--rename-prefix", "app:=new:", "--exclude", "other:*"]
+    doc = run_import(url(src), "--to", url(dst), "--checkpoint", ckpt, *rules)
+    eq(doc["replication"]["sync"], "full")
+    # Written after the full sync: they reach the target through the command stream.
+    r1.set("app:streamed", "s")
+    r1.rpush("app:list", "x", "y")
+    r1.rename("app:b", "app:b2")
+    r1.set("other:streamed", "left out")
+    r0.hset("app:h", "f", "v")
+    r0.execute_command("FUNCTION", "LOAD", LIBRARY)
+    p = r1.pipeline(transaction=True)
+    p.incr("app:tx")
+    p.incr("app:tx")
+    p.execute()
+    doc = run_import(url(src), "--to", url(dst), "--checkpoint", ckpt, *rules)
+    eq(doc["replication"]["sync"], "partial")
+    ok(doc["replication"]["commands_filtered"] >= 1, doc["replication"])
+    d0, d5 = client(dst, 0), client(dst, 5)
+    eq(d0.get("new:a"), b"1")
+    eq(d0.hget("new:h", "f"), b"v")
+    eq(d5.get("new:streamed"), b"s")
+    eq(d5.lrange("new:list", 0, -1), [b"x", b"y"])
+    eq(d5.get("new:b2"), b"2")
+    eq(d5.exists("new:b"), 0)
+    eq(d5.get("new:tx"), b"2")
+    eq(d5.exists("other:streamed"), 0)
+    eq(d5.exists("other:c"), 0)
+    eq(client(dst, 1).dbsize(), 0)
+    eq(d0.execute_command("FCALL", "keyshift_answer", 0), 42)
+
+
+@test
+def the_embedded_target_saves_an_rdb_redis_loads_with_the_source_digest(h):
+    src = server(h, "source")
+    fill(src, 1500)
+    client(src).execute_command("FUNCTION", "LOAD", LIBRARY)
+    out_dir = h.path("embedded")
+    os.makedirs(out_dir)
+    doc = run_import(url(src, True), "--dir", out_dir, "--target", "redis-7.0")
+    eq(doc["replication"]["sync"], "full")
+    ok(doc["keys"]["written"] > 0, doc["keys"])
+    loaded = h.redis_server("--dir", out_dir, name="loads-embedded")
+    eq(digest(loaded), digest(src))
+    eq(loaded.cli("FCALL", "keyshift_answer", "0"), "42")
+
+
+@test
+def a_source_that_refuses_sync_gets_a_clear_error_naming_mode_scan(h):
+    src = server(h, "refusing", "--rename-command", "SYNC", "", "--rename-command", "PSYNC", "")
+    dst = server(h, "target")
+    client(src).set("a", "1")
+    p = subprocess.run([keyshift_bin(), "import", url(src), "--to", url(dst), "--no-checkpoint"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    err = p.stderr.decode()
+    eq(p.returncode, 1, err)
+    ok("refuses replication" in err and "--mode scan" in err, err)
+    eq(int(dst.cli("DBSIZE")), 0)
+    # And --mode scan does move it.
+    run_import(url(src), "--mode", "scan", "--to", url(dst), "--no-checkpoint")
+    eq(client(dst).get("a"), b"1")
+
+
+if __name__ == "__main__":
+    sys.exit(run_tests())
