@@ -4,6 +4,7 @@
 #include "engine/util/expected.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -112,6 +113,34 @@ Expected<RdbValue, RdbError> decode_rdb_value(uint8_t type, std::string_view byt
 /// Valkey's HASH_2 from 80 on, Redis 7.4's pre-GA field-TTL hash below).
 Expected<RdbValue, RdbError> decode_dump_value(uint8_t on_disk, int version, std::string_view bytes,
                                                const RdbReadOptions& options = {});
+
+/// Reads one value of object type `type` (as decode_rdb_value takes it) a batch of elements
+/// at a time, so a big key never sits whole in memory: a list's, set's, sorted set's or
+/// hash's elements and a stream's entries come out in file order, each batch about
+/// `max_bytes` of them (a quicklist or stream node is never split). The checks and errors
+/// (offsets from `base`) are decode_rdb_value's. Values whose elements share one blob
+/// (listpacks, ziplists, intsets, zipmaps: small by construction) and strings are decoded
+/// whole and handed out in slices.
+class RdbElementReader {
+ public:
+  RdbElementReader(uint8_t type, std::string_view bytes, uint64_t base = 0,
+                   const RdbReadOptions& options = {});
+  ~RdbElementReader();
+  RdbElementReader(RdbElementReader&&) noexcept;
+  RdbElementReader& operator=(RdbElementReader&&) noexcept;
+
+  /// The value's kind.
+  RdbKind kind() const { return m_kind; }
+  /// Replaces `batch` with the next elements (items, zset, hash or stream.entries; a string
+  /// or module value whole); true while more follow. A stream's consumer groups, length and
+  /// IDs are in the last batch (the first, for a stream whose entries are one blob).
+  Expected<bool, RdbError> next(RdbValue& batch, size_t max_bytes);
+
+ private:
+  struct State;
+  std::unique_ptr<State> m_state;
+  RdbKind m_kind = RdbKind::string;
+};
 
 /// The kind of value object type `type` (rdb::Type, renumbered as object_type_for_version
 /// returns it) holds; module for the module types and anything unknown.
