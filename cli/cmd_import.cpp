@@ -34,6 +34,8 @@ struct ImportFlags {
   std::string checkpoint;
   bool no_checkpoint = false;
   uint32_t window = 256;
+  std::string method = "restore";
+  uint64_t big_key_bytes = 0;
   uint32_t scan_count = 1000;
   std::string format = "text";
   bool progress = false;
@@ -148,6 +150,9 @@ void run_import(const ImportFlags& f) {
   }
   options.verify = f.verify;
   options.window = f.window;
+  options.method =
+      f.method == "commands" ? migrate::ImportMethod::commands : migrate::ImportMethod::restore;
+  options.big_key_bytes = f.big_key_bytes;
   options.scan_count = f.scan_count;
   options.now_ms = wall_ms();
   ImportProgressLine progress("import " + f.source,
@@ -208,6 +213,14 @@ void add_import(CLI::App& app) {
   cmd->add_flag("--no-checkpoint", flags->no_checkpoint, "Keep no resume state");
   cmd->add_option("--window", flags->window, "Requests in flight to a live target")
       ->check(CLI::Range(1, 100000));
+  cmd->add_option("--method", flags->method,
+                  "How keys go to a live target: restore (RESTORE payloads; big keys as "
+                  "commands) or commands (plain commands for every key)")
+      ->check(CLI::IsMember({"restore", "commands"}));
+  cmd->add_option("--big-key-bytes", flags->big_key_bytes,
+                  "Keys whose payload is larger go as commands in chunks (default 16 MiB, or "
+                  "half the target's proto-max-bulk-len)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
   cmd->add_option("--scan-count", flags->scan_count, "SCAN COUNT for a server source")
       ->check(CLI::Range(1, 100000));
   cmd->add_flag("--verify", flags->verify,

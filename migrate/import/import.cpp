@@ -192,6 +192,11 @@ std::string render_import_text(const ImportReport& r) {
   line(c.conflicts_skipped, "key(s) already in the target, left as they were (--conflict skip)");
   line(c.vanished, "key(s) deleted or expired at the source while the scan ran");
   line(c.reencoded, "value(s) re-encoded for the target's RDB version");
+  if (c.as_commands > 0) {
+    out += fmt::format("  {} key(s) sent as commands ({} commands), {} of them in chunks\n",
+                       c.as_commands, c.commands, c.chunked);
+  }
+  line(c.expired_in_flight, "key(s) whose TTL passed while they were written (not lost)");
   line(c.resumed_past, "key(s) already written by the interrupted run (resumed)");
   for (const std::string& w : r.warnings) {
     out += "  warning: " + w + "\n";
@@ -220,6 +225,13 @@ std::string render_import_json(const ImportReport& r) {
   j += ",\"target_server\":";
   compat::append_json_bytes(j, r.target_server);
   j += ",\"target_rdb_version\":" + std::to_string(r.target_rdb_version);
+  j += ",\"method\":";
+  if (r.method.empty()) {
+    j += "null";
+  } else {
+    compat::append_json_string(j, r.method);
+  }
+  j += ",\"big_key_bytes\":" + std::to_string(r.big_key_bytes);
   j += ",\"keys\":{";
   auto num = [&j](std::string_view name, uint64_t n, bool first = false) {
     j += fmt::format("{}\"{}\":{}", first ? "" : ",", name, n);
@@ -239,6 +251,10 @@ std::string render_import_json(const ImportReport& r) {
   num("vanished", c.vanished);
   num("conflicts_found", c.conflicts_found);
   num("resumed_past", c.resumed_past);
+  num("as_commands", c.as_commands);
+  num("chunked", c.chunked);
+  num("commands", c.commands);
+  num("expired_in_flight", c.expired_in_flight);
   j += ",\"by_type\":{";
   bool first = true;
   for (const auto& [type, n] : c.written_by_type) {

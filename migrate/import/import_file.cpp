@@ -2,6 +2,7 @@
 #include "engine/persistence/rdb_format.hpp"
 #include "engine/persistence/rdb_writer.hpp"
 #include "migrate/import/import_common.hpp"
+#include "migrate/import/key_commands.hpp"
 #include "migrate/import/live_target.hpp"
 #include "migrate/rdb_convert.hpp"
 
@@ -74,13 +75,18 @@ class RestoreVisitor : public engine::RdbVisitor {
         m_checkpoint(checkpoint),
         m_report(report),
         m_limits(rdb_target_limits(target.server().rdb)),
-        m_reencoder(options.now_ms) {
+        m_reencoder(options.now_ms),
+        m_replace(options.conflict == ConflictPolicy::replace || report.resumed),
+        m_commands(target, command_options(m_replace, m_limits)) {
     m_passthrough = !file.valkey_numbered && file.version <= redis_numbered_max(m_limits);
     m_resume_offset = checkpoint.state().offset;
-    m_replace = options.conflict == ConflictPolicy::replace || report.resumed;
   }
 
-  bool defer_value(uint8_t type) override { return passes_through(type); }
+  // Every value the reader can defer is: its bytes go to the target as they are, or are
+  // decoded whole to be re-encoded, or a batch at a time when the key goes as commands.
+  bool defer_value(uint8_t) override { return true; }
+
+  const KeyCommands& commands() const { return m_commands; }
 
   bool on_key(engine::RdbKey& k) override {
     if (k.offset < m_resume_offset) {
@@ -104,7 +110,19 @@ class RestoreVisitor : public engine::RdbVisitor {
       return true;
     }
     count_effects(effects, m_report.counts);
+    if (goes_as_commands(k)) {
+      return write_commands(k, effects.target_db);
+    }
     std::string payload;
+    if (k.deferred && !passes_through(k.value.rdb_type)) {
+      auto value = engine::decode_rdb_value(k.value.rdb_type, value_bytes(k), {}, k.value_offset);
+      if (!value) {
+        return stop(m_options.source + ": " + value.error().message + " (at byte " +
+                    std::to_string(value.error().offset) + ")");
+      }
+      k.value = std::move(*value);
+      k.deferred = false;
+    }
     if (k.deferred) {
       std::string_view bytes = m_file.map.data().substr(k.value_offset, k.value_bytes);
       payload = engine::dump_payload_of_encoded(
@@ -134,6 +152,45 @@ class RestoreVisitor : public engine::RdbVisitor {
     return m_error.empty();
   }
 
+  /// Streams one key as commands: a batch of elements at a time for a deferred value.
+  bool write_commands(engine::RdbKey& k, uint64_t db) {
+    ++m_report.counts.as_commands;
+    if (auto ok = m_commands.begin(db, k.key, k.value.kind); !ok) {
+      return stop(ok.error());
+    }
+    engine::RdbValue batch;
+    const engine::RdbStream* stream = &k.value.stream;
+    if (k.deferred) {
+      engine::RdbElementReader reader(k.value.rdb_type, value_bytes(k), k.value_offset);
+      for (;;) {
+        auto more = reader.next(batch, k_batch_bytes);
+        if (!more) {
+          return stop(m_options.source + ": key " + key_ref(k.db, k.key) + ": " +
+                      more.error().message + " (at byte " + std::to_string(more.error().offset) +
+                      ")");
+        }
+        if (auto ok = m_commands.add(batch); !ok) {
+          return stop(ok.error());
+        }
+        if (!*more) {
+          break;
+        }
+      }
+      stream = &batch.stream;
+    } else if (auto ok = m_commands.add(k.value); !ok) {
+      return stop(ok.error());
+    }
+    PendingKey pending;
+    pending.db = db;
+    pending.key = std::move(k.key);
+    pending.position = k.value_offset + k.value_bytes;
+    pending.kind = static_cast<uint8_t>(k.value.kind);
+    if (auto ok = m_commands.finish(std::move(pending), k.expire_ms, stream); !ok) {
+      return stop(ok.error());
+    }
+    return m_error.empty();
+  }
+
   bool stop(std::string message) {
     if (m_error.empty()) {
       m_error = std::move(message);
@@ -147,6 +204,30 @@ class RestoreVisitor : public engine::RdbVisitor {
     return m_passthrough && type <= m_limits.max_object_type;
   }
 
+  static KeyCommandOptions command_options(bool replace, const RdbTargetLimits& limits) {
+    KeyCommandOptions o;
+    o.replace = replace;
+    o.field_ttls = limits.field_ttls;
+    return o;
+  }
+
+  std::string_view value_bytes(const engine::RdbKey& k) const {
+    return m_file.map.data().substr(k.value_offset, k.value_bytes);
+  }
+
+  /// Commands for every key with --method commands; otherwise for a big aggregate (a
+  /// string or module value always goes whole).
+  bool goes_as_commands(const engine::RdbKey& k) const {
+    if (m_options.method == ImportMethod::commands) {
+      return true;
+    }
+    return k.value.kind != engine::RdbKind::string && k.value.kind != engine::RdbKind::module &&
+           k.value_bytes > m_report.big_key_bytes;
+  }
+
+  // Elements decoded at a time from a big value.
+  static constexpr size_t k_batch_bytes = size_t{1} << 20;
+
   const ImportOptions& m_options;
   const KeyRules& m_rules;
   const RdbFile& m_file;
@@ -155,8 +236,9 @@ class RestoreVisitor : public engine::RdbVisitor {
   ImportReport& m_report;
   RdbTargetLimits m_limits;
   Reencoder m_reencoder;
-  bool m_passthrough = false;
   bool m_replace = false;
+  KeyCommands m_commands;
+  bool m_passthrough = false;
   uint64_t m_resume_offset = 0;
   uint64_t m_last_progress = 0;
   std::string m_error;
@@ -303,6 +385,8 @@ void import_file_to_live(const ImportOptions& options, KeyRules rules, const Rdb
       ++report.counts.written;
       ++report.counts
             .written_by_type[std::string(kind_name(static_cast<engine::RdbKind>(key.kind)))];
+    } else if (outcome == WriteOutcome::expired_in_flight) {
+      ++report.counts.expired_in_flight;
     } else {
       ++report.counts.conflicts_skipped;
     }
@@ -323,6 +407,8 @@ void import_file_to_live(const ImportOptions& options, KeyRules rules, const Rdb
   }
   auto drained = target->drain();
   report.bytes_sent = target->bytes_sent();
+  report.counts.chunked = writer.commands().chunked_keys();
+  report.counts.commands = writer.commands().commands();
   if (!writer.error().empty()) {
     report.error = writer.error();
   } else if (!drained) {

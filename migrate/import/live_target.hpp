@@ -8,6 +8,7 @@
 #include <deque>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,7 +30,11 @@ struct TargetServer {
 engine::Expected<TargetServer, std::string> identify_server(std::string_view info_server);
 
 /// What happened to one key sent to the target.
-enum class WriteOutcome : uint8_t { written, conflict_skipped };
+enum class WriteOutcome : uint8_t {
+  written,
+  conflict_skipped,
+  expired_in_flight,  ///< sent as commands, its TTL passed before the rename (not lost)
+};
 
 /// A key's place in the source, handed back when the target answered for it.
 struct PendingKey {
@@ -61,12 +66,27 @@ class LiveTarget {
   engine::Expected<bool, std::string> restore(PendingKey pending, int64_t expire_ms,
                                               std::string_view payload, bool replace,
                                               int64_t idle_s, int freq);
+  /// Queues one command of a key written as commands (`pending.key` names it in errors);
+  /// any error reply stops the import. Nothing is acknowledged by it.
+  engine::Expected<bool, std::string> send_part(uint64_t db, std::string_view key,
+                                                std::span<const std::string_view> args);
+  /// Queues the command that completes a key written as commands (RENAME, RENAMENX, SET):
+  /// its reply acknowledges `pending`. A 0 or nil reply (RENAMENX, SET NX) is a conflict;
+  /// "no such key" from a rename is a key whose TTL passed on the way. A `cleanup` command
+  /// (DEL of a temporary key a refused RENAMENX left) follows it, and the key is
+  /// acknowledged once that too is answered.
+  engine::Expected<bool, std::string> send_last(PendingKey pending,
+                                                std::span<const std::string_view> args,
+                                                std::span<const std::string_view> cleanup = {});
   /// Waits until every queued write is answered.
   engine::Expected<bool, std::string> drain();
 
   /// Which of `keys` (in database `db`) exist in the target; the names in order.
   engine::Expected<std::vector<std::string>, std::string> existing(
       uint64_t db, const std::vector<std::string>& keys);
+
+  /// CONFIG GET `name`'s value; nothing when the target refuses (CONFIG renamed or denied).
+  engine::Expected<std::optional<std::string>, std::string> config_value(std::string_view name);
 
   /// Receives acknowledgements (set before the first restore).
   void on_ack(AckFn fn) { m_on_ack = std::move(fn); }
@@ -82,7 +102,19 @@ class LiveTarget {
 
   engine::PipelinedConnection m_link;
   TargetServer m_server;
-  std::deque<std::optional<PendingKey>> m_pending;  // nullopt: a SELECT
+  engine::Expected<bool, std::string> room(size_t bytes);
+  /// A request whose reply has not come: what it was for.
+  enum class Role : uint8_t { select, restore, part, last, cleanup };
+  struct Sent {
+    PendingKey key;  // restore, last: the key to acknowledge; part: its name for errors
+    Role role = Role::select;
+    size_t bytes = 0;
+  };
+  std::deque<Sent> m_pending;
+  // Bytes queued and not yet answered: bounded, so that big requests (a chunk of a big key,
+  // a large payload) do not pile up in the output buffer.
+  size_t m_unanswered_bytes = 0;
+  WriteOutcome m_held = WriteOutcome::written;  // a last command's outcome, until its cleanup
   std::optional<uint64_t> m_db;
   AckFn m_on_ack;
   bool m_skip_conflicts = false;
