@@ -36,6 +36,7 @@ struct ImportFlags {
   uint32_t window = 256;
   std::string method = "restore";
   uint64_t big_key_bytes = 0;
+  uint32_t loading_wait = 300;
   uint32_t scan_count = 1000;
   std::string format = "text";
   bool progress = false;
@@ -153,6 +154,10 @@ void run_import(const ImportFlags& f) {
   options.method =
       f.method == "commands" ? migrate::ImportMethod::commands : migrate::ImportMethod::restore;
   options.big_key_bytes = f.big_key_bytes;
+  options.loading_wait_s = f.loading_wait;
+  options.notice = [](const std::string& line) {
+    std::fprintf(stderr, "keyshift: %s\n", line.c_str());
+  };
   options.scan_count = f.scan_count;
   options.now_ms = wall_ms();
   ImportProgressLine progress("import " + f.source,
@@ -218,9 +223,13 @@ void add_import(CLI::App& app) {
                   "commands) or commands (plain commands for every key)")
       ->check(CLI::IsMember({"restore", "commands"}));
   cmd->add_option("--big-key-bytes", flags->big_key_bytes,
-                  "Keys whose payload is larger go as commands in chunks (default 16 MiB, or "
+                  "Keys whose payload is larger go as commands in chunks (default 8 MiB, or "
                   "half the target's proto-max-bulk-len)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
+  cmd->add_option("--loading-wait", flags->loading_wait,
+                  "Seconds to wait for a target or scan source that is loading its dataset "
+                  "(-LOADING)")
+      ->check(CLI::Range(0, 86400));
   cmd->add_option("--scan-count", flags->scan_count, "SCAN COUNT for a server source")
       ->check(CLI::Range(1, 100000));
   cmd->add_flag("--verify", flags->verify,

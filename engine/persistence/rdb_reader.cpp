@@ -790,6 +790,7 @@ class ValueDecoder {
     }
     bytes += m_c.pos() - at + 16;
     --w.left;
+    note_progress();
     if (w.left == 0 && v.kind == RdbKind::stream) {
       return stream_tail(w.type, w.stream, v.stream);
     }
@@ -916,6 +917,7 @@ class ValueDecoder {
         if (!m_c.skip_string(m_scratch, what)) {
           return false;
         }
+        note_progress();
       }
       return true;
     }
@@ -924,6 +926,7 @@ class ValueDecoder {
       if (!m_c.string(s, what)) {
         return false;
       }
+      note_progress();
     }
     return true;
   }
@@ -948,6 +951,7 @@ class ValueDecoder {
       if (std::isnan(score)) {
         return m_c.fail("zset score is NaN");
       }
+      note_progress();
     }
     return true;
   }
@@ -962,6 +966,7 @@ class ValueDecoder {
         if (!m_c.skip_string(m_scratch, i % 2 == 0 ? "hash field" : "hash value")) {
           return false;
         }
+        note_progress();
       }
       return true;
     }
@@ -970,6 +975,7 @@ class ValueDecoder {
       if (!m_c.string(f.field, "hash field") || !m_c.string(f.value, "hash value")) {
         return false;
       }
+      note_progress();
     }
     return true;
   }
@@ -1397,6 +1403,7 @@ class ValueDecoder {
       if (!quicklist_node(v2, v)) {
         return false;
       }
+      note_progress();
     }
     return true;
   }
@@ -1466,6 +1473,7 @@ class ValueDecoder {
       if (!metadata_field(relative, min_expire, f)) {
         return false;
       }
+      note_progress();
     }
     return true;
   }
@@ -1618,6 +1626,7 @@ class ValueDecoder {
       if (!stream_node(w, s)) {
         return false;
       }
+      note_progress();
     }
     return stream_tail(type, w, s);
   }
@@ -1845,6 +1854,16 @@ class ValueDecoder {
     }
     return true;
   }
+
+  /// Tells RdbReadOptions::passed how far the read has come, every few MB.
+  void note_progress() {
+    if (m_options.passed && m_c.offset() >= m_passed_at + k_passed_every) {
+      m_passed_at = m_c.offset();
+      m_options.passed(m_passed_at);
+    }
+  }
+  static constexpr uint64_t k_passed_every = uint64_t{4} << 20;
+  uint64_t m_passed_at = 0;
 
   // Redis' EB_EXPIRE_TIME_MAX: field expiry times use 48 bits.
   static constexpr uint64_t k_max_field_expire = (uint64_t{1} << 48) - 1;

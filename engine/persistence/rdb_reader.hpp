@@ -4,6 +4,7 @@
 #include "engine/util/expected.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -80,6 +81,10 @@ struct RdbReadOptions {
   /// blobs checked on a second thread while this one walks the structure; errors are the
   /// same either way (the first in file order).
   size_t parallel_check_min_bytes = size_t{4} << 20;
+  /// Called now and then inside big values (every few MB of a list's, set's, sorted set's,
+  /// hash's or stream's elements) with the offset read up to, so that a reader of a mapped
+  /// file can give back the pages behind it before the value ends.
+  std::function<void(uint64_t offset)> passed;
 };
 
 /// What read_rdb saw of the file as a whole.

@@ -109,6 +109,9 @@ ImportReport run_import(const ImportOptions& options) {
   if (import_detail::is_server_source(options.source)) {
     report.source_kind = "scan";
     import_detail::import_scan(options, options.rules, report);
+  } else if (import_detail::is_jsonl_file(options.source)) {
+    report.source_kind = "jsonl";
+    import_detail::import_jsonl(options, report);
   } else {
     report.source_kind = "rdb";
     auto file = import_detail::open_rdb_file(options.source);

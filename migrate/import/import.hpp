@@ -31,7 +31,7 @@ enum class ImportMethod : uint8_t {
 
 /// Big keys go as commands below this payload size at most (and half the target's
 /// proto-max-bulk-len when it says less).
-inline constexpr uint64_t k_default_big_key_bytes = uint64_t{16} << 20;
+inline constexpr uint64_t k_default_big_key_bytes = uint64_t{8} << 20;
 
 /// Where the import stands, for a progress line.
 struct ImportProgress {
@@ -71,6 +71,10 @@ struct ImportOptions {
   /// Current time (unix ms); keys whose TTL is not after it are not written.
   int64_t now_ms = 0;
   std::function<void(const ImportProgress&)> progress;
+  /// A live target or scan source answering -LOADING is waited for this long.
+  uint32_t loading_wait_s = 300;
+  /// Told things worth a line on the terminal while the import runs (waits).
+  std::function<void(const std::string&)> notice;
   /// Compare source and target with `verify data` once the import is done.
   bool verify = false;
 };

@@ -147,7 +147,8 @@ std::optional<std::string> CheckpointKeeper::maybe_save(bool force) {
 
 std::optional<LiveTarget> open_live_target(const ImportOptions& options, KeyRules& rules,
                                            ImportReport& report) {
-  auto target = LiveTarget::open(*options.to, options.window);
+  LoadingWait loading{std::chrono::seconds(options.loading_wait_s), options.notice};
+  auto target = LiveTarget::open(*options.to, options.window, loading);
   if (!target) {
     report.error = target.error();
     return std::nullopt;

@@ -161,7 +161,12 @@ class RestoreVisitor : public engine::RdbVisitor {
     engine::RdbValue batch;
     const engine::RdbStream* stream = &k.value.stream;
     if (k.deferred) {
-      engine::RdbElementReader reader(k.value.rdb_type, value_bytes(k), k.value_offset);
+      engine::RdbReadOptions read;
+      read.passed = [this, from = k.value_offset](uint64_t at) mutable {
+        m_file.map.drop(from, at);
+        from = at;
+      };
+      engine::RdbElementReader reader(k.value.rdb_type, value_bytes(k), k.value_offset, read);
       for (;;) {
         auto more = reader.next(batch, k_batch_bytes);
         if (!more) {
@@ -277,6 +282,8 @@ std::optional<engine::RdbError> verify_checksum(const RdbFile& file) {
   return engine::RdbError{body, text};
 }
 
+}  // namespace
+
 /// Lists (up to k_listed_keys) the keys already in the target; false when any is.
 bool check_conflicts(LiveTarget& target, std::map<uint64_t, std::vector<std::string>>& names,
                      ImportReport& report) {
@@ -304,7 +311,25 @@ bool check_conflicts(LiveTarget& target, std::map<uint64_t, std::vector<std::str
   return true;
 }
 
-}  // namespace
+LiveTarget::AckFn count_acks(ImportReport& report, CheckpointKeeper& keeper,
+                             std::optional<std::string>& save_error) {
+  return [&report, &keeper, &save_error](const PendingKey& key, WriteOutcome outcome) {
+    if (outcome == WriteOutcome::written) {
+      ++report.counts.written;
+      ++report.counts
+            .written_by_type[std::string(kind_name(static_cast<engine::RdbKind>(key.kind)))];
+    } else if (outcome == WriteOutcome::expired_in_flight) {
+      ++report.counts.expired_in_flight;
+    } else {
+      ++report.counts.conflicts_skipped;
+    }
+    keeper.state().offset = key.position;
+    ++keeper.state().keys_written;
+    if (!save_error) {
+      save_error = keeper.maybe_save(false);
+    }
+  };
+}
 
 void import_file_to_live(const ImportOptions& options, KeyRules rules, const RdbFile& file,
                          ImportReport& report) {
@@ -316,6 +341,12 @@ void import_file_to_live(const ImportOptions& options, KeyRules rules, const Rdb
   check.parallel_check_min_bytes = SIZE_MAX;
   // The checksum too is computed here, a chunk at a time, for the same reason.
   check.verify_checksum = false;
+  // And inside a big value, the pages it has passed.
+  uint64_t dropped_to = 0;
+  check.passed = [&file, &dropped_to](uint64_t at) {
+    file.map.drop(std::min(dropped_to, at), at);
+    dropped_to = at;
+  };
   ImportCheckpoint start;
   start.source = options.source;
   start.kind = "file";
@@ -380,26 +411,13 @@ void import_file_to_live(const ImportOptions& options, KeyRules rules, const Rdb
   }
   target->skip_conflicts(options.conflict == ConflictPolicy::skip);
   std::optional<std::string> save_error;
-  target->on_ack([&](const PendingKey& key, WriteOutcome outcome) {
-    if (outcome == WriteOutcome::written) {
-      ++report.counts.written;
-      ++report.counts
-            .written_by_type[std::string(kind_name(static_cast<engine::RdbKind>(key.kind)))];
-    } else if (outcome == WriteOutcome::expired_in_flight) {
-      ++report.counts.expired_in_flight;
-    } else {
-      ++report.counts.conflicts_skipped;
-    }
-    keeper.state().offset = key.position;
-    ++keeper.state().keys_written;
-    if (!save_error) {
-      save_error = keeper.maybe_save(false);
-    }
-  });
+  target->on_ack(count_acks(report, keeper, save_error));
   RestoreVisitor writer(options, rules, file, *target, keeper, report);
   engine::RdbReadOptions read;
   read.skip_modules = true;
   read.verify_checksum = !options.precheck;  // the precheck verified it
+  dropped_to = 0;
+  read.passed = check.passed;
   auto summary = engine::read_rdb(file.map.data(), writer, read);
   if (!summary && writer.error().empty()) {
     report.error = options.source + ": " + summary.error().message;

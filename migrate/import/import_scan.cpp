@@ -59,7 +59,8 @@ struct ScannedKey {
 /// The source connection and its reads.
 class ScanReader {
  public:
-  static engine::Expected<ScanReader, std::string> open(const std::string& url, uint32_t batch) {
+  static engine::Expected<ScanReader, std::string> open(const std::string& url, uint32_t batch,
+                                                        const LoadingWait& loading) {
     auto endpoint = engine::parse_redis_url(url);
     if (!endpoint) {
       return engine::Unexpected{endpoint.error()};
@@ -67,6 +68,9 @@ class ScanReader {
     auto link = engine::PipelinedConnection::connect(*endpoint, 2 * batch + 4);
     if (!link) {
       return engine::Unexpected{link.error()};
+    }
+    if (auto loaded = wait_until_loaded(*link, loading); !loaded) {
+      return engine::Unexpected{loaded.error()};
     }
     ScanReader reader(std::move(*link));
     return reader;
@@ -431,7 +435,9 @@ bool scan_into(ScanReader& reader, ScanSink& sink, const ImportOptions& options,
 
 void import_scan(const ImportOptions& options, KeyRules rules, ImportReport& report) {
   report.warnings.emplace_back(k_scan_warning);
-  auto reader = ScanReader::open(options.source, options.scan_count);
+  auto reader =
+      ScanReader::open(options.source, options.scan_count,
+                       LoadingWait{std::chrono::seconds(options.loading_wait_s), options.notice});
   if (!reader) {
     report.error = reader.error();
     return;

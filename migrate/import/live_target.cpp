@@ -4,6 +4,7 @@
 #include "engine/util/split_args.hpp"
 
 #include <charconv>
+#include <thread>
 
 namespace keyshift::migrate {
 namespace {
@@ -88,11 +89,41 @@ engine::Expected<TargetServer, std::string> identify_server(std::string_view inf
 LiveTarget::LiveTarget(engine::PipelinedConnection link, TargetServer server)
     : m_link(std::move(link)), m_server(std::move(server)) {}
 
+engine::Expected<bool, std::string> wait_until_loaded(engine::PipelinedConnection& link,
+                                                      const LoadingWait& wait) {
+  auto started = std::chrono::steady_clock::now();
+  for (bool told = false;; told = true) {
+    link.send({"PING"});
+    auto reply = link.wait_reply();
+    if (!reply) {
+      return engine::Unexpected{reply.error()};
+    }
+    if (!reply->is_error || !reply->error_text.starts_with("LOADING")) {
+      return true;
+    }
+    auto waited = std::chrono::steady_clock::now() - started;
+    if (waited >= wait.limit) {
+      return engine::Unexpected{
+          link.endpoint().describe() + " was still loading its dataset after " +
+          std::to_string(wait.limit.count()) + " s: " + std::string(reply->error_text)};
+    }
+    if (!told && wait.notice) {
+      wait.notice(link.endpoint().describe() + " is loading its dataset; waiting (up to " +
+                  std::to_string(wait.limit.count()) + " s)");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
+
 engine::Expected<LiveTarget, std::string> LiveTarget::open(const engine::RespEndpoint& endpoint,
-                                                           uint32_t window) {
+                                                           uint32_t window,
+                                                           const LoadingWait& loading) {
   auto link = engine::PipelinedConnection::connect(endpoint, window);
   if (!link) {
     return engine::Unexpected{link.error()};
+  }
+  if (auto loaded = wait_until_loaded(*link, loading); !loaded) {
+    return engine::Unexpected{loaded.error()};
   }
   link->send({"INFO", "server"});
   auto reply = link->wait_reply();

@@ -4,6 +4,7 @@
 #include "engine/util/expected.hpp"
 #include "migrate/rdb_inspect.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -29,6 +30,18 @@ struct TargetServer {
 /// than Redis 7.0, whose RDB keyshift does not write.
 engine::Expected<TargetServer, std::string> identify_server(std::string_view info_server);
 
+/// How long to wait for a server that answers -LOADING (it is loading its dataset), and
+/// whom to tell that we wait.
+struct LoadingWait {
+  std::chrono::seconds limit{300};
+  std::function<void(const std::string&)> notice;
+};
+
+/// PINGs `link` until the server has loaded its dataset: -LOADING is waited out (a notice
+/// first, then a PING every 200 ms) up to `wait.limit`; an error after that.
+engine::Expected<bool, std::string> wait_until_loaded(engine::PipelinedConnection& link,
+                                                      const LoadingWait& wait);
+
 /// What happened to one key sent to the target.
 enum class WriteOutcome : uint8_t {
   written,
@@ -51,8 +64,10 @@ class LiveTarget {
   using AckFn = std::function<void(const PendingKey&, WriteOutcome)>;
 
   /// Connects (HELLO/AUTH/SELECT as the endpoint says) and reads INFO server.
+  /// A target still loading its dataset is waited for (`loading`).
   static engine::Expected<LiveTarget, std::string> open(const engine::RespEndpoint& endpoint,
-                                                        uint32_t window);
+                                                        uint32_t window,
+                                                        const LoadingWait& loading = {});
 
   /// The server, as identified.
   const TargetServer& server() const { return m_server; }
