@@ -245,11 +245,15 @@ void import_jsonl_to_embedded(const ImportOptions& options, const KeyRules& rule
 
 bool is_jsonl_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
+  if (!in.is_open()) {
+    return false;  // the RDB path names the file and why it cannot be read
+  }
   char head[256];
   in.read(head, sizeof head);
   std::string_view text(head, static_cast<size_t>(in.gcount()));
   size_t at = text.find_first_not_of(" \t\r\n");
-  return at != std::string_view::npos && text[at] == '{';
+  // Nothing at all is the dump of an empty dataset (an RDB file is never empty).
+  return at == std::string_view::npos || text[at] == '{';
 }
 
 void import_jsonl(const ImportOptions& options, ImportReport& report) {
