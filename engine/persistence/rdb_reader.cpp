@@ -631,6 +631,18 @@ class ValueDecoder {
 
   /// True for the object types a validate-only read decodes anyway (streams, field-TTL
   /// hashes, module values): never worth deferring.
+  static bool is_stream(uint8_t type) {
+    return type == static_cast<uint8_t>(Type::stream_listpacks) ||
+           type == static_cast<uint8_t>(Type::stream_listpacks_2) ||
+           type == static_cast<uint8_t>(Type::stream_listpacks_3);
+  }
+
+  /// always_kept, but for a stream read with RdbReadOptions::keep_streams off: that one is
+  /// validated a node at a time, and can be deferred.
+  static bool kept_whole(uint8_t type, const RdbReadOptions& options) {
+    return always_kept(type) && (options.keep_streams || !is_stream(type));
+  }
+
   static bool always_kept(uint8_t type) {
     return type == static_cast<uint8_t>(Type::stream_listpacks) ||
            type == static_cast<uint8_t>(Type::stream_listpacks_2) ||
@@ -803,6 +815,9 @@ class ValueDecoder {
     // Streams, field-TTL hashes and module values are rare and what reports look into:
     // always kept.
     m_keep = m_options.materialize || always_kept(type);
+    // A stream read without keeping it is still walked with its entries decoded (their
+    // checks need them), one node at a time, each node's entries dropped after it.
+    m_light_stream = !m_options.materialize && !m_options.keep_streams && is_stream(type);
     switch (static_cast<Type>(type)) {
       case Type::string:
         v.kind = RdbKind::string;
@@ -1622,9 +1637,13 @@ class ValueDecoder {
       return false;
     }
     StreamWalk w;
+    w.keep_nodes = !m_light_stream;
     for (uint64_t n = 0; n < nodes; ++n) {
       if (!stream_node(w, s)) {
         return false;
+      }
+      if (m_light_stream) {
+        s.entries.clear();
       }
       note_progress();
     }
@@ -1863,6 +1882,7 @@ class ValueDecoder {
     }
   }
   static constexpr uint64_t k_passed_every = uint64_t{4} << 20;
+  bool m_light_stream = false;
   uint64_t m_passed_at = 0;
 
   // Redis' EB_EXPIRE_TIME_MAX: field expiry times use 48 bits.
@@ -2166,8 +2186,8 @@ class FileReader {
       }
       uint64_t value_at = m_c.offset();
       key.value_offset = value_at;
-      key.deferred =
-          m_options.materialize && !ValueDecoder::always_kept(t) && m_visitor.defer_value(t);
+      key.deferred = m_options.materialize && !ValueDecoder::kept_whole(t, m_options) &&
+                     m_visitor.defer_value(t);
       if (key.deferred) {
         RdbReadOptions skim = m_options;
         skim.materialize = false;

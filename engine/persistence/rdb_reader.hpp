@@ -54,8 +54,8 @@ class RdbVisitor {
   virtual void on_slot_import(std::string_view job, uint64_t slot_ranges);
   /// Asked, when values are materialized, before a key's value of object type `type` is
   /// read: true has the reader only step over it (its blobs and LZF data unchecked) and
-  /// hand on_key a deferred key, whose value another thread may decode later. Streams,
-  /// field-TTL hashes and module values are never deferred.
+  /// hand on_key a deferred key, whose value another thread may decode later. Field-TTL
+  /// hashes and module values are never deferred, nor streams unless keep_streams is off.
   virtual bool defer_value(uint8_t type);
   /// A key. Its value may be moved from. Return false to stop reading (not an error).
   virtual bool on_key(RdbKey& key) = 0;
@@ -81,6 +81,10 @@ struct RdbReadOptions {
   /// blobs checked on a second thread while this one walks the structure; errors are the
   /// same either way (the first in file order).
   size_t parallel_check_min_bytes = size_t{4} << 20;
+  /// Without materialize, false validates a stream node by node, keeping only its metadata
+  /// and consumer groups (bounded memory for a big stream), and lets defer_value defer
+  /// streams too.
+  bool keep_streams = true;
   /// Called now and then inside big values (every few MB of a list's, set's, sorted set's,
   /// hash's or stream's elements) with the offset read up to, so that a reader of a mapped
   /// file can give back the pages behind it before the value ends.

@@ -341,6 +341,8 @@ void import_file_to_live(const ImportOptions& options, KeyRules rules, const Rdb
   check.parallel_check_min_bytes = SIZE_MAX;
   // The checksum too is computed here, a chunk at a time, for the same reason.
   check.verify_checksum = false;
+  // A big stream is checked a node at a time, not decoded whole.
+  check.keep_streams = false;
   // And inside a big value, the pages it has passed.
   uint64_t dropped_to = 0;
   check.passed = [&file, &dropped_to](uint64_t at) {
@@ -418,6 +420,7 @@ void import_file_to_live(const ImportOptions& options, KeyRules rules, const Rdb
   read.verify_checksum = !options.precheck;  // the precheck verified it
   dropped_to = 0;
   read.passed = check.passed;
+  read.keep_streams = false;  // streams are deferred too: read a batch at a time when big
   auto summary = engine::read_rdb(file.map.data(), writer, read);
   if (!summary && writer.error().empty()) {
     report.error = options.source + ": " + summary.error().message;
