@@ -603,6 +603,7 @@ struct StreamWalk {
   uint64_t nodes = 0;    // nodes read so far
   uint64_t live = 0;     // live entries read so far
   bool keep_nodes = true;
+  bool keep_deleted = false;  // deleted entries go to s.entries too, flagged
 };
 
 /// Where an element-wise read of one value stands (RdbElementReader).
@@ -720,6 +721,7 @@ class ValueDecoder {
     w = ElementWalk{};
     w.type = type;
     w.stream.keep_nodes = false;
+    w.stream.keep_deleted = true;
     m_keep = true;
     switch (static_cast<Type>(type)) {
       case Type::list:
@@ -1747,6 +1749,9 @@ class ValueDecoder {
         }
         s.entries.push_back(std::move(entry));
         ++live;
+      } else if (w.keep_deleted) {
+        entry.deleted = true;
+        s.entries.push_back(std::move(entry));
       }
       ++seen;
     }
@@ -2381,6 +2386,21 @@ RdbElementReader::RdbElementReader(uint8_t type, std::string_view bytes, uint64_
     return;
   }
   s.walked = ValueDecoder::walks_elements(type);
+  if (ValueDecoder::is_stream(type)) {
+    // The groups come after the entries: a first pass, a node at a time, reads them (and
+    // checks the whole value) before any entry is handed out.
+    RdbReadOptions light = s.options;
+    light.materialize = false;
+    light.keep_streams = false;
+    Cursor first(bytes, base);
+    ValueDecoder pre(first, light);
+    RdbValue tail;
+    if (!pre.decode(type, tail)) {
+      s.c.fail_at(first.error().offset, first.error().message);
+      return;
+    }
+    m_stream_tail = std::make_unique<RdbStream>(std::move(tail.stream));
+  }
   bool ok = s.walked ? s.decoder.walk_begin(type, s.walk, s.head) : s.decoder.decode(type, s.head);
   if (ok && (!s.walked || s.walk.left == 0) && s.c.remaining() != 0) {
     s.c.fail(std::to_string(s.c.remaining()) + " bytes left after the value");

@@ -141,13 +141,20 @@ class RdbElementReader {
   /// The value's kind.
   RdbKind kind() const { return m_kind; }
   /// Replaces `batch` with the next elements (items, zset, hash or stream.entries; a string
-  /// or module value whole); true while more follow. A stream's consumer groups, length and
+  /// or module value whole); true while more follow. A stream's deleted entries still in
+  /// its nodes come too, flagged `deleted`, so that a writer can recreate pending entries
+  /// that refer to them. A stream's consumer groups, length and
   /// IDs are in the last batch (the first, for a stream whose entries are one blob).
   Expected<bool, RdbError> next(RdbValue& batch, size_t max_bytes);
+  /// A stream's length, IDs and consumer groups (no entries), read up front by a first
+  /// pass a node at a time; nullptr for other kinds (or when that pass failed: next() says
+  /// why).
+  const RdbStream* stream_tail() const { return m_stream_tail.get(); }
 
  private:
   struct State;
   std::unique_ptr<State> m_state;
+  std::unique_ptr<RdbStream> m_stream_tail;
   RdbKind m_kind = RdbKind::string;
 };
 

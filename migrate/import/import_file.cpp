@@ -167,6 +167,9 @@ class RestoreVisitor : public engine::RdbVisitor {
         from = at;
       };
       engine::RdbElementReader reader(k.value.rdb_type, value_bytes(k), k.value_offset, read);
+      if (reader.stream_tail() != nullptr) {
+        m_commands.expect_pending(*reader.stream_tail());
+      }
       for (;;) {
         auto more = reader.next(batch, k_batch_bytes);
         if (!more) {

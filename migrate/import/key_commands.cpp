@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <map>
 
 namespace keyshift::migrate {
@@ -56,6 +57,8 @@ engine::Expected<bool, std::string> KeyCommands::begin(uint64_t db, std::string_
   m_elements = 0;
   m_chunks = 0;
   m_field_ttls.clear();
+  m_deleted.clear();
+  m_pending.clear();
   if (kind == engine::RdbKind::string) {
     return true;
   }
@@ -85,6 +88,14 @@ engine::Expected<bool, std::string> KeyCommands::flush_chunk() {
   }
   m_field_ttls.clear();
   return true;
+}
+
+void KeyCommands::expect_pending(const engine::RdbStream& stream) {
+  for (const engine::RdbStreamGroup& g : stream.groups) {
+    for (const engine::RdbStreamNack& n : g.pending) {
+      m_pending.insert({n.id.ms, n.id.seq});
+    }
+  }
 }
 
 engine::Expected<bool, std::string> KeyCommands::add(engine::RdbValue& batch) {
@@ -135,6 +146,9 @@ engine::Expected<bool, std::string> KeyCommands::add(engine::RdbValue& batch) {
       return true;
     case engine::RdbKind::stream:
       for (engine::RdbStreamEntry& e : batch.stream.entries) {
+        if (e.deleted && m_pending.count({e.id.ms, e.id.seq}) == 0) {
+          continue;
+        }
         std::vector<std::string> args{"XADD", m_temp, id_text(e.id)};
         for (auto& [field, value] : e.fields) {
           args.push_back(std::move(field));
@@ -142,6 +156,10 @@ engine::Expected<bool, std::string> KeyCommands::add(engine::RdbValue& batch) {
         }
         if (auto ok = part(args); !ok) {
           return ok;
+        }
+        if (e.deleted) {
+          // Added so that pending entries referring to it can be claimed, then deleted.
+          m_deleted.push_back(id_text(e.id));
         }
         ++m_elements;
         ++m_chunks;
@@ -164,18 +182,7 @@ engine::Expected<bool, std::string> KeyCommands::stream_tail(const engine::RdbSt
     }
     exists = true;
   }
-  if (exists) {
-    std::vector<std::string> args{"XSETID",
-                                  m_temp,
-                                  id_text(s.last_id),
-                                  "ENTRIESADDED",
-                                  std::to_string(s.entries_added),
-                                  "MAXDELETEDID",
-                                  id_text(s.max_deleted_id)};
-    if (auto ok = part(args); !ok) {
-      return ok;
-    }
-  } else if (s.groups.empty()) {
+  if (!exists && s.groups.empty()) {
     return engine::Unexpected{"key " + m_key +
                               ": an empty stream without groups or last ID cannot be written "
                               "as commands"};
@@ -217,7 +224,25 @@ engine::Expected<bool, std::string> KeyCommands::stream_tail(const engine::RdbSt
       }
     }
   }
-  return true;
+  for (size_t at = 0; at < m_deleted.size(); at += 1000) {
+    std::vector<std::string> del{"XDEL", m_temp};
+    for (size_t i = at; i < std::min(m_deleted.size(), at + 1000); ++i) {
+      del.push_back(std::move(m_deleted[i]));
+    }
+    if (auto ok = part(del); !ok) {
+      return ok;
+    }
+  }
+  m_deleted.clear();
+  // Last, once every entry is in and the deleted ones are out again.
+  std::vector<std::string> setid{"XSETID",
+                                 m_temp,
+                                 id_text(s.last_id),
+                                 "ENTRIESADDED",
+                                 std::to_string(s.entries_added),
+                                 "MAXDELETEDID",
+                                 id_text(s.max_deleted_id)};
+  return part(setid);
 }
 
 engine::Expected<bool, std::string> KeyCommands::string_value(PendingKey& pending,

@@ -5,6 +5,7 @@
 #include "migrate/import/live_target.hpp"
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +37,9 @@ class KeyCommands {
   /// Starts `key` (in `db`) of `kind`: clears its temporary key.
   engine::Expected<bool, std::string> begin(uint64_t db, std::string_view key,
                                             engine::RdbKind kind);
+  /// Names a stream's pending entries before its entries are added: a deleted entry they
+  /// refer to is added too (then deleted again), so that XCLAIM can keep it pending.
+  void expect_pending(const engine::RdbStream& stream);
   /// Sends the elements of `batch` (items, zset, hash or stream entries; a string's bytes).
   engine::Expected<bool, std::string> add(engine::RdbValue& batch);
   /// Sends what completes the key: a stream's metadata and groups (`stream`, from the last
@@ -67,6 +71,8 @@ class KeyCommands {
   uint64_t m_elements = 0;                                    // elements of this key sent
   uint64_t m_chunks = 0;                                      // element commands of this key
   std::vector<std::pair<std::string, int64_t>> m_field_ttls;  // of the chunk being filled
+  std::vector<std::string> m_deleted;  // IDs of a stream's deleted entries, added for its PEL
+  std::set<std::pair<uint64_t, uint64_t>> m_pending;  // a stream's pending IDs
   uint64_t m_commands = 0;
   uint64_t m_chunked_keys = 0;
   std::vector<std::string_view> m_views;

@@ -94,9 +94,9 @@ def big_file(h):
     chunks.append(resp(b"XGROUP", b"CREATE", b"bigstream", b"readers", b"0"))
     chunks.append(resp(b"XREADGROUP", b"GROUP", b"readers", b"alice", b"COUNT", b"700",
                        b"STREAMS", b"bigstream", b">"))
-    # Deleted entries outside the PEL: XCLAIM (Valkey's own AOF rewrite too) cannot bring
-    # back a pending entry whose stream entry was deleted.
-    chunks.append(resp(b"XDEL", b"bigstream", b"1000-1", b"%d-1" % STREAM))
+    # A deleted entry that is still pending (XCLAIM keeps it only while the entry exists, so
+    # it is added, claimed and deleted again), one that is not, and the last.
+    chunks.append(resp(b"XDEL", b"bigstream", b"3-1", b"1000-1", b"%d-1" % STREAM))
     chunks.append(resp(b"SET", b"small", b"value"))
     chunks.append(resp(b"PEXPIREAT", b"biglist", int(time.time() * 1000) + 3_600_000))
     subprocess.run(["redis-cli", "-s", maker.unixsocket, "--pipe"], input=b"".join(chunks),
@@ -233,6 +233,20 @@ def an_import_killed_inside_a_big_key_and_rerun_doubles_no_element(h):
     rep = import_json(path, "--to", url(dst), "--checkpoint", ckpt, "--big-key-bytes", "1000000")
     ok(rep["resumed"] or rep["already_complete"], rep)
     check_big(dst, h)
+
+
+@test
+def a_scanned_server_moves_as_commands_too(h):
+    src = target(h, "scan-source")
+    for name in ("redis70-zsets.rdb", "redis70-streams.rdb", "redis70-hashes.rdb",
+                 "redis70-expire-multidb.rdb"):
+        import_json(corpus(name), "--to", url(src), "--no-checkpoint", "--conflict", "replace")
+    dst = target(h)
+    rep = import_json(url(src), "--to", url(dst), "--no-checkpoint", "--method", "commands")
+    eq(rep["source_kind"], "scan")
+    eq(rep["keys"]["as_commands"], rep["keys"]["written"])
+    ok(rep["keys"]["written"] > 30, rep["keys"])
+    eq(dst.cli("DEBUG", "DIGEST"), src.cli("DEBUG", "DIGEST"))
 
 
 def dump_jsonl(h, path, name):
