@@ -37,6 +37,9 @@ struct ImportFlags {
   std::string checkpoint;
   bool no_checkpoint = false;
   uint32_t window = 256;
+  std::string method = "restore";
+  uint64_t big_key_bytes = 0;
+  uint32_t loading_wait = 300;
   uint32_t scan_count = 1000;
   std::string format = "text";
   bool progress = false;
@@ -214,6 +217,13 @@ void run_import(const ImportFlags& f) {
     options.stop_requested = [] { return g_stop_requested != 0; };
   }
   options.window = f.window;
+  options.method =
+      f.method == "commands" ? migrate::ImportMethod::commands : migrate::ImportMethod::restore;
+  options.big_key_bytes = f.big_key_bytes;
+  options.loading_wait_s = f.loading_wait;
+  options.notice = [](const std::string& line) {
+    std::fprintf(stderr, "keyshift: %s\n", line.c_str());
+  };
   options.scan_count = f.scan_count;
   options.now_ms = wall_ms();
   ImportProgressLine progress("import " + f.source,
@@ -286,6 +296,18 @@ void add_import(CLI::App& app) {
   cmd->add_option("--until", flags->until,
                   "--mode sync: stream until caught-up (the primary's offset when the stream "
                   "began), sigterm (until SIGTERM/SIGINT), or PATH (until that file exists)");
+  cmd->add_option("--method", flags->method,
+                  "How keys go to a live target: restore (RESTORE payloads; big keys as "
+                  "commands) or commands (plain commands for every key)")
+      ->check(CLI::IsMember({"restore", "commands"}));
+  cmd->add_option("--big-key-bytes", flags->big_key_bytes,
+                  "Keys whose payload is larger go as commands in chunks (default 8 MiB, or "
+                  "half the target's proto-max-bulk-len)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
+  cmd->add_option("--loading-wait", flags->loading_wait,
+                  "Seconds to wait for a target or scan source that is loading its dataset "
+                  "(-LOADING)")
+      ->check(CLI::Range(0, 86400));
   cmd->add_option("--scan-count", flags->scan_count, "SCAN COUNT for a server source")
       ->check(CLI::Range(1, 100000));
   cmd->add_flag("--verify", flags->verify,

@@ -1,5 +1,6 @@
 #include "migrate/rdb_convert.hpp"
 
+#include "compat/dump/jsonl_reader.hpp"
 #include "compat/report/json_text.hpp"
 #include "engine/engine.hpp"
 #include "engine/persistence/rdb_format.hpp"
@@ -10,6 +11,7 @@
 #include "migrate/rdb_dump.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <utility>
 
@@ -201,8 +203,11 @@ void append_change_json(std::string& out, std::string_view name, const RdbChange
 
 }  // namespace
 
-RdbConvertReport convert_rdb(std::string_view input, const std::string& out_path,
-                             const RdbConvertOptions& options) {
+namespace {
+
+/// Builds the engine, lets `read` feed `visitor` every key, and saves what was kept.
+RdbConvertReport convert_keys(const std::string& out_path, const RdbConvertOptions& options,
+                              const std::function<bool(ConvertVisitor&, RdbConvertReport&)>& read) {
   RdbConvertReport report;
   report.output_version = options.rdb_version;
   if ((options.rdb_version < 10 || options.rdb_version > 12) &&
@@ -222,16 +227,9 @@ RdbConvertReport convert_rdb(std::string_view input, const std::string& out_path
   auto engine = std::make_unique<engine::Engine>(config, clock);
 
   ConvertVisitor visitor(*engine, options, report);
-  visitor.set_size(input.size());
-  engine::RdbReadOptions read;
-  read.skip_modules = true;  // module keys are judged by the visitor, never decoded
-  auto summary = engine::read_rdb(input, visitor, read);
-  if (!summary) {
-    report.error = summary.error().message;
-    report.error_offset = summary.error().offset;
+  if (!read(visitor, report)) {
     return report;
   }
-  report.input_version = summary->version;
   if (visitor.error()) {
     report.error = visitor.error()->message;
     report.error_offset = visitor.error()->offset;
@@ -252,6 +250,45 @@ RdbConvertReport convert_rdb(std::string_view input, const std::string& out_path
   report.bytes_written = stats->bytes;
   report.ok = true;
   return report;
+}
+
+}  // namespace
+
+RdbConvertReport convert_rdb(std::string_view input, const std::string& out_path,
+                             const RdbConvertOptions& options) {
+  return convert_keys(out_path, options, [&](ConvertVisitor& visitor, RdbConvertReport& report) {
+    visitor.set_size(input.size());
+    engine::RdbReadOptions read;
+    read.skip_modules = true;  // module keys are judged by the visitor, never decoded
+    auto summary = engine::read_rdb(input, visitor, read);
+    if (!summary) {
+      report.error = summary.error().message;
+      report.error_offset = summary.error().offset;
+      return false;
+    }
+    report.input_version = summary->version;
+    return true;
+  });
+}
+
+RdbConvertReport convert_dump_lines(std::string_view text, const std::string& out_path,
+                                    const RdbConvertOptions& options) {
+  return convert_keys(out_path, options, [&](ConvertVisitor& visitor, RdbConvertReport& report) {
+    visitor.set_size(text.size());
+    auto read = compat::read_dump_lines(
+        text, [&](engine::RdbKey& k) -> engine::Expected<bool, std::string> {
+          if (visitor.on_key(k)) {
+            return true;
+          }
+          return engine::Unexpected{visitor.error() ? visitor.error()->message
+                                                    : std::string("stopped")};
+        });
+    if (!read) {
+      report.error = read.error();
+      return false;
+    }
+    return true;
+  });
 }
 
 std::string render_convert_text(const RdbConvertReport& r, std::string_view in,

@@ -75,6 +75,9 @@ struct RdbConvertReport {
 /// and the new file replaces the old one by rename.
 RdbConvertReport convert_rdb(std::string_view input, const std::string& out_path,
                              const RdbConvertOptions& options);
+/// The same for the JSON Lines `keyshift rdb dump` writes; a bad line fails with its number.
+RdbConvertReport convert_dump_lines(std::string_view text, const std::string& out_path,
+                                    const RdbConvertOptions& options);
 
 /// A human-readable report; `verbose` lists the keys of every change.
 std::string render_convert_text(const RdbConvertReport& report, std::string_view in,

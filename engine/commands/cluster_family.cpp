@@ -23,9 +23,10 @@ constexpr uint32_t k_admin = k_cmd_admin | k_cmd_stale;
 constexpr std::string_view k_admin_acl = "@admin @slow @dangerous";
 
 constexpr CommandSpec k_cluster_commands[] = {
-    {"asking", 1, k_cmd_fast, 0, 0, 0, cmd_cluster, "@connection"},
-    {"readonly", 1, k_cmd_fast | k_cmd_loading | k_cmd_stale, 0, 0, 0, cmd_ok, "@connection"},
-    {"readwrite", 1, k_cmd_fast | k_cmd_loading | k_cmd_stale, 0, 0, 0, cmd_ok, "@connection"},
+    {"asking", 1, k_cmd_fast, 0, 0, 0, cmd_cluster, "@fast @connection"},
+    {"readonly", 1, k_cmd_fast | k_cmd_loading | k_cmd_stale, 0, 0, 0, cmd_ok, "@fast @connection"},
+    {"readwrite", 1, k_cmd_fast | k_cmd_loading | k_cmd_stale, 0, 0, 0, cmd_ok,
+     "@fast @connection"},
     {"cluster", -2, 0, 0, 0, 0, nullptr, "@slow"},
     {"cluster|addslots", -3, k_admin, 0, 0, 0, cmd_cluster, k_admin_acl},
     {"cluster|addslotsrange", -4, k_admin, 0, 0, 0, cmd_cluster, k_admin_acl},

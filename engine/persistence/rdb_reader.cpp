@@ -618,6 +618,25 @@ const char* blob_what(BlobKind kind) {
   return "blob";
 }
 
+/// Where a walk through a stream's nodes stands (IDs must ascend across nodes).
+struct StreamWalk {
+  RdbStreamId prev_master;
+  RdbStreamId prev_id;
+  RdbStreamId first_id;  // of the first live entry
+  uint64_t nodes = 0;    // nodes read so far
+  uint64_t live = 0;     // live entries read so far
+  bool keep_nodes = true;
+  bool keep_deleted = false;  // deleted entries go to s.entries too, flagged
+};
+
+/// Where an element-wise read of one value stands (RdbElementReader).
+struct ElementWalk {
+  uint8_t type = 0;
+  uint64_t left = 0;  // elements, quicklist nodes or stream nodes still to read
+  uint64_t min_expire = 0;
+  StreamWalk stream;
+};
+
 /// Decodes one value; `c` is positioned after the type byte.
 class ValueDecoder {
  public:
@@ -636,6 +655,18 @@ class ValueDecoder {
 
   /// True for the object types a validate-only read decodes anyway (streams, field-TTL
   /// hashes, module values): never worth deferring.
+  static bool is_stream(uint8_t type) {
+    return type == static_cast<uint8_t>(Type::stream_listpacks) ||
+           type == static_cast<uint8_t>(Type::stream_listpacks_2) ||
+           type == static_cast<uint8_t>(Type::stream_listpacks_3);
+  }
+
+  /// always_kept, but for a stream read with RdbReadOptions::keep_streams off: that one is
+  /// validated a node at a time, and can be deferred.
+  static bool kept_whole(uint8_t type, const RdbReadOptions& options) {
+    return always_kept(type) && (options.keep_streams || !is_stream(type));
+  }
+
   static bool always_kept(uint8_t type) {
     return type == static_cast<uint8_t>(Type::stream_listpacks) ||
            type == static_cast<uint8_t>(Type::stream_listpacks_2) ||
@@ -683,12 +714,135 @@ class ValueDecoder {
     return false;
   }
 
+  /// True for the types read element by element (RdbElementReader); the others, whose
+  /// elements sit in one blob, are decoded whole.
+  static bool walks_elements(uint8_t type) {
+    switch (static_cast<Type>(type)) {
+      case Type::list:
+      case Type::set:
+      case Type::zset:
+      case Type::zset_2:
+      case Type::hash:
+      case Type::list_quicklist:
+      case Type::list_quicklist_2:
+      case Type::hash_metadata_pre_ga:
+      case Type::hash_metadata:
+      case Type::stream_listpacks:
+      case Type::stream_listpacks_2:
+      case Type::stream_listpacks_3:
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  /// Reads what precedes a walked value's elements (its count, a hash's min expire).
+  bool walk_begin(uint8_t type, ElementWalk& w, RdbValue& v) {
+    v = RdbValue{};
+    v.rdb_type = type;
+    v.kind = kind_of_object_type(type);
+    w = ElementWalk{};
+    w.type = type;
+    w.stream.keep_nodes = false;
+    w.stream.keep_deleted = true;
+    m_keep = true;
+    switch (static_cast<Type>(type)) {
+      case Type::list:
+        return m_c.count(w.left, "list element");
+      case Type::set:
+        return m_c.count(w.left, "set member");
+      case Type::zset:
+      case Type::zset_2:
+        return m_c.count(w.left, "zset members", 2);
+      case Type::hash:
+        return m_c.count(w.left, "hash fields", 2);
+      case Type::list_quicklist:
+      case Type::list_quicklist_2:
+        return m_c.count(w.left, "quicklist nodes");
+      case Type::hash_metadata_pre_ga:
+      case Type::hash_metadata:
+        if (type == static_cast<uint8_t>(Type::hash_metadata) &&
+            !m_c.uint_le(8, w.min_expire, "hash min expire")) {
+          return false;
+        }
+        return m_c.count(w.left, "hash fields", 3);
+      default:
+        // A stream without nodes still has its tail (length, IDs, groups).
+        return m_c.count(w.left, "stream nodes", 2) &&
+               (w.left > 0 || stream_tail(type, w.stream, v.stream));
+    }
+  }
+
+  /// Appends the next element (a quicklist's or stream's next node) to `v`; `bytes` grows by
+  /// about what it holds. After the last, a stream's tail is read into v.stream.
+  bool walk_next(ElementWalk& w, RdbValue& v, size_t& bytes) {
+    size_t at = m_c.pos();
+    switch (static_cast<Type>(w.type)) {
+      case Type::list:
+      case Type::set:
+        v.items.emplace_back();
+        if (!m_c.string(v.items.back(), w.type == 1 ? "list element" : "set member")) {
+          return false;
+        }
+        break;
+      case Type::zset:
+      case Type::zset_2: {
+        auto& [member, score] = v.zset.emplace_back();
+        bool ok = m_c.string(member, "zset member") && (w.type == static_cast<uint8_t>(Type::zset_2)
+                                                            ? m_c.binary_double(score, "zset score")
+                                                            : m_c.text_double(score, "zset score"));
+        if (!ok) {
+          return false;
+        }
+        if (std::isnan(score)) {
+          return m_c.fail("zset score is NaN");
+        }
+        break;
+      }
+      case Type::hash: {
+        RdbHashField& f = v.hash.emplace_back();
+        if (!m_c.string(f.field, "hash field") || !m_c.string(f.value, "hash value")) {
+          return false;
+        }
+        break;
+      }
+      case Type::list_quicklist:
+      case Type::list_quicklist_2:
+        if (!quicklist_node(w.type == static_cast<uint8_t>(Type::list_quicklist_2), v)) {
+          return false;
+        }
+        break;
+      case Type::hash_metadata_pre_ga:
+      case Type::hash_metadata:
+        if (!metadata_field(w.type == static_cast<uint8_t>(Type::hash_metadata), w.min_expire,
+                            v.hash.emplace_back())) {
+          return false;
+        }
+        break;
+      default:
+        if (!stream_node(w.stream, v.stream)) {
+          return false;
+        }
+        break;
+    }
+    bytes += m_c.pos() - at + 16;
+    --w.left;
+    note_progress();
+    if (w.left == 0 && v.kind == RdbKind::stream) {
+      return stream_tail(w.type, w.stream, v.stream);
+    }
+    return true;
+  }
+
   bool decode(uint8_t type, RdbValue& v) {
     v = RdbValue{};
     v.rdb_type = type;
     // Streams, field-TTL hashes and module values are rare and what reports look into:
     // always kept.
     m_keep = m_options.materialize || always_kept(type);
+    // A stream read without keeping it is still walked with its entries decoded (their
+    // checks need them), one node at a time, each node's entries dropped after it.
+    m_light_stream = !m_options.materialize && !m_options.keep_streams && is_stream(type);
     switch (static_cast<Type>(type)) {
       case Type::string:
         v.kind = RdbKind::string;
@@ -803,6 +957,7 @@ class ValueDecoder {
         if (!m_c.skip_string(m_scratch, what)) {
           return false;
         }
+        note_progress();
       }
       return true;
     }
@@ -811,6 +966,7 @@ class ValueDecoder {
       if (!m_c.string(s, what)) {
         return false;
       }
+      note_progress();
     }
     return true;
   }
@@ -835,6 +991,7 @@ class ValueDecoder {
       if (std::isnan(score)) {
         return m_c.fail("zset score is NaN");
       }
+      note_progress();
     }
     return true;
   }
@@ -849,6 +1006,7 @@ class ValueDecoder {
         if (!m_c.skip_string(m_scratch, i % 2 == 0 ? "hash field" : "hash value")) {
           return false;
         }
+        note_progress();
       }
       return true;
     }
@@ -857,6 +1015,7 @@ class ValueDecoder {
       if (!m_c.string(f.field, "hash field") || !m_c.string(f.value, "hash value")) {
         return false;
       }
+      note_progress();
     }
     return true;
   }
@@ -1281,55 +1440,61 @@ class ValueDecoder {
       return false;
     }
     for (uint64_t i = 0; i < nodes; ++i) {
-      uint64_t container = rdb::k_container_packed;
-      if (v2) {
-        uint64_t at = m_c.offset();
-        if (!m_c.length(container, "quicklist container")) {
-          return false;
-        }
-        if (container != rdb::k_container_packed && container != rdb::k_container_plain) {
-          return m_c.fail_at(at, "invalid quicklist container " + std::to_string(container));
-        }
-      }
-      if (offloading() && container == rdb::k_container_packed) {
-        if (!offload(v2 ? BlobKind::node_listpack : BlobKind::node_ziplist)) {
-          return false;
-        }
-        continue;
-      }
-      std::string_view bytes;
-      uint64_t at = 0;
-      if (!blob(bytes, at, "quicklist node")) {
+      if (!quicklist_node(v2, v)) {
         return false;
       }
-      if (bytes.empty()) {
-        return m_c.fail_at(at, "empty quicklist node");
+      note_progress();
+    }
+    return true;
+  }
+
+  /// One quicklist node: its elements appended to v.items (or kept as a block).
+  bool quicklist_node(bool v2, RdbValue& v) {
+    uint64_t container = rdb::k_container_packed;
+    if (v2) {
+      uint64_t at = m_c.offset();
+      if (!m_c.length(container, "quicklist container")) {
+        return false;
       }
-      size_t before = v.items.size();
-      if (container == rdb::k_container_plain) {
-        if (m_keep) {
-          v.items.emplace_back(bytes);
-        }
-      } else if (v2 && m_blocks) {
-        Listpack lp;
-        if (!adopt_listpack(bytes, at, lp, "quicklist node")) {
-          return false;
-        }
-        // Empty packed nodes are dropped, as Valkey does on load.
-        if (!lp.empty()) {
-          v.list_nodes.push_back({static_cast<uint32_t>(lp.size()), false});
-          v.packed.push_back(std::move(lp));
-        }
-        continue;
-      } else if (!(v2 ? listpack_items(bytes, at, v.items, "quicklist node")
-                      : ziplist_items(bytes, at, v.items, "quicklist node"))) {
+      if (container != rdb::k_container_packed && container != rdb::k_container_plain) {
+        return m_c.fail_at(at, "invalid quicklist container " + std::to_string(container));
+      }
+    }
+    if (offloading() && container == rdb::k_container_packed) {
+      return offload(v2 ? BlobKind::node_listpack : BlobKind::node_ziplist);
+    }
+    std::string_view bytes;
+    uint64_t at = 0;
+    if (!blob(bytes, at, "quicklist node")) {
+      return false;
+    }
+    if (bytes.empty()) {
+      return m_c.fail_at(at, "empty quicklist node");
+    }
+    size_t before = v.items.size();
+    if (container == rdb::k_container_plain) {
+      if (m_keep) {
+        v.items.emplace_back(bytes);
+      }
+    } else if (v2 && m_blocks) {
+      Listpack lp;
+      if (!adopt_listpack(bytes, at, lp, "quicklist node")) {
         return false;
       }
       // Empty packed nodes are dropped, as Valkey does on load.
-      if (v.items.size() > before) {
-        v.list_nodes.push_back(
-            {static_cast<uint32_t>(v.items.size() - before), container == rdb::k_container_plain});
+      if (!lp.empty()) {
+        v.list_nodes.push_back({static_cast<uint32_t>(lp.size()), false});
+        v.packed.push_back(std::move(lp));
       }
+      return true;
+    } else if (!(v2 ? listpack_items(bytes, at, v.items, "quicklist node")
+                    : ziplist_items(bytes, at, v.items, "quicklist node"))) {
+      return false;
+    }
+    // Empty packed nodes are dropped, as Valkey does on load.
+    if (v.items.size() > before) {
+      v.list_nodes.push_back(
+          {static_cast<uint32_t>(v.items.size() - before), container == rdb::k_container_plain});
     }
     return true;
   }
@@ -1345,24 +1510,30 @@ class ValueDecoder {
     }
     v.hash.resize(n);
     for (auto& f : v.hash) {
-      uint64_t at = m_c.offset();
-      uint64_t ttl = 0;
-      if (!m_c.length(ttl, "hash field TTL")) {
+      if (!metadata_field(relative, min_expire, f)) {
         return false;
       }
-      uint64_t expire_at = ttl;
-      if (relative && ttl != 0) {
-        expire_at = ttl + min_expire - 1;  // stored +1 so that 0 can mean "no TTL"
-      }
-      if (expire_at > k_max_field_expire) {
-        return m_c.fail_at(at, "invalid hash field expire time " + std::to_string(expire_at));
-      }
-      f.expire_ms = expire_at == 0 ? -1 : static_cast<int64_t>(expire_at);
-      if (!m_c.string(f.field, "hash field") || !m_c.string(f.value, "hash value")) {
-        return false;
-      }
+      note_progress();
     }
     return true;
+  }
+
+  /// One field of a field-TTL hash (types 22 and 24): TTL, field, value.
+  bool metadata_field(bool relative, uint64_t min_expire, RdbHashField& f) {
+    uint64_t at = m_c.offset();
+    uint64_t ttl = 0;
+    if (!m_c.length(ttl, "hash field TTL")) {
+      return false;
+    }
+    uint64_t expire_at = ttl;
+    if (relative && ttl != 0) {
+      expire_at = ttl + min_expire - 1;  // stored +1 so that 0 can mean "no TTL"
+    }
+    if (expire_at > k_max_field_expire) {
+      return m_c.fail_at(at, "invalid hash field expire time " + std::to_string(expire_at));
+    }
+    f.expire_ms = expire_at == 0 ? -1 : static_cast<int64_t>(expire_at);
+    return m_c.string(f.field, "hash field") && m_c.string(f.value, "hash value");
   }
 
   /// Valkey 9's RDB_TYPE_HASH_2 (valkey-io/valkey src/rdb.c, rdbSaveObject/rdbLoadObject):
@@ -1490,119 +1661,146 @@ class ValueDecoder {
     if (!m_c.count(nodes, "stream nodes", 2)) {
       return false;
     }
-    RdbStreamId prev_master;
-    RdbStreamId prev_id;
+    StreamWalk w;
+    w.keep_nodes = !m_light_stream;
     for (uint64_t n = 0; n < nodes; ++n) {
-      std::string node_key;
-      uint64_t key_at = m_c.offset();
-      if (!m_c.string(node_key, "stream node key")) {
+      if (!stream_node(w, s)) {
         return false;
       }
-      if (node_key.size() != 16) {
-        return m_c.fail_at(key_at, "stream node key is not a 16-byte stream ID");
+      if (m_light_stream) {
+        s.entries.clear();
       }
-      RdbStreamId master;
-      for (int i = 0; i < 8; ++i) {
-        master.ms = (master.ms << 8) | static_cast<uint8_t>(node_key[static_cast<size_t>(i)]);
-        master.seq = (master.seq << 8) | static_cast<uint8_t>(node_key[static_cast<size_t>(i + 8)]);
-      }
-      std::string_view bytes;
-      uint64_t at = 0;
-      std::vector<std::string> e;
-      if (!blob(bytes, at, "stream node") || !listpack_items(bytes, at, e, "stream node")) {
-        return false;
-      }
-      if (e.empty()) {
-        return m_c.fail_at(at, "empty listpack inside stream");
-      }
-      size_t i = 0;
-      int64_t count = 0;
-      int64_t deleted = 0;
-      int64_t master_fields = 0;
-      if (!lp_int(e, i, count, at) || !lp_int(e, i, deleted, at) ||
-          !lp_int(e, i, master_fields, at)) {
-        return false;
-      }
-      if (count < 0 || deleted < 0 || master_fields < 0 ||
-          static_cast<uint64_t>(master_fields) > e.size() - i) {
-        return m_c.fail_at(at, "stream node: invalid master entry");
-      }
-      std::vector<std::string> fields(e.begin() + static_cast<std::ptrdiff_t>(i),
-                                      e.begin() + static_cast<std::ptrdiff_t>(i) + master_fields);
-      i += static_cast<size_t>(master_fields);
-      int64_t zero = 0;
-      if (!lp_int(e, i, zero, at) || zero != 0) {
-        return m_c.fail_at(at, "stream node: master entry not terminated by 0");
-      }
-      int64_t seen = 0;
-      int64_t live = 0;
-      while (i < e.size()) {
-        int64_t flags = 0;
-        int64_t ms_diff = 0;
-        int64_t seq_diff = 0;
-        if (!lp_int(e, i, flags, at) || !lp_int(e, i, ms_diff, at) || !lp_int(e, i, seq_diff, at)) {
-          return false;
-        }
-        RdbStreamEntry entry;
-        entry.id = {master.ms + static_cast<uint64_t>(ms_diff),
-                    master.seq + static_cast<uint64_t>(seq_diff)};
-        if ((flags & rdb::k_stream_item_samefields) != 0) {
-          if (fields.size() > e.size() - i) {
-            return m_c.fail_at(at, "stream node: entry runs past the listpack");
-          }
-          for (const std::string& f : fields) {
-            entry.fields.emplace_back(f, std::move(e[i++]));
-          }
-        } else {
-          int64_t nf = 0;
-          if (!lp_int(e, i, nf, at)) {
-            return false;
-          }
-          if (nf < 0 || static_cast<uint64_t>(nf) > (e.size() - i) / 2) {
-            return m_c.fail_at(at, "stream node: entry runs past the listpack");
-          }
-          for (int64_t k = 0; k < nf; ++k) {
-            std::string f = std::move(e[i++]);
-            entry.fields.emplace_back(std::move(f), std::move(e[i++]));
-          }
-        }
-        int64_t lp_count = 0;
-        if (!lp_int(e, i, lp_count, at)) {
-          return false;
-        }
-        // IDs ascend through the whole stream, deleted entries included: the engine keeps
-        // the nodes as they are and relies on it.
-        bool first_entry = n == 0 && seen == 0;
-        if (!first_entry && !(prev_id.ms < entry.id.ms ||
-                              (prev_id.ms == entry.id.ms && prev_id.seq < entry.id.seq))) {
-          return m_c.fail_at(at, "stream node: entry IDs out of order");
-        }
-        if (seen == 0 &&
-            (entry.id.ms < master.ms || (entry.id.ms == master.ms && entry.id.seq < master.seq))) {
-          return m_c.fail_at(at, "stream node: first entry before the node's master ID");
-        }
-        prev_id = entry.id;
-        if ((flags & rdb::k_stream_item_deleted) == 0) {
-          s.entries.push_back(std::move(entry));
-          ++live;
-        }
-        ++seen;
-      }
-      if (seen != count + deleted || live != count) {
-        return m_c.fail_at(at, "stream node: " + std::to_string(live) + " live and " +
-                                   std::to_string(seen - live) + " deleted entries, header says " +
-                                   std::to_string(count) + " and " + std::to_string(deleted));
-      }
-      if (count == 0) {
-        return m_c.fail_at(at, "stream node without live entries");
-      }
-      s.nodes.push_back({master, std::string(bytes)});
-      if (n > 0 && !(prev_master.ms < master.ms ||
-                     (prev_master.ms == master.ms && prev_master.seq < master.seq))) {
-        return m_c.fail_at(key_at, "stream nodes out of order");
-      }
-      prev_master = master;
+      note_progress();
     }
+    return stream_tail(type, w, s);
+  }
+
+  /// One stream node: its live entries appended to s.entries (and the node to s.nodes).
+  bool stream_node(StreamWalk& w, RdbStream& s) {
+    std::string node_key;
+    uint64_t key_at = m_c.offset();
+    if (!m_c.string(node_key, "stream node key")) {
+      return false;
+    }
+    if (node_key.size() != 16) {
+      return m_c.fail_at(key_at, "stream node key is not a 16-byte stream ID");
+    }
+    RdbStreamId master;
+    for (int i = 0; i < 8; ++i) {
+      master.ms = (master.ms << 8) | static_cast<uint8_t>(node_key[static_cast<size_t>(i)]);
+      master.seq = (master.seq << 8) | static_cast<uint8_t>(node_key[static_cast<size_t>(i + 8)]);
+    }
+    std::string_view bytes;
+    uint64_t at = 0;
+    std::vector<std::string> e;
+    if (!blob(bytes, at, "stream node") || !listpack_items(bytes, at, e, "stream node")) {
+      return false;
+    }
+    if (e.empty()) {
+      return m_c.fail_at(at, "empty listpack inside stream");
+    }
+    size_t i = 0;
+    int64_t count = 0;
+    int64_t deleted = 0;
+    int64_t master_fields = 0;
+    if (!lp_int(e, i, count, at) || !lp_int(e, i, deleted, at) ||
+        !lp_int(e, i, master_fields, at)) {
+      return false;
+    }
+    if (count < 0 || deleted < 0 || master_fields < 0 ||
+        static_cast<uint64_t>(master_fields) > e.size() - i) {
+      return m_c.fail_at(at, "stream node: invalid master entry");
+    }
+    std::vector<std::string> fields(e.begin() + static_cast<std::ptrdiff_t>(i),
+                                    e.begin() + static_cast<std::ptrdiff_t>(i) + master_fields);
+    i += static_cast<size_t>(master_fields);
+    int64_t zero = 0;
+    if (!lp_int(e, i, zero, at) || zero != 0) {
+      return m_c.fail_at(at, "stream node: master entry not terminated by 0");
+    }
+    int64_t seen = 0;
+    int64_t live = 0;
+    while (i < e.size()) {
+      int64_t flags = 0;
+      int64_t ms_diff = 0;
+      int64_t seq_diff = 0;
+      if (!lp_int(e, i, flags, at) || !lp_int(e, i, ms_diff, at) || !lp_int(e, i, seq_diff, at)) {
+        return false;
+      }
+      RdbStreamEntry entry;
+      entry.id = {master.ms + static_cast<uint64_t>(ms_diff),
+                  master.seq + static_cast<uint64_t>(seq_diff)};
+      if ((flags & rdb::k_stream_item_samefields) != 0) {
+        if (fields.size() > e.size() - i) {
+          return m_c.fail_at(at, "stream node: entry runs past the listpack");
+        }
+        for (const std::string& f : fields) {
+          entry.fields.emplace_back(f, std::move(e[i++]));
+        }
+      } else {
+        int64_t nf = 0;
+        if (!lp_int(e, i, nf, at)) {
+          return false;
+        }
+        if (nf < 0 || static_cast<uint64_t>(nf) > (e.size() - i) / 2) {
+          return m_c.fail_at(at, "stream node: entry runs past the listpack");
+        }
+        for (int64_t k = 0; k < nf; ++k) {
+          std::string f = std::move(e[i++]);
+          entry.fields.emplace_back(std::move(f), std::move(e[i++]));
+        }
+      }
+      int64_t lp_count = 0;
+      if (!lp_int(e, i, lp_count, at)) {
+        return false;
+      }
+      // IDs ascend through the whole stream, deleted entries included: the engine keeps
+      // the nodes as they are and relies on it.
+      bool first_entry = w.nodes == 0 && seen == 0;
+      if (!first_entry && !(w.prev_id.ms < entry.id.ms ||
+                            (w.prev_id.ms == entry.id.ms && w.prev_id.seq < entry.id.seq))) {
+        return m_c.fail_at(at, "stream node: entry IDs out of order");
+      }
+      if (seen == 0 &&
+          (entry.id.ms < master.ms || (entry.id.ms == master.ms && entry.id.seq < master.seq))) {
+        return m_c.fail_at(at, "stream node: first entry before the node's master ID");
+      }
+      w.prev_id = entry.id;
+      if ((flags & rdb::k_stream_item_deleted) == 0) {
+        if (w.live == 0 && live == 0) {
+          w.first_id = entry.id;
+        }
+        s.entries.push_back(std::move(entry));
+        ++live;
+      } else if (w.keep_deleted) {
+        entry.deleted = true;
+        s.entries.push_back(std::move(entry));
+      }
+      ++seen;
+    }
+    if (seen != count + deleted || live != count) {
+      return m_c.fail_at(at, "stream node: " + std::to_string(live) + " live and " +
+                                 std::to_string(seen - live) + " deleted entries, header says " +
+                                 std::to_string(count) + " and " + std::to_string(deleted));
+    }
+    if (count == 0) {
+      return m_c.fail_at(at, "stream node without live entries");
+    }
+    if (w.keep_nodes) {
+      s.nodes.push_back({master, std::string(bytes)});
+    }
+    w.live += static_cast<uint64_t>(live);
+    if (w.nodes > 0 && !(w.prev_master.ms < master.ms ||
+                         (w.prev_master.ms == master.ms && w.prev_master.seq < master.seq))) {
+      return m_c.fail_at(key_at, "stream nodes out of order");
+    }
+    w.prev_master = master;
+    ++w.nodes;
+    return true;
+  }
+
+  /// What follows the nodes: length, IDs, consumer groups.
+  bool stream_tail(uint8_t type, const StreamWalk& w, RdbStream& s) {
     bool ok = m_c.length(s.length, "stream length") && m_c.length(s.last_id.ms, "stream last ID") &&
               m_c.length(s.last_id.seq, "stream last ID");
     if (!ok) {
@@ -1620,13 +1818,13 @@ class ValueDecoder {
       }
     } else {
       s.entries_added = s.length;
-      if (!s.entries.empty()) {
-        s.first_id = s.entries.front().id;
+      if (w.live > 0) {
+        s.first_id = w.first_id;
       }
     }
-    if (s.length != s.entries.size()) {
+    if (s.length != w.live) {
       return m_c.fail("stream length " + std::to_string(s.length) + " but " +
-                      std::to_string(s.entries.size()) + " live entries");
+                      std::to_string(w.live) + " live entries");
     }
     uint64_t groups = 0;
     if (!m_c.count(groups, "stream consumer groups", 3)) {
@@ -1703,6 +1901,17 @@ class ValueDecoder {
     }
     return true;
   }
+
+  /// Tells RdbReadOptions::passed how far the read has come, every few MB.
+  void note_progress() {
+    if (m_options.passed && m_c.offset() >= m_passed_at + k_passed_every) {
+      m_passed_at = m_c.offset();
+      m_options.passed(m_passed_at);
+    }
+  }
+  static constexpr uint64_t k_passed_every = uint64_t{4} << 20;
+  bool m_light_stream = false;
+  uint64_t m_passed_at = 0;
 
   // Redis' EB_EXPIRE_TIME_MAX: field expiry times use 48 bits.
   static constexpr uint64_t k_max_field_expire = (uint64_t{1} << 48) - 1;
@@ -2030,8 +2239,8 @@ class FileReader {
       }
       uint64_t value_at = m_c.offset();
       key.value_offset = value_at;
-      key.deferred =
-          m_options.materialize && !ValueDecoder::always_kept(t) && m_visitor.defer_value(t);
+      key.deferred = m_options.materialize && !ValueDecoder::kept_whole(t, m_options) &&
+                     m_visitor.defer_value(t);
       if (key.deferred) {
         RdbReadOptions skim = m_options;
         skim.materialize = false;
@@ -2333,6 +2542,175 @@ Expected<RdbValue, RdbError> decode_dump_value(uint8_t on_disk, int version, std
     return Unexpected{c.take_error()};
   }
   return v;
+}
+
+struct RdbElementReader::State {
+  State(std::string_view bytes, uint64_t base, const RdbReadOptions& given)
+      : options(materialized(given)), c(bytes, base), decoder(c, options) {}
+  static RdbReadOptions materialized(RdbReadOptions o) {
+    o.materialize = true;
+    o.keep_blocks = false;
+    return o;
+  }
+  RdbReadOptions options;
+  Cursor c;
+  ValueDecoder decoder;
+  ElementWalk walk;
+  bool walked = false;
+  bool head_taken = false;  // a walked value's first batch carries what walk_begin read
+  RdbValue head;            // walked: the first batch; whole: the value, handed out in slices
+  size_t taken = 0;         // whole values: elements handed out so far
+};
+
+RdbElementReader::RdbElementReader(uint8_t type, std::string_view bytes, uint64_t base,
+                                   const RdbReadOptions& options)
+    : m_state(std::make_unique<State>(bytes, base, options)) {
+  State& s = *m_state;
+  if (!rdb::is_object_type(type) && type != static_cast<uint8_t>(Type::valkey_hash_2) &&
+      type != static_cast<uint8_t>(Type::valkey_path_hash)) {
+    s.c.fail_at(base, "unknown value type " + std::to_string(type));
+    return;
+  }
+  s.walked = ValueDecoder::walks_elements(type);
+  if (ValueDecoder::is_stream(type)) {
+    // The groups come after the entries: a first pass, a node at a time, reads them (and
+    // checks the whole value) before any entry is handed out.
+    RdbReadOptions light = s.options;
+    light.materialize = false;
+    light.keep_streams = false;
+    Cursor first(bytes, base);
+    ValueDecoder pre(first, light);
+    RdbValue tail;
+    if (!pre.decode(type, tail)) {
+      s.c.fail_at(first.error().offset, first.error().message);
+      return;
+    }
+    m_stream_tail = std::make_unique<RdbStream>(std::move(tail.stream));
+  }
+  bool ok = s.walked ? s.decoder.walk_begin(type, s.walk, s.head) : s.decoder.decode(type, s.head);
+  if (ok && (!s.walked || s.walk.left == 0) && s.c.remaining() != 0) {
+    s.c.fail(std::to_string(s.c.remaining()) + " bytes left after the value");
+  }
+  m_kind = s.head.kind;
+}
+
+RdbElementReader::~RdbElementReader() = default;
+RdbElementReader::RdbElementReader(RdbElementReader&&) noexcept = default;
+RdbElementReader& RdbElementReader::operator=(RdbElementReader&&) noexcept = default;
+
+namespace {
+
+/// Moves up to `n` elements of `from` starting at `at` into `to` (same kind).
+size_t take_slice(RdbValue& from, size_t at, size_t max_bytes, RdbValue& to) {
+  size_t bytes = 0;
+  size_t n = 0;
+  auto room = [&](size_t more) {
+    bytes += more + 16;
+    ++n;
+    return bytes < max_bytes;
+  };
+  switch (from.kind) {
+    case RdbKind::list:
+    case RdbKind::set:
+      for (size_t i = at; i < from.items.size(); ++i) {
+        to.items.push_back(std::move(from.items[i]));
+        if (!room(to.items.back().size())) {
+          break;
+        }
+      }
+      break;
+    case RdbKind::zset:
+      for (size_t i = at; i < from.zset.size(); ++i) {
+        to.zset.push_back(std::move(from.zset[i]));
+        if (!room(to.zset.back().first.size() + 8)) {
+          break;
+        }
+      }
+      break;
+    case RdbKind::hash:
+      for (size_t i = at; i < from.hash.size(); ++i) {
+        to.hash.push_back(std::move(from.hash[i]));
+        if (!room(to.hash.back().field.size() + to.hash.back().value.size())) {
+          break;
+        }
+      }
+      break;
+    case RdbKind::stream:
+      for (size_t i = at; i < from.stream.entries.size(); ++i) {
+        to.stream.entries.push_back(std::move(from.stream.entries[i]));
+        size_t size = 0;
+        for (const auto& [f, v] : to.stream.entries.back().fields) {
+          size += f.size() + v.size();
+        }
+        if (!room(size)) {
+          break;
+        }
+      }
+      break;
+    default:
+      break;
+  }
+  return n;
+}
+
+/// The element count of a whole value's kind.
+size_t element_count(const RdbValue& v) {
+  switch (v.kind) {
+    case RdbKind::list:
+    case RdbKind::set:
+      return v.items.size();
+    case RdbKind::zset:
+      return v.zset.size();
+    case RdbKind::hash:
+      return v.hash.size();
+    case RdbKind::stream:
+      return v.stream.entries.size();
+    default:
+      return 0;
+  }
+}
+
+}  // namespace
+
+Expected<bool, RdbError> RdbElementReader::next(RdbValue& batch, size_t max_bytes) {
+  State& s = *m_state;
+  if (s.c.failed()) {
+    return Unexpected{s.c.error()};
+  }
+  batch = RdbValue{};
+  batch.kind = s.head.kind;
+  batch.rdb_type = s.head.rdb_type;
+  if (!s.walked) {
+    if (element_count(s.head) == 0 && s.taken == 0) {
+      // Strings, modules, path hashes, empty streams: the whole value in one batch.
+      batch = std::move(s.head);
+      s.taken = 1;
+      return false;
+    }
+    s.taken += take_slice(s.head, s.taken, max_bytes, batch);
+    return s.taken < element_count(s.head);
+  }
+  if (!s.head_taken) {
+    s.head_taken = true;
+    if (s.walk.left == 0) {
+      batch = std::move(s.head);
+      return false;
+    }
+  }
+  size_t bytes = 0;
+  while (s.walk.left > 0 && bytes < max_bytes) {
+    if (!s.decoder.walk_next(s.walk, batch, bytes)) {
+      return Unexpected{s.c.error()};
+    }
+  }
+  if (s.walk.left > 0) {
+    return true;
+  }
+  if (s.c.remaining() != 0) {
+    s.c.fail(std::to_string(s.c.remaining()) + " bytes left after the value");
+    return Unexpected{s.c.error()};
+  }
+  return false;
 }
 
 std::string_view rdb_kind_name(RdbKind kind) {

@@ -4,6 +4,7 @@
 #include "engine/util/expected.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -53,8 +54,8 @@ class RdbVisitor {
   virtual void on_slot_import(std::string_view job, uint64_t slot_ranges);
   /// Asked, when values are materialized, before a key's value of object type `type` is
   /// read: true has the reader only step over it (its blobs and LZF data unchecked) and
-  /// hand on_key a deferred key, whose value another thread may decode later. Streams,
-  /// field-TTL hashes and module values are never deferred.
+  /// hand on_key a deferred key, whose value another thread may decode later. Field-TTL
+  /// hashes and module values are never deferred, nor streams unless keep_streams is off.
   virtual bool defer_value(uint8_t type);
   /// A key. Its value may be moved from. Return false to stop reading (not an error).
   virtual bool on_key(RdbKey& key) = 0;
@@ -80,6 +81,14 @@ struct RdbReadOptions {
   /// blobs checked on a second thread while this one walks the structure; errors are the
   /// same either way (the first in file order).
   size_t parallel_check_min_bytes = size_t{4} << 20;
+  /// Without materialize, false validates a stream node by node, keeping only its metadata
+  /// and consumer groups (bounded memory for a big stream), and lets defer_value defer
+  /// streams too.
+  bool keep_streams = true;
+  /// Called now and then inside big values (every few MB of a list's, set's, sorted set's,
+  /// hash's or stream's elements) with the offset read up to, so that a reader of a mapped
+  /// file can give back the pages behind it before the value ends.
+  std::function<void(uint64_t offset)> passed;
 };
 
 /// What read_rdb saw of the file as a whole.
@@ -148,6 +157,41 @@ Expected<RdbValue, RdbError> decode_rdb_value(uint8_t type, std::string_view byt
 /// Valkey's HASH_2 from 80 on, Redis 7.4's pre-GA field-TTL hash below).
 Expected<RdbValue, RdbError> decode_dump_value(uint8_t on_disk, int version, std::string_view bytes,
                                                const RdbReadOptions& options = {});
+
+/// Reads one value of object type `type` (as decode_rdb_value takes it) a batch of elements
+/// at a time, so a big key never sits whole in memory: a list's, set's, sorted set's or
+/// hash's elements and a stream's entries come out in file order, each batch about
+/// `max_bytes` of them (a quicklist or stream node is never split). The checks and errors
+/// (offsets from `base`) are decode_rdb_value's. Values whose elements share one blob
+/// (listpacks, ziplists, intsets, zipmaps: small by construction) and strings are decoded
+/// whole and handed out in slices.
+class RdbElementReader {
+ public:
+  RdbElementReader(uint8_t type, std::string_view bytes, uint64_t base = 0,
+                   const RdbReadOptions& options = {});
+  ~RdbElementReader();
+  RdbElementReader(RdbElementReader&&) noexcept;
+  RdbElementReader& operator=(RdbElementReader&&) noexcept;
+
+  /// The value's kind.
+  RdbKind kind() const { return m_kind; }
+  /// Replaces `batch` with the next elements (items, zset, hash or stream.entries; a string
+  /// or module value whole); true while more follow. A stream's deleted entries still in
+  /// its nodes come too, flagged `deleted`, so that a writer can recreate pending entries
+  /// that refer to them. A stream's consumer groups, length and
+  /// IDs are in the last batch (the first, for a stream whose entries are one blob).
+  Expected<bool, RdbError> next(RdbValue& batch, size_t max_bytes);
+  /// A stream's length, IDs and consumer groups (no entries), read up front by a first
+  /// pass a node at a time; nullptr for other kinds (or when that pass failed: next() says
+  /// why).
+  const RdbStream* stream_tail() const { return m_stream_tail.get(); }
+
+ private:
+  struct State;
+  std::unique_ptr<State> m_state;
+  std::unique_ptr<RdbStream> m_stream_tail;
+  RdbKind m_kind = RdbKind::string;
+};
 
 /// The kind of value object type `type` (rdb::Type, renumbered as object_type_for_version
 /// returns it) holds; module for the module types and anything unknown.

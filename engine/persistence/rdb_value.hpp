@@ -23,6 +23,8 @@ struct RdbStreamId {
 struct RdbStreamEntry {
   RdbStreamId id;
   std::vector<std::pair<std::string, std::string>> fields;
+  /// A deleted entry still in its node: only RdbElementReader hands these out.
+  bool deleted = false;
 };
 
 /// A pending entry of a consumer group.

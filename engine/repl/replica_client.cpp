@@ -80,12 +80,17 @@ class ReplicaClient::GetAckFilter final : public ReplStreamHandler {
   uint64_t m_before;
 };
 
-ReplicaClient::ReplicaClient(int fd, RespEndpoint endpoint, const Clock& clock,
+ReplicaClient::ReplicaClient(Transport transport, RespEndpoint endpoint, const Clock& clock,
                              ReplicaOptions options)
-    : m_fd(fd), m_endpoint(std::move(endpoint)), m_clock(&clock), m_options(options) {}
+    : m_fd(transport.fd()),
+      m_transport(std::move(transport)),
+      m_endpoint(std::move(endpoint)),
+      m_clock(&clock),
+      m_options(options) {}
 
 ReplicaClient::ReplicaClient(ReplicaClient&& other) noexcept
     : m_fd(std::exchange(other.m_fd, -1)),
+      m_transport(std::move(other.m_transport)),
       m_endpoint(std::move(other.m_endpoint)),
       m_clock(other.m_clock),
       m_options(other.m_options),
@@ -104,6 +109,7 @@ ReplicaClient& ReplicaClient::operator=(ReplicaClient&& other) noexcept {
       ::close(m_fd);
     }
     m_fd = std::exchange(other.m_fd, -1);
+    m_transport = std::move(other.m_transport);
     m_endpoint = std::move(other.m_endpoint);
     m_clock = other.m_clock;
     m_options = other.m_options;
@@ -167,14 +173,15 @@ Expected<ReplicaClient, ReplError> ReplicaClient::connect(const RespEndpoint& en
       return Unexpected{ReplError{endpoint.describe() + ": REPLCONF refused: " + r->str, true}};
     }
   }
-  int fd = conn->release();
+  Transport transport = conn->release_transport();
+  int fd = transport.fd();
   if (fd < 0) {
     return Unexpected{
         ReplError{endpoint.describe() + ": unexpected bytes after the handshake", false}};
   }
   int flags = ::fcntl(fd, F_GETFL, 0);
   ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
-  ReplicaClient client(fd, endpoint, clock, options);
+  ReplicaClient client(std::move(transport), endpoint, clock, options);
   client.m_in_cap = k_read_size;
   client.m_in = std::make_unique<char[]>(k_read_size);
   client.m_last_read_us = clock.monotonic_us();
@@ -183,24 +190,50 @@ Expected<ReplicaClient, ReplError> ReplicaClient::connect(const RespEndpoint& en
 
 Expected<bool, ReplError> ReplicaClient::write_all(std::string_view bytes) {
   while (!bytes.empty()) {
-    ssize_t n = ::send(m_fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-    if (n < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        pollfd p{m_fd, POLLOUT, 0};
-        int r = ::poll(&p, 1, static_cast<int>(m_options.timeout.count()));
-        if (r == 0) {
-          return Unexpected{failure("write timed out")};
-        }
-        continue;
-      }
-      return Unexpected{failure("write failed: " + errno_text(errno))};
+    IoResult r = m_transport.write(bytes.data(), bytes.size());
+    if (r.status == IoStatus::ok) {
+      bytes.remove_prefix(r.bytes);
+      continue;
     }
-    bytes.remove_prefix(static_cast<size_t>(n));
+    if (r.status == IoStatus::want_read || r.status == IoStatus::want_write) {
+      pollfd p{m_fd, static_cast<short>(r.status == IoStatus::want_read ? POLLIN : POLLOUT), 0};
+      int n = ::poll(&p, 1, static_cast<int>(m_options.timeout.count()));
+      if (n == 0) {
+        return Unexpected{failure("write timed out")};
+      }
+      continue;
+    }
+    if (r.status == IoStatus::closed) {
+      return Unexpected{failure("the primary closed the connection")};
+    }
+    return Unexpected{failure("write failed: " + m_transport.error())};
   }
   return true;
+}
+
+ssize_t ReplicaClient::read_some(std::string& error) {
+  IoResult r = m_transport.read(m_in.get(), m_in_cap);
+  switch (r.status) {
+    case IoStatus::ok:
+      return r.bytes > 0 ? static_cast<ssize_t>(r.bytes) : -1;
+    case IoStatus::want_read:
+    case IoStatus::want_write:
+      return -1;
+    case IoStatus::closed:
+      return 0;
+    case IoStatus::error:
+      break;
+  }
+  error = m_transport.error();
+  return -2;
+}
+
+int ReplicaClient::wait_readable(int timeout_ms) {
+  if (m_transport.pending() > 0) {
+    return 1;  // TLS holds decrypted bytes poll cannot see
+  }
+  pollfd p{m_fd, POLLIN, 0};
+  return ::poll(&p, 1, timeout_ms);
 }
 
 Expected<PsyncResult, ReplError> ReplicaClient::psync(std::string_view replid, uint64_t offset) {
@@ -228,23 +261,23 @@ Expected<PsyncResult, ReplError> ReplicaClient::psync(std::string_view replid, u
     if (left_us <= 0) {
       return Unexpected{failure("no answer to PSYNC")};
     }
-    pollfd p{m_fd, POLLIN, 0};
-    int r = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left_us / 1000 + 1, 1000)));
+    int r = wait_readable(static_cast<int>(std::min<int64_t>(left_us / 1000 + 1, 1000)));
     if (r < 0 && errno != EINTR) {
       return Unexpected{failure("poll failed: " + errno_text(errno))};
     }
     if (r <= 0) {
       continue;
     }
-    ssize_t n = ::read(m_fd, m_in.get(), m_in_cap);
+    std::string why;
+    ssize_t n = read_some(why);
     if (n == 0) {
       return Unexpected{failure("the primary closed the connection after PSYNC")};
     }
+    if (n == -1) {
+      continue;
+    }
     if (n < 0) {
-      if (errno == EAGAIN || errno == EINTR) {
-        continue;
-      }
-      return Unexpected{failure("read failed: " + errno_text(errno))};
+      return Unexpected{failure("read failed: " + why)};
     }
     m_received += static_cast<uint64_t>(n);
     got.append(m_in.get(), static_cast<size_t>(n));
@@ -342,8 +375,7 @@ Expected<bool, ReplError> ReplicaClient::poll(ReplStreamHandler& handler,
       return sent;
     }
   }
-  pollfd p{m_fd, POLLIN, 0};
-  int r = ::poll(&p, 1, static_cast<int>(wait.count()));
+  int r = wait_readable(static_cast<int>(wait.count()));
   if (r < 0 && errno != EINTR) {
     return Unexpected{failure("poll failed: " + errno_text(errno))};
   }
@@ -355,15 +387,16 @@ Expected<bool, ReplError> ReplicaClient::poll(ReplStreamHandler& handler,
     }
     return false;
   }
-  ssize_t n = ::read(m_fd, m_in.get(), m_in_cap);
+  std::string why;
+  ssize_t n = read_some(why);
   if (n == 0) {
     return Unexpected{failure("the primary closed the replication link")};
   }
+  if (n == -1) {
+    return false;
+  }
   if (n < 0) {
-    if (errno == EAGAIN || errno == EINTR) {
-      return false;
-    }
-    return Unexpected{failure("read failed: " + errno_text(errno))};
+    return Unexpected{failure("read failed: " + why)};
   }
   m_received += static_cast<uint64_t>(n);
   m_last_read_us = m_clock->monotonic_us();

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "engine/net/tls.hpp"
 #include "engine/repl/repl_stream.hpp"
 #include "engine/resp/connection.hpp"
 #include "engine/util/clock.hpp"
@@ -80,13 +81,20 @@ class ReplicaClient {
   std::string describe() const { return m_endpoint.describe(); }
 
  private:
-  ReplicaClient(int fd, RespEndpoint endpoint, const Clock& clock, ReplicaOptions options);
+  ReplicaClient(Transport transport, RespEndpoint endpoint, const Clock& clock,
+                ReplicaOptions options);
   Expected<bool, ReplError> write_all(std::string_view bytes);
+  /// Reads what the socket (or TLS) has: > 0 bytes, 0 when the primary closed, -1 when
+  /// nothing is there yet, -2 on an error (`error` says why).
+  ssize_t read_some(std::string& error);
+  /// Waits up to `timeout_ms` for bytes to read; true at once when TLS holds some already.
+  int wait_readable(int timeout_ms);
   ReplError failure(std::string what) const;
 
   class GetAckFilter;
 
-  int m_fd = -1;
+  int m_fd = -1;          // owned: closed with the client
+  Transport m_transport;  // plain or TLS over m_fd
   RespEndpoint m_endpoint;
   const Clock* m_clock;
   ReplicaOptions m_options;

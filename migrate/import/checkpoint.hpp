@@ -29,7 +29,7 @@ struct ScanPosition {
 struct ImportCheckpoint {
   std::string source;  ///< the source as given (path or URL without password)
   std::string target;  ///< the target as described (endpoint or data file)
-  std::string kind;    ///< "file", "scan" or "sync"
+  std::string kind;    ///< "file", "jsonl", "scan" or "sync"
   // Files: the identity of the file read and the end of the last acknowledged key.
   uint64_t source_size = 0;
   int64_t source_mtime_us = 0;

@@ -110,6 +110,11 @@ ImportReport run_import(const ImportOptions& options) {
   report.dry_run = options.dry_run;
   report.checkpoint = options.checkpoint;
   bool scan = options.mode == SourceMode::scan;
+  if (import_detail::is_server_source(options.source) && !scan && options.dry_run) {
+    // A replication import has nothing to show before it writes: a dry run counts by scanning.
+    scan = true;
+    report.warnings.push_back("a dry run reads a server source by scanning (--mode scan)");
+  }
   if (import_detail::is_server_source(options.source) && !scan) {
     // A cluster holds its data on several primaries: one replication stream would see one
     // shard. Clusters are read by scanning, one session per primary.
@@ -125,6 +130,21 @@ ImportReport run_import(const ImportOptions& options) {
         }
       }
     }
+    // The command stream goes through one connection in the source's database order; a
+    // cluster target routes key by key, so a scan feeds it.
+    bool cluster_target = options.cluster;
+    if (!scan && !cluster_target && options.to) {
+      if (auto probe = engine::RespConnection::connect(*options.to)) {
+        auto cluster = engine::is_cluster_node(*probe);
+        cluster_target = cluster && *cluster;
+      }
+    }
+    if (!scan && cluster_target) {
+      scan = true;
+      report.warnings.push_back(
+          "the target is a cluster: the source is read by scanning (--mode scan); replication "
+          "into a cluster is not supported yet");
+    }
   }
   if (import_detail::is_server_source(options.source) && scan) {
     report.source_kind = "scan";
@@ -132,6 +152,9 @@ ImportReport run_import(const ImportOptions& options) {
   } else if (import_detail::is_server_source(options.source)) {
     report.source_kind = "sync";
     import_detail::import_sync(options, options.rules, report);
+  } else if (import_detail::is_jsonl_file(options.source)) {
+    report.source_kind = "jsonl";
+    import_detail::import_jsonl(options, report);
   } else {
     report.source_kind = "rdb";
     auto file = import_detail::open_rdb_file(options.source);
@@ -215,6 +238,11 @@ std::string render_import_text(const ImportReport& r) {
   line(c.conflicts_skipped, "key(s) already in the target, left as they were (--conflict skip)");
   line(c.vanished, "key(s) deleted or expired at the source while the scan ran");
   line(c.reencoded, "value(s) re-encoded for the target's RDB version");
+  if (c.as_commands > 0) {
+    out += fmt::format("  {} key(s) sent as commands ({} commands), {} of them in chunks\n",
+                       c.as_commands, c.commands, c.chunked);
+  }
+  line(c.expired_in_flight, "key(s) whose TTL passed while they were written (not lost)");
   line(c.resumed_past, "key(s) already written by the interrupted run (resumed)");
   auto nodes = [&out](std::string_view side, const auto& list) {
     if (list.empty()) {
@@ -275,6 +303,13 @@ std::string render_import_json(const ImportReport& r) {
   j += ",\"target_server\":";
   compat::append_json_bytes(j, r.target_server);
   j += ",\"target_rdb_version\":" + std::to_string(r.target_rdb_version);
+  j += ",\"method\":";
+  if (r.method.empty()) {
+    j += "null";
+  } else {
+    compat::append_json_string(j, r.method);
+  }
+  j += ",\"big_key_bytes\":" + std::to_string(r.big_key_bytes);
   j += ",\"keys\":{";
   auto num = [&j](std::string_view name, uint64_t n, bool first = false) {
     j += fmt::format("{}\"{}\":{}", first ? "" : ",", name, n);
@@ -294,6 +329,10 @@ std::string render_import_json(const ImportReport& r) {
   num("vanished", c.vanished);
   num("conflicts_found", c.conflicts_found);
   num("resumed_past", c.resumed_past);
+  num("as_commands", c.as_commands);
+  num("chunked", c.chunked);
+  num("commands", c.commands);
+  num("expired_in_flight", c.expired_in_flight);
   j += ",\"by_type\":{";
   bool first = true;
   for (const auto& [type, n] : c.written_by_type) {

@@ -36,6 +36,16 @@ enum class UntilKind : uint8_t {
   signal,     ///< stop() says so (SIGTERM)
 };
 
+/// How values go to a live target.
+enum class ImportMethod : uint8_t {
+  restore,   ///< RESTORE ... ABSTTL of a payload (big keys still go as commands)
+  commands,  ///< plain commands for every key (targets that refuse RESTORE)
+};
+
+/// Big keys go as commands below this payload size at most (and half the target's
+/// proto-max-bulk-len when it says less).
+inline constexpr uint64_t k_default_big_key_bytes = uint64_t{8} << 20;
+
 /// Where the import stands, for a progress line.
 struct ImportProgress {
   std::string_view phase;  ///< "check", "conflicts", "write", "save", "sync", "stream"
@@ -68,6 +78,11 @@ struct ImportOptions {
   bool precheck = true;
   /// Checkpoint file; empty: no checkpoint (the import starts over when rerun).
   std::string checkpoint;
+  /// RESTORE payloads, or commands for every key.
+  ImportMethod method = ImportMethod::restore;
+  /// A key whose payload would be larger goes as commands in chunks; 0: the default
+  /// (k_default_big_key_bytes, or half the target's proto-max-bulk-len when smaller).
+  uint64_t big_key_bytes = 0;
   /// Requests in flight to a live target.
   uint32_t window = 256;
   /// SCAN COUNT for scan sources.
@@ -75,6 +90,10 @@ struct ImportOptions {
   /// Current time (unix ms); keys whose TTL is not after it are not written.
   int64_t now_ms = 0;
   std::function<void(const ImportProgress&)> progress;
+  /// A live target or scan source answering -LOADING is waited for this long.
+  uint32_t loading_wait_s = 300;
+  /// Told things worth a line on the terminal while the import runs (waits).
+  std::function<void(const std::string&)> notice;
   /// Compare source and target with `verify data` once the import is done.
   bool verify = false;
   /// The live target is a cluster (--cluster); also found from INFO cluster without it.
@@ -113,10 +132,14 @@ struct ImportCounts {
   uint64_t fields_dropped = 0;
   uint64_t hashes_emptied = 0;
   uint64_t conflicts_skipped = 0;
-  uint64_t conflicts_found = 0;  ///< --conflict fail: keys already in the target
-  uint64_t vanished = 0;         ///< scans: deleted or expired between SCAN and DUMP
-  uint64_t resumed_past = 0;     ///< keys a checkpoint said the target already had
-  uint64_t reencoded = 0;        ///< values rebuilt for the target's RDB version
+  uint64_t conflicts_found = 0;    ///< --conflict fail: keys already in the target
+  uint64_t vanished = 0;           ///< scans: deleted or expired between SCAN and DUMP
+  uint64_t resumed_past = 0;       ///< keys a checkpoint said the target already had
+  uint64_t reencoded = 0;          ///< values rebuilt for the target's RDB version
+  uint64_t as_commands = 0;        ///< keys sent as commands rather than RESTORE
+  uint64_t chunked = 0;            ///< of those, keys that took more than one element command
+  uint64_t commands = 0;           ///< commands those keys took
+  uint64_t expired_in_flight = 0;  ///< TTL passed while the key was being written
 };
 
 /// What a cluster on either side saw: keys per primary and the redirects followed.
@@ -145,6 +168,8 @@ struct ImportReport {
   std::string target;       ///< endpoint or file written
   std::string target_server;
   int target_rdb_version = 0;
+  std::string method;          ///< "restore" or "commands" (live targets)
+  uint64_t big_key_bytes = 0;  ///< the threshold used (live targets)
   bool dry_run = false;
   ImportCounts counts;
   /// Keys that block the move (conflicts, modules, field TTLs): "db N key".

@@ -7,6 +7,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -237,7 +238,8 @@ std::unique_ptr<RestoreTarget> open_live_target(const ImportOptions& options, Ke
     target = std::move(*opened);
     report.cluster.target = true;
   } else {
-    auto opened = LiveTarget::open(*options.to, options.window);
+    LoadingWait loading{std::chrono::seconds(options.loading_wait_s), options.notice};
+    auto opened = LiveTarget::open(*options.to, options.window, loading);
     if (!opened) {
       report.error = opened.error();
       return nullptr;
@@ -249,6 +251,22 @@ std::unique_ptr<RestoreTarget> open_live_target(const ImportOptions& options, Ke
   report.target_server = target->server().name + " " + target->server().version;
   report.target_rdb_version = limits.max_rdb_version;
   rules.target_field_ttls = limits.field_ttls;
+  report.method = options.method == ImportMethod::commands ? "commands" : "restore";
+  report.big_key_bytes = options.big_key_bytes;
+  if (report.big_key_bytes == 0) {
+    report.big_key_bytes = k_default_big_key_bytes;
+    // A payload must stay well under what the target takes in one argument.
+    auto limit = target->config_value("proto-max-bulk-len");
+    if (!limit) {
+      report.error = limit.error();
+      return nullptr;
+    }
+    uint64_t bulk = 0;
+    if (*limit && std::from_chars((*limit)->data(), (*limit)->data() + (*limit)->size(), bulk).ec ==
+                      std::errc()) {
+      report.big_key_bytes = std::min(report.big_key_bytes, bulk / 2);
+    }
+  }
   return target;
 }
 

@@ -14,10 +14,12 @@
 #include "migrate/rdb_inspect.hpp"
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 // The pieces every import path shares (file and scan sources, live and embedded targets):
 // internal to migrate/import.
@@ -148,6 +150,15 @@ bool take_checkpoint(const ImportOptions& options, CheckpointKeeper& keeper, Imp
 bool materialize(engine::RdbKey& key, const engine::CheckedDumpPayload& payload,
                  std::string& error);
 
+/// Lists (up to k_listed_keys) the keys of `names` (by target database) already in the
+/// target into `report`; false when any is (report.error set) or the check failed.
+bool check_conflicts(RestoreTarget& target, std::map<uint64_t, std::vector<std::string>>& names,
+                     ImportReport& report);
+/// Counts each acknowledged key into `report` and moves the checkpoint past it (a failed
+/// save lands in `save_error`).
+RestoreTarget::AckFn count_acks(ImportReport& report, CheckpointKeeper& keeper,
+                                std::optional<std::string>& save_error);
+
 /// File source into a live target.
 void import_file_to_live(const ImportOptions& options, KeyRules rules, const RdbFile& file,
                          ImportReport& report);
@@ -156,6 +167,10 @@ void import_file_to_embedded(const ImportOptions& options, const KeyRules& rules
                              const RdbFile& file, ImportReport& report);
 /// Live server source by replication (PSYNC, full sync, command stream) into either target.
 void import_sync(const ImportOptions& options, KeyRules rules, ImportReport& report);
+/// True when the file at `path` starts as JSON Lines (a '{'), whatever its name.
+bool is_jsonl_file(const std::string& path);
+/// JSON Lines (`keyshift rdb dump --format json`) into either target.
+void import_jsonl(const ImportOptions& options, ImportReport& report);
 /// Live server source (SCAN + DUMP) into either target.
 void import_scan(const ImportOptions& options, KeyRules rules, ImportReport& report);
 

@@ -2,6 +2,7 @@
 #include "engine/persistence/rdb_format.hpp"
 #include "engine/persistence/rdb_writer.hpp"
 #include "migrate/import/import_common.hpp"
+#include "migrate/import/key_commands.hpp"
 #include "migrate/import/live_target.hpp"
 #include "migrate/rdb_convert.hpp"
 
@@ -75,11 +76,18 @@ class RestoreVisitor : public engine::RdbVisitor {
         m_report(report),
         m_writer(target, file.version, file.valkey_numbered,
                  options.conflict == ConflictPolicy::replace || report.resumed, options.now_ms,
-                 report) {
+                 report),
+        m_limits(rdb_target_limits(target.server().rdb)),
+        m_replace(options.conflict == ConflictPolicy::replace || report.resumed),
+        m_commands(target, command_options(m_replace, m_limits)) {
     m_resume_offset = checkpoint.state().offset;
   }
 
-  bool defer_value(uint8_t type) override { return m_writer.passes_through(type); }
+  // Every value the reader can defer is: its bytes go to the target as they are, or are
+  // decoded whole to be re-encoded, or a batch at a time when the key goes as commands.
+  bool defer_value(uint8_t) override { return true; }
+
+  const KeyCommands& commands() const { return m_commands; }
 
   bool on_key(engine::RdbKey& k) override {
     if (k.offset < m_resume_offset) {
@@ -103,6 +111,18 @@ class RestoreVisitor : public engine::RdbVisitor {
       return true;
     }
     count_effects(effects, m_report.counts);
+    if (goes_as_commands(k)) {
+      return write_commands(k, effects.target_db);
+    }
+    if (k.deferred && !m_writer.passes_through(k.value.rdb_type)) {
+      auto value = engine::decode_rdb_value(k.value.rdb_type, value_bytes(k), {}, k.value_offset);
+      if (!value) {
+        return stop(m_options.source + ": " + value.error().message + " (at byte " +
+                    std::to_string(value.error().offset) + ")");
+      }
+      k.value = std::move(*value);
+      k.deferred = false;
+    }
     std::string_view bytes;
     if (k.deferred) {
       bytes = m_file.map.data().substr(k.value_offset, k.value_bytes);
@@ -118,6 +138,53 @@ class RestoreVisitor : public engine::RdbVisitor {
     return m_error.empty();
   }
 
+  /// Streams one key as commands: a batch of elements at a time for a deferred value.
+  bool write_commands(engine::RdbKey& k, uint64_t db) {
+    ++m_report.counts.as_commands;
+    if (auto ok = m_commands.begin(db, k.key, k.value.kind); !ok) {
+      return stop(ok.error());
+    }
+    engine::RdbValue batch;
+    const engine::RdbStream* stream = &k.value.stream;
+    if (k.deferred) {
+      engine::RdbReadOptions read;
+      read.passed = [this, from = k.value_offset](uint64_t at) mutable {
+        m_file.map.drop(from, at);
+        from = at;
+      };
+      engine::RdbElementReader reader(k.value.rdb_type, value_bytes(k), k.value_offset, read);
+      if (reader.stream_tail() != nullptr) {
+        m_commands.expect_pending(*reader.stream_tail());
+      }
+      for (;;) {
+        auto more = reader.next(batch, k_batch_bytes);
+        if (!more) {
+          return stop(m_options.source + ": key " + key_ref(k.db, k.key) + ": " +
+                      more.error().message + " (at byte " + std::to_string(more.error().offset) +
+                      ")");
+        }
+        if (auto ok = m_commands.add(batch); !ok) {
+          return stop(ok.error());
+        }
+        if (!*more) {
+          break;
+        }
+      }
+      stream = &batch.stream;
+    } else if (auto ok = m_commands.add(k.value); !ok) {
+      return stop(ok.error());
+    }
+    PendingKey pending;
+    pending.db = db;
+    pending.key = std::move(k.key);
+    pending.position = k.value_offset + k.value_bytes;
+    pending.kind = static_cast<uint8_t>(k.value.kind);
+    if (auto ok = m_commands.finish(std::move(pending), k.expire_ms, stream); !ok) {
+      return stop(ok.error());
+    }
+    return m_error.empty();
+  }
+
   bool stop(std::string message) {
     if (m_error.empty()) {
       m_error = std::move(message);
@@ -127,6 +194,30 @@ class RestoreVisitor : public engine::RdbVisitor {
   const std::string& error() const { return m_error; }
 
  private:
+  static KeyCommandOptions command_options(bool replace, const RdbTargetLimits& limits) {
+    KeyCommandOptions o;
+    o.replace = replace;
+    o.field_ttls = limits.field_ttls;
+    return o;
+  }
+
+  std::string_view value_bytes(const engine::RdbKey& k) const {
+    return m_file.map.data().substr(k.value_offset, k.value_bytes);
+  }
+
+  /// Commands for every key with --method commands; otherwise for a big aggregate (a
+  /// string or module value always goes whole).
+  bool goes_as_commands(const engine::RdbKey& k) const {
+    if (m_options.method == ImportMethod::commands) {
+      return true;
+    }
+    return k.value.kind != engine::RdbKind::string && k.value.kind != engine::RdbKind::module &&
+           k.value_bytes > m_report.big_key_bytes;
+  }
+
+  // Elements decoded at a time from a big value.
+  static constexpr size_t k_batch_bytes = size_t{1} << 20;
+
   const ImportOptions& m_options;
   const KeyRules& m_rules;
   const RdbFile& m_file;
@@ -134,6 +225,9 @@ class RestoreVisitor : public engine::RdbVisitor {
   CheckpointKeeper& m_checkpoint;
   ImportReport& m_report;
   LiveKeyWriter m_writer;
+  RdbTargetLimits m_limits;
+  bool m_replace = false;
+  KeyCommands m_commands;
   uint64_t m_resume_offset = 0;
   uint64_t m_last_progress = 0;
   std::string m_error;
@@ -172,6 +266,8 @@ std::optional<engine::RdbError> verify_checksum(const RdbFile& file) {
   return engine::RdbError{body, text};
 }
 
+}  // namespace
+
 /// Lists (up to k_listed_keys) the keys already in the target; false when any is.
 bool check_conflicts(RestoreTarget& target, std::map<uint64_t, std::vector<std::string>>& names,
                      ImportReport& report) {
@@ -199,7 +295,25 @@ bool check_conflicts(RestoreTarget& target, std::map<uint64_t, std::vector<std::
   return true;
 }
 
-}  // namespace
+LiveTarget::AckFn count_acks(ImportReport& report, CheckpointKeeper& keeper,
+                             std::optional<std::string>& save_error) {
+  return [&report, &keeper, &save_error](const PendingKey& key, WriteOutcome outcome) {
+    if (outcome == WriteOutcome::written) {
+      ++report.counts.written;
+      ++report.counts
+            .written_by_type[std::string(kind_name(static_cast<engine::RdbKind>(key.kind)))];
+    } else if (outcome == WriteOutcome::expired_in_flight) {
+      ++report.counts.expired_in_flight;
+    } else {
+      ++report.counts.conflicts_skipped;
+    }
+    keeper.state().offset = key.position;
+    ++keeper.state().keys_written;
+    if (!save_error) {
+      save_error = keeper.maybe_save(false);
+    }
+  };
+}
 
 void import_file_to_live(const ImportOptions& options, KeyRules rules, const RdbFile& file,
                          ImportReport& report) {
@@ -211,6 +325,14 @@ void import_file_to_live(const ImportOptions& options, KeyRules rules, const Rdb
   check.parallel_check_min_bytes = SIZE_MAX;
   // The checksum too is computed here, a chunk at a time, for the same reason.
   check.verify_checksum = false;
+  // A big stream is checked a node at a time, not decoded whole.
+  check.keep_streams = false;
+  // And inside a big value, the pages it has passed.
+  uint64_t dropped_to = 0;
+  check.passed = [&file, &dropped_to](uint64_t at) {
+    file.map.drop(std::min(dropped_to, at), at);
+    dropped_to = at;
+  };
   ImportCheckpoint start;
   start.source = options.source;
   start.kind = "file";
@@ -282,24 +404,14 @@ void import_file_to_live(const ImportOptions& options, KeyRules rules, const Rdb
   }
   target->skip_conflicts(options.conflict == ConflictPolicy::skip);
   std::optional<std::string> save_error;
-  target->on_ack([&](const PendingKey& key, WriteOutcome outcome) {
-    if (outcome == WriteOutcome::written) {
-      ++report.counts.written;
-      ++report.counts
-            .written_by_type[std::string(kind_name(static_cast<engine::RdbKind>(key.kind)))];
-    } else {
-      ++report.counts.conflicts_skipped;
-    }
-    keeper.state().offset = key.position;
-    ++keeper.state().keys_written;
-    if (!save_error) {
-      save_error = keeper.maybe_save(false);
-    }
-  });
+  target->on_ack(count_acks(report, keeper, save_error));
   RestoreVisitor writer(options, rules, file, *target, keeper, report);
   engine::RdbReadOptions read;
   read.skip_modules = true;
   read.verify_checksum = !options.precheck;  // the precheck verified it
+  dropped_to = 0;
+  read.passed = check.passed;
+  read.keep_streams = false;  // streams are deferred too: read a batch at a time when big
   auto summary = engine::read_rdb(file.map.data(), writer, read);
   if (!summary && writer.error().empty()) {
     report.error = options.source + ": " + summary.error().message;
@@ -308,6 +420,8 @@ void import_file_to_live(const ImportOptions& options, KeyRules rules, const Rdb
   auto drained = target->drain();
   report.bytes_sent = target->bytes_sent();
   note_cluster_stats(*target, report);
+  report.counts.chunked = writer.commands().chunked_keys();
+  report.counts.commands = writer.commands().commands();
   if (!writer.error().empty()) {
     report.error = writer.error();
   } else if (!drained) {

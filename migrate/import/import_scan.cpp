@@ -6,6 +6,7 @@
 #include "engine/resp/resp_value.hpp"
 #include "engine/util/split_args.hpp"
 #include "migrate/import/import_common.hpp"
+#include "migrate/import/key_commands.hpp"
 #include "migrate/import/live_target.hpp"
 
 #include <algorithm>
@@ -67,10 +68,14 @@ struct ScannedKey {
 class ScanReader {
  public:
   static engine::Expected<ScanReader, std::string> open(const engine::RespEndpoint& endpoint,
-                                                        uint32_t batch) {
+                                                        uint32_t batch,
+                                                        const LoadingWait& loading = {}) {
     auto link = engine::PipelinedConnection::connect(endpoint, 2 * batch + 4);
     if (!link) {
       return engine::Unexpected{link.error()};
+    }
+    if (auto loaded = wait_until_loaded(*link, loading); !loaded) {
+      return engine::Unexpected{loaded.error()};
     }
     ScanReader reader(std::move(*link));
     return reader;
@@ -189,6 +194,10 @@ class LiveSink : public ScanSink {
 
   bool write(uint64_t db, engine::RdbKey& key, const engine::CheckedDumpPayload& payload,
              std::string_view raw, std::string& error) override {
+    if (m_report.method == "commands" ||
+        (key.value.kind != engine::RdbKind::string && raw.size() > m_report.big_key_bytes)) {
+      return write_commands(db, key, payload, error);
+    }
     std::string rebuilt;
     std::string_view send = raw;
     bool takes_it = payload.version <= redis_numbered_max(m_limits) &&
@@ -229,6 +238,39 @@ class LiveSink : public ScanSink {
 
   bool field_ttls() const override { return m_limits.field_ttls; }
   void set_replace(bool replace) { m_replace = replace; }
+
+ private:
+  /// A key as commands (--method commands, or a payload past --big-key-bytes): the DUMP
+  /// payload is in memory already, so its value is decoded whole and sent in chunks.
+  bool write_commands(uint64_t db, engine::RdbKey& key, const engine::CheckedDumpPayload& payload,
+                      std::string& error) {
+    if (!materialize(key, payload, error)) {
+      return false;
+    }
+    KeyCommandOptions o;
+    o.replace = m_replace;
+    o.field_ttls = m_limits.field_ttls;
+    KeyCommands w(m_target, o);
+    PendingKey pending;
+    pending.db = db;
+    pending.key = key.key;
+    pending.kind = static_cast<uint8_t>(key.value.kind);
+    engine::Expected<bool, std::string> ok = w.begin(db, key.key, key.value.kind);
+    if (ok) {
+      ok = w.add(key.value);
+    }
+    if (ok) {
+      ok = w.finish(std::move(pending), key.expire_ms, &key.value.stream);
+    }
+    ++m_report.counts.as_commands;
+    m_report.counts.commands += w.commands();
+    m_report.counts.chunked += w.chunked_keys();
+    if (!ok) {
+      error = ok.error();
+      return false;
+    }
+    return true;
+  }
 
  private:
   RestoreTarget& m_target;
@@ -506,7 +548,9 @@ bool open_sessions(const ImportOptions& options, std::vector<ScanSession>& sessi
     labels.emplace_back();
   }
   for (size_t i = 0; i < nodes.size(); ++i) {
-    auto reader = ScanReader::open(nodes[i], options.scan_count);
+    auto reader =
+        ScanReader::open(nodes[i], options.scan_count,
+                         LoadingWait{std::chrono::seconds(options.loading_wait_s), options.notice});
     if (!reader) {
       report.error = reader.error();
       return false;
@@ -775,6 +819,8 @@ void import_scan(const ImportOptions& options, KeyRules rules, ImportReport& rep
         ++report.counts.written;
         ++report.counts
               .written_by_type[std::string(kind_name(static_cast<engine::RdbKind>(key.kind)))];
+      } else if (outcome == WriteOutcome::expired_in_flight) {
+        ++report.counts.expired_in_flight;
       } else {
         ++report.counts.conflicts_skipped;
       }

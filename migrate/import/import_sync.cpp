@@ -396,7 +396,7 @@ void import_sync(const ImportOptions& options, KeyRules rules, ImportReport& rep
         "has no dry run)";
     return;
   }
-  auto endpoint = engine::parse_redis_url(options.source);
+  auto endpoint = engine::parse_redis_url(options.source, options.tls);
   if (!endpoint) {
     report.error = endpoint.error();
     return;

@@ -4,6 +4,7 @@
 #include "engine/util/split_args.hpp"
 
 #include <charconv>
+#include <thread>
 
 namespace keyshift::migrate {
 namespace {
@@ -38,6 +39,9 @@ std::pair<int, int> major_minor(std::string_view version) {
   }
   return {major, minor};
 }
+
+/// Bytes of requests allowed to wait for their replies.
+constexpr size_t k_max_unanswered_bytes = size_t{8} << 20;
 
 std::string reply_text(const engine::ReplyView& reply) {
   return reply.is_error ? std::string(reply.error_text) : std::string(reply.bytes);
@@ -105,11 +109,41 @@ void restore_args(std::vector<std::string_view>& args, std::string_view key, int
 LiveTarget::LiveTarget(engine::PipelinedConnection link, TargetServer server)
     : m_link(std::move(link)), m_server(std::move(server)) {}
 
+engine::Expected<bool, std::string> wait_until_loaded(engine::PipelinedConnection& link,
+                                                      const LoadingWait& wait) {
+  auto started = std::chrono::steady_clock::now();
+  for (bool told = false;; told = true) {
+    link.send({"PING"});
+    auto reply = link.wait_reply();
+    if (!reply) {
+      return engine::Unexpected{reply.error()};
+    }
+    if (!reply->is_error || !reply->error_text.starts_with("LOADING")) {
+      return true;
+    }
+    auto waited = std::chrono::steady_clock::now() - started;
+    if (waited >= wait.limit) {
+      return engine::Unexpected{
+          link.endpoint().describe() + " was still loading its dataset after " +
+          std::to_string(wait.limit.count()) + " s: " + std::string(reply->error_text)};
+    }
+    if (!told && wait.notice) {
+      wait.notice(link.endpoint().describe() + " is loading its dataset; waiting (up to " +
+                  std::to_string(wait.limit.count()) + " s)");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
+
 engine::Expected<LiveTarget, std::string> LiveTarget::open(const engine::RespEndpoint& endpoint,
-                                                           uint32_t window) {
+                                                           uint32_t window,
+                                                           const LoadingWait& loading) {
   auto link = engine::PipelinedConnection::connect(endpoint, window);
   if (!link) {
     return engine::Unexpected{link.error()};
+  }
+  if (auto loaded = wait_until_loaded(*link, loading); !loaded) {
+    return engine::Unexpected{loaded.error()};
   }
   link->send({"INFO", "server"});
   auto reply = link->wait_reply();
@@ -132,6 +166,24 @@ engine::Expected<LiveTarget, std::string> LiveTarget::open(const engine::RespEnd
   return target;
 }
 
+engine::Expected<bool, std::string> RestoreTarget::send_part(uint64_t, std::string_view key,
+                                                             std::span<const std::string_view>) {
+  return engine::Unexpected{"key " + engine::quote_repr(key) + ": " + describe() +
+                            " takes keys by RESTORE only; a key written as commands (a big key, "
+                            "or --method commands) cannot go to a cluster target yet"};
+}
+
+engine::Expected<bool, std::string> RestoreTarget::send_last(PendingKey pending,
+                                                             std::span<const std::string_view>,
+                                                             std::span<const std::string_view>) {
+  return send_part(pending.db, pending.key, {});
+}
+
+engine::Expected<std::optional<std::string>, std::string> RestoreTarget::config_value(
+    std::string_view) {
+  return std::optional<std::string>{};
+}
+
 engine::Expected<bool, std::string> LiveTarget::select(uint64_t db) {
   if (m_db == db) {
     return true;
@@ -141,8 +193,79 @@ engine::Expected<bool, std::string> LiveTarget::select(uint64_t db) {
   }
   std::string number = std::to_string(db);
   m_link.send({"SELECT", number});
-  m_pending.emplace_back(std::nullopt);
+  m_pending.push_back(Sent{});
   m_db = db;
+  return true;
+}
+
+engine::Expected<bool, std::string> LiveTarget::room(size_t bytes) {
+  if (auto ok = take_replies(false); !ok) {
+    return ok;
+  }
+  while (m_unanswered_bytes > 0 && m_unanswered_bytes + bytes > k_max_unanswered_bytes) {
+    size_t before = m_pending.size();
+    if (auto ok = take_replies(false); !ok) {
+      return ok;
+    }
+    if (m_pending.size() == before) {
+      auto io = m_link.poll(std::chrono::milliseconds(30000));
+      if (io != engine::PipelinedConnection::Io::ok) {
+        return engine::Unexpected{m_link.failed()
+                                      ? m_link.error()
+                                      : "the target " + describe() + " did not answer within 30 s"};
+      }
+    }
+  }
+  return true;
+}
+
+engine::Expected<bool, std::string> LiveTarget::send_part(uint64_t db, std::string_view key,
+                                                          std::span<const std::string_view> args) {
+  if (auto ok = select(db); !ok) {
+    return ok;
+  }
+  size_t bytes = 0;
+  for (std::string_view a : args) {
+    bytes += a.size() + 16;
+  }
+  if (auto ok = room(bytes); !ok) {
+    return ok;
+  }
+  m_link.send(args);
+  m_bytes_sent += bytes;
+  m_unanswered_bytes += bytes;
+  Sent sent;
+  sent.key.db = db;
+  sent.key.key = key;
+  sent.role = Role::part;
+  sent.bytes = bytes;
+  m_pending.push_back(std::move(sent));
+  return true;
+}
+
+engine::Expected<bool, std::string> LiveTarget::send_last(
+    PendingKey pending, std::span<const std::string_view> args,
+    std::span<const std::string_view> cleanup) {
+  if (auto ok = select(pending.db); !ok) {
+    return ok;
+  }
+  size_t bytes = 0;
+  for (std::string_view a : args) {
+    bytes += a.size() + 16;
+  }
+  if (auto ok = room(bytes); !ok) {
+    return ok;
+  }
+  m_link.send(args);
+  m_bytes_sent += bytes;
+  m_unanswered_bytes += bytes;
+  if (cleanup.empty()) {
+    m_pending.push_back(Sent{std::move(pending), Role::last, bytes});
+    return true;
+  }
+  m_link.send(cleanup);
+  m_pending.push_back(Sent{pending, Role::last, bytes});
+  m_pending.push_back(Sent{std::move(pending), Role::cleanup, 0});
   return true;
 }
 
@@ -152,14 +275,15 @@ engine::Expected<bool, std::string> LiveTarget::restore(PendingKey pending, int6
   if (auto ok = select(pending.db); !ok) {
     return ok;
   }
-  if (auto room = take_replies(false); !room) {
-    return room;
+  if (auto ok = room(payload.size()); !ok) {
+    return ok;
   }
   char scratch[48];
   restore_args(m_args, pending.key, expire_ms, payload, replace, idle_s, freq, scratch);
   m_link.send(std::span<const std::string_view>(m_args));
   m_bytes_sent += payload.size() + pending.key.size();
-  m_pending.emplace_back(std::move(pending));
+  m_unanswered_bytes += payload.size();
+  m_pending.push_back(Sent{std::move(pending), Role::restore, payload.size()});
   return true;
 }
 
@@ -179,7 +303,7 @@ engine::Expected<bool, std::string> LiveTarget::command(PendingKey pending,
     m_bytes_sent += a.size();
   }
   pending.command = true;
-  m_pending.emplace_back(std::move(pending));
+  m_pending.push_back(Sent{std::move(pending), Role::command, 0});
   return true;
 }
 
@@ -187,31 +311,71 @@ engine::Expected<bool, std::string> LiveTarget::take_replies(bool wait_all) {
   for (;;) {
     engine::ReplyView reply;
     while (m_link.next_reply(reply)) {
-      std::optional<PendingKey> pending = std::move(m_pending.front());
+      Sent sent = std::move(m_pending.front());
       m_pending.pop_front();
-      if (!pending) {
-        if (reply.is_error) {
-          return engine::Unexpected{"SELECT failed on " + describe() + ": " + reply_text(reply)};
-        }
-        continue;
-      }
+      m_unanswered_bytes -= sent.bytes;
+      const PendingKey& pending = sent.key;
+      auto refused = [&] {
+        return engine::Unexpected{"the target " + describe() + " refused key " +
+                                  engine::quote_repr(pending.key) + " (db " +
+                                  std::to_string(pending.db) + "): " + reply_text(reply)};
+      };
       WriteOutcome outcome = WriteOutcome::written;
-      if (reply.is_error && pending->command) {
-        return engine::Unexpected{"the target " + describe() + " refused " + pending->key +
-                                  " (db " + std::to_string(pending->db) +
-                                  "): " + reply_text(reply)};
-      }
-      if (reply.is_error) {
-        if (m_skip_conflicts && reply.error_text.starts_with("BUSYKEY")) {
-          outcome = WriteOutcome::conflict_skipped;
-        } else {
-          return engine::Unexpected{"the target " + describe() + " refused key " +
-                                    engine::quote_repr(pending->key) + " (db " +
-                                    std::to_string(pending->db) + "): " + reply_text(reply)};
-        }
+      switch (sent.role) {
+        case Role::select:
+          if (reply.is_error) {
+            return engine::Unexpected{"SELECT failed on " + describe() + ": " + reply_text(reply)};
+          }
+          continue;
+        case Role::part:
+          if (reply.is_error) {
+            return refused();
+          }
+          continue;
+        case Role::command:
+          if (reply.is_error) {
+            return engine::Unexpected{"the target " + describe() + " refused " + pending.key +
+                                      " (db " + std::to_string(pending.db) +
+                                      "): " + reply_text(reply)};
+          }
+          break;
+        case Role::restore:
+          if (reply.is_error) {
+            if (m_skip_conflicts && reply.error_text.starts_with("BUSYKEY")) {
+              outcome = WriteOutcome::conflict_skipped;
+            } else {
+              return refused();
+            }
+          }
+          break;
+        case Role::last:
+          if (reply.is_error) {
+            if (!reply.error_text.starts_with("ERR no such key")) {
+              return refused();
+            }
+            outcome = WriteOutcome::expired_in_flight;
+          } else if (reply.is_null || reply.bytes == ":0\r\n") {
+            if (!m_skip_conflicts) {
+              return engine::Unexpected{"the target " + describe() + " already has key " +
+                                        engine::quote_repr(pending.key) + " (db " +
+                                        std::to_string(pending.db) + ")"};
+            }
+            outcome = WriteOutcome::conflict_skipped;
+          }
+          if (!m_pending.empty() && m_pending.front().role == Role::cleanup) {
+            m_held = outcome;
+            continue;
+          }
+          break;
+        case Role::cleanup:
+          if (reply.is_error) {
+            return refused();
+          }
+          outcome = m_held;
+          break;
       }
       if (m_on_ack) {
-        m_on_ack(*pending, outcome);
+        m_on_ack(pending, outcome);
       }
     }
     if (m_link.failed()) {
@@ -233,6 +397,29 @@ engine::Expected<bool, std::string> LiveTarget::take_replies(bool wait_all) {
 
 engine::Expected<bool, std::string> LiveTarget::drain() {
   return take_replies(true);
+}
+
+engine::Expected<std::optional<std::string>, std::string> LiveTarget::config_value(
+    std::string_view name) {
+  if (auto ok = drain(); !ok) {
+    return engine::Unexpected{ok.error()};
+  }
+  m_link.send({"CONFIG", "GET", name});
+  auto reply = m_link.wait_reply();
+  if (!reply) {
+    return engine::Unexpected{reply.error()};
+  }
+  if (reply->is_error) {
+    return std::optional<std::string>();
+  }
+  engine::RespValue value;
+  size_t used = 0;
+  engine::parse_resp(reply->bytes, value, used);
+  // RESP2: [name, value]; RESP3: a map, read by the parser as its pairs.
+  if (value.elements.size() >= 2) {
+    return std::optional<std::string>(value.elements[1].str);
+  }
+  return std::optional<std::string>();
 }
 
 engine::Expected<std::vector<std::string>, std::string> LiveTarget::existing(

@@ -4,6 +4,7 @@
 #include "engine/util/expected.hpp"
 #include "migrate/rdb_inspect.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -29,8 +30,24 @@ struct TargetServer {
 /// than Redis 7.0, whose RDB keyshift does not write.
 engine::Expected<TargetServer, std::string> identify_server(std::string_view info_server);
 
+/// How long to wait for a server that answers -LOADING (it is loading its dataset), and
+/// whom to tell that we wait.
+struct LoadingWait {
+  std::chrono::seconds limit{300};
+  std::function<void(const std::string&)> notice;
+};
+
+/// PINGs `link` until the server has loaded its dataset: -LOADING is waited out (a notice
+/// first, then a PING every 200 ms) up to `wait.limit`; an error after that.
+engine::Expected<bool, std::string> wait_until_loaded(engine::PipelinedConnection& link,
+                                                      const LoadingWait& wait);
+
 /// What happened to one key sent to the target.
-enum class WriteOutcome : uint8_t { written, conflict_skipped };
+enum class WriteOutcome : uint8_t {
+  written,
+  conflict_skipped,
+  expired_in_flight,  ///< sent as commands, its TTL passed before the rename (not lost)
+};
 
 /// A key's place in the source, handed back when the target answered for it.
 struct PendingKey {
@@ -71,6 +88,19 @@ class RestoreTarget {
   virtual engine::Expected<bool, std::string> restore(PendingKey pending, int64_t expire_ms,
                                                       std::string_view payload, bool replace,
                                                       int64_t idle_s, int freq) = 0;
+  /// Queues one command of a key written as commands (`pending.key` names it in errors);
+  /// any error reply stops the import. Nothing is acknowledged by it. A cluster target
+  /// refuses: it takes keys by RESTORE only.
+  virtual engine::Expected<bool, std::string> send_part(uint64_t db, std::string_view key,
+                                                        std::span<const std::string_view> args);
+  /// Queues the command that completes a key written as commands (RENAME, RENAMENX, SET):
+  /// its reply acknowledges `pending`. A 0 or nil reply (RENAMENX, SET NX) is a conflict;
+  /// "no such key" from a rename is a key whose TTL passed on the way. A `cleanup` command
+  /// (DEL of a temporary key a refused RENAMENX left) follows it, and the key is
+  /// acknowledged once that too is answered.
+  virtual engine::Expected<bool, std::string> send_last(
+      PendingKey pending, std::span<const std::string_view> args,
+      std::span<const std::string_view> cleanup = {});
   /// Waits until every queued write is answered.
   virtual engine::Expected<bool, std::string> drain() = 0;
   /// Which of `keys` (in database `db`) exist in the target; the names in order.
@@ -80,6 +110,11 @@ class RestoreTarget {
   virtual std::optional<uint64_t> only_db() const { return std::nullopt; }
   /// A cluster's redirect counts and keys per node; nullptr for one server.
   virtual const ClusterWriteStats* cluster_stats() const { return nullptr; }
+
+  /// CONFIG GET `name`'s value; nothing when the target refuses (CONFIG renamed or denied),
+  /// or cannot say (a cluster).
+  virtual engine::Expected<std::optional<std::string>, std::string> config_value(
+      std::string_view name);
 
   /// Receives acknowledgements (set before the first restore).
   void on_ack(AckFn fn) { m_on_ack = std::move(fn); }
@@ -104,8 +139,10 @@ void restore_args(std::vector<std::string_view>& args, std::string_view key, int
 class LiveTarget final : public RestoreTarget {
  public:
   /// Connects (HELLO/AUTH/SELECT as the endpoint says) and reads INFO server.
+  /// A target still loading its dataset is waited for (`loading`).
   static engine::Expected<LiveTarget, std::string> open(const engine::RespEndpoint& endpoint,
-                                                        uint32_t window);
+                                                        uint32_t window,
+                                                        const LoadingWait& loading = {});
 
   const TargetServer& server() const override { return m_server; }
   std::string describe() const override { return m_link.endpoint().describe(); }
@@ -118,6 +155,13 @@ class LiveTarget final : public RestoreTarget {
   engine::Expected<bool, std::string> command(PendingKey pending,
                                               std::span<const std::string_view> argv,
                                               std::optional<uint64_t> db);
+  engine::Expected<bool, std::string> send_part(uint64_t db, std::string_view key,
+                                                std::span<const std::string_view> args) override;
+  engine::Expected<bool, std::string> send_last(
+      PendingKey pending, std::span<const std::string_view> args,
+      std::span<const std::string_view> cleanup = {}) override;
+  engine::Expected<std::optional<std::string>, std::string> config_value(
+      std::string_view name) override;
   engine::Expected<bool, std::string> drain() override;
   engine::Expected<std::vector<std::string>, std::string> existing(
       uint64_t db, const std::vector<std::string>& keys) override;
@@ -129,7 +173,19 @@ class LiveTarget final : public RestoreTarget {
 
   engine::PipelinedConnection m_link;
   TargetServer m_server;
-  std::deque<std::optional<PendingKey>> m_pending;  // nullopt: a SELECT
+  engine::Expected<bool, std::string> room(size_t bytes);
+  /// A request whose reply has not come: what it was for.
+  enum class Role : uint8_t { select, restore, part, last, cleanup, command };
+  struct Sent {
+    PendingKey key;  // restore, last: the key to acknowledge; part: its name for errors
+    Role role = Role::select;
+    size_t bytes = 0;
+  };
+  std::deque<Sent> m_pending;
+  // Bytes queued and not yet answered: bounded, so that big requests (a chunk of a big key,
+  // a large payload) do not pile up in the output buffer.
+  size_t m_unanswered_bytes = 0;
+  WriteOutcome m_held = WriteOutcome::written;  // a last command's outcome, until its cleanup
   std::optional<uint64_t> m_db;
   std::vector<std::string_view> m_args;
 };

@@ -265,7 +265,7 @@ def keyshift_serve_answers_redis_cli_python_redis_and_keyshift_clients_over_tls(
     eq(ks.cli("config", "get", "port"), "port\n0", "no plain port")
     # keyshift's own clients: import from it into a redis-server over TLS, verify both ways.
     dst = start_tls(h, "redis", name="redis-from-ks")
-    rc, out, err = keyshift("import", ks.url(), "--to", dst.url(), "--no-checkpoint",
+    rc, out, err = keyshift("import", ks.url(), "--to", dst.url(), "--no-checkpoint", "--mode", "scan",
                             *client_flags(h))
     eq(rc, 0, "import from keyshift serve over TLS: %s%s" % (out, err))
     rc, out, err = keyshift("verify", "data", ks.url(), dst.url(), "--rounds", "1",

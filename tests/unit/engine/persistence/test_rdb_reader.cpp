@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -692,5 +693,181 @@ TEST_SUITE("engine::rdb_reader") {
     r = decode_rdb_value(0, "\x05hello!");
     REQUIRE_FALSE(r.has_value());
     CHECK(r.error().message == "1 bytes left after the value");
+  }
+
+  TEST_CASE("a value read a batch at a time gives the elements of a whole decode, in order") {
+    int values = 0;
+    int batched = 0;
+    int deleted = 0;
+    for (const auto& path : corpus_files()) {
+      CAPTURE(path.filename().string());
+      std::string bytes = read_file(path);
+      Collect got;
+      RdbReadOptions options;
+      options.skip_modules = true;
+      if (!read_rdb(bytes, got, options)) {
+        continue;
+      }
+      for (const RdbKey& k : got.keys) {
+        if (k.value.kind == RdbKind::module) {
+          continue;
+        }
+        CAPTURE(k.key);
+        std::string_view value = std::string_view(bytes).substr(k.value_offset, k.value_bytes);
+        auto whole = decode_rdb_value(k.value.rdb_type, value, options, k.value_offset);
+        REQUIRE(whole.has_value());
+        // max_bytes 1: every element (node) a batch of its own.
+        keyshift::engine::RdbElementReader reader(k.value.rdb_type, value, k.value_offset, options);
+        CHECK(reader.kind() == whole->kind);
+        RdbValue all;
+        RdbValue batch;
+        int batches = 0;
+        for (;;) {
+          auto more = reader.next(batch, 1);
+          REQUIRE_MESSAGE(more.has_value(), more.error().message);
+          ++batches;
+          all.str += batch.str;
+          all.items.insert(all.items.end(), batch.items.begin(), batch.items.end());
+          all.zset.insert(all.zset.end(), batch.zset.begin(), batch.zset.end());
+          for (const auto& f : batch.hash) {
+            all.hash.push_back(f);
+          }
+          for (const auto& e : batch.stream.entries) {
+            if (e.deleted) {
+              ++deleted;
+            } else {
+              all.stream.entries.push_back(e);
+            }
+          }
+          if (!*more) {
+            all.stream.groups = batch.stream.groups;
+            all.stream.last_id = batch.stream.last_id;
+            all.stream.entries_added = batch.stream.entries_added;
+            break;
+          }
+        }
+        batched += batches > 1 ? 1 : 0;
+        CHECK(all.str == whole->str);
+        CHECK(all.items == whole->items);
+        CHECK(all.zset == whole->zset);
+        REQUIRE(all.hash.size() == whole->hash.size());
+        for (size_t i = 0; i < all.hash.size(); ++i) {
+          CHECK(all.hash[i].field == whole->hash[i].field);
+          CHECK(all.hash[i].value == whole->hash[i].value);
+          CHECK(all.hash[i].expire_ms == whole->hash[i].expire_ms);
+        }
+        REQUIRE(all.stream.entries.size() == whole->stream.entries.size());
+        for (size_t i = 0; i < all.stream.entries.size(); ++i) {
+          CHECK(all.stream.entries[i].id == whole->stream.entries[i].id);
+          CHECK(all.stream.entries[i].fields == whole->stream.entries[i].fields);
+        }
+        CHECK(all.stream.last_id == whole->stream.last_id);
+        CHECK(all.stream.entries_added == whole->stream.entries_added);
+        CHECK(all.stream.groups.size() == whole->stream.groups.size());
+        ++values;
+      }
+    }
+    MESSAGE(values, " values read in batches, ", batched, " in more than one, ", deleted,
+            " deleted stream entries");
+    CHECK(deleted > 0);
+    CHECK(values > 500);
+    CHECK(batched > 50);
+  }
+
+  TEST_CASE("a damaged value read a batch at a time fails where a whole decode fails") {
+    int checked = 0;
+    for (const char* name : {"redis70-streams.rdb", "redis70-lists.rdb", "redis70-zsets.rdb",
+                             "redis70-hashes.rdb", "rdbtools--linkedlist.rdb"}) {
+      std::filesystem::path path = k_corpus / name;
+      if (!std::filesystem::exists(path)) {
+        continue;
+      }
+      std::string bytes = read_file(path);
+      Collect got;
+      REQUIRE(read_rdb(bytes, got).has_value());
+      for (const RdbKey& k : got.keys) {
+        std::string value = bytes.substr(k.value_offset, k.value_bytes);
+        for (size_t cut = 0; cut < value.size(); cut += 1 + value.size() / 50) {
+          for (int flip = 0; flip < 2; ++flip) {
+            std::string bad = flip == 0 ? value.substr(0, cut) : value;
+            if (flip == 1) {
+              bad[cut] = static_cast<char>(bad[cut] ^ 0x5A);
+            }
+            auto whole = decode_rdb_value(k.value.rdb_type, bad, {}, 100);
+            keyshift::engine::RdbElementReader reader(k.value.rdb_type, bad, 100);
+            RdbValue batch;
+            std::optional<keyshift::engine::RdbError> error;
+            for (;;) {
+              auto more = reader.next(batch, 64);
+              if (!more) {
+                error = more.error();
+                break;
+              }
+              if (!*more) {
+                break;
+              }
+            }
+            REQUIRE(whole.has_value() == !error.has_value());
+            if (error) {
+              CHECK(error->offset == whole.error().offset);
+              CHECK(error->message == whole.error().message);
+            }
+            ++checked;
+          }
+        }
+      }
+    }
+    CHECK(checked > 100);
+  }
+
+  TEST_CASE("streams checked a node at a time accept and refuse exactly what reading does") {
+    int streams = 0;
+    for (const auto& path : corpus_files()) {
+      CAPTURE(path.filename().string());
+      std::string bytes = read_file(path);
+      RdbReadOptions keep;
+      keep.skip_modules = true;
+      RdbReadOptions light = keep;
+      light.materialize = false;
+      light.keep_streams = false;
+      Collect a;
+      Collect b;
+      auto full = read_rdb(bytes, a, keep);
+      auto checked = read_rdb(bytes, b, light);
+      REQUIRE(full.has_value() == checked.has_value());
+      if (!full) {
+        CHECK(full.error().offset == checked.error().offset);
+        CHECK(full.error().message == checked.error().message);
+        continue;
+      }
+      REQUIRE(a.keys.size() == b.keys.size());
+      for (size_t i = 0; i < a.keys.size(); ++i) {
+        if (a.keys[i].value.kind != RdbKind::stream) {
+          continue;
+        }
+        ++streams;
+        const auto& s = a.keys[i].value.stream;
+        const auto& t = b.keys[i].value.stream;
+        CHECK(t.entries.empty());
+        CHECK(t.length == s.length);
+        CHECK(t.last_id == s.last_id);
+        CHECK(t.first_id == s.first_id);
+        CHECK(t.entries_added == s.entries_added);
+        CHECK(t.groups.size() == s.groups.size());
+        // Damage inside the stream fails where the full read fails.
+        std::string cut = bytes;
+        size_t at = a.keys[i].value_offset + a.keys[i].value_bytes / 2;
+        cut[at] = static_cast<char>(cut[at] ^ 0x21);
+        Collect c;
+        Collect d;
+        auto r1 = read_rdb(cut, c, keep);
+        auto r2 = read_rdb(cut, d, light);
+        REQUIRE(r1.has_value() == r2.has_value());
+        if (!r1) {
+          CHECK(r1.error().offset == r2.error().offset);
+        }
+      }
+    }
+    CHECK(streams > 10);
   }
 }
