@@ -163,9 +163,10 @@ def traffic(srv, seconds):
 
     def run():
         r = srv.redis()
-        r.client_setname("worker")
         end = time.monotonic() + seconds
         while time.monotonic() < end:
+            # Named again and again: the sample may start after the first SETNAME.
+            r.client_setname("worker")
             r.set("a", "1", get=True)
             r.hset("h", "f", "v")
             time.sleep(0.01)
