@@ -738,43 +738,7 @@ std::string render_clients_html(const ClientsReport& r) {
   return out;
 }
 
-namespace {
-
-std::string xml_escape(std::string_view s) {
-  std::string out;
-  for (char ch : s) {
-    auto c = static_cast<unsigned char>(ch);
-    switch (ch) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        // XML 1.0 allows no C0 control but tab, LF and CR; examples are MONITOR-quoted
-        // already, so this only guards names.
-        if (c < 0x20 && ch != '\t' && ch != '\n' && ch != '\r') {
-          out += fmt::format("\\x{:02x}", c);
-        } else {
-          out.push_back(ch);
-        }
-    }
-  }
-  return out;
-}
-
-}  // namespace
-
+// JUnit text and attributes use html_escape: its entities and \xNN forms are valid XML 1.0.
 std::string render_clients_junit(const ClientsReport& r) {
   uint64_t tests = 0;
   uint64_t failures = 0;
@@ -787,7 +751,7 @@ std::string render_clients_junit(const ClientsReport& r) {
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out +=
       fmt::format("<testsuites name=\"keyshift verify clients {}\" tests=\"{}\" failures=\"{}\">\n",
-                  xml_escape(kb::profile_info(r.target).name), tests, failures);
+                  html_escape(kb::profile_info(r.target).name), tests, failures);
   for (const ClientGroup& g : r.clients) {
     uint64_t f = 0;
     for (const ClientUsage& u : g.usage) {
@@ -795,10 +759,10 @@ std::string render_clients_junit(const ClientsReport& r) {
     }
     out +=
         fmt::format("  <testsuite name=\"{} on {}\" tests=\"{}\" failures=\"{}\" errors=\"0\">\n",
-                    xml_escape(g.name), xml_escape(g.address), g.usage.size(), f);
+                    html_escape(g.name), html_escape(g.address), g.usage.size(), f);
     for (const ClientUsage& u : g.usage) {
-      out += fmt::format("    <testcase classname=\"{}\" name=\"{}\"", xml_escape(g.name),
-                         xml_escape(u.item));
+      out += fmt::format("    <testcase classname=\"{}\" name=\"{}\"", html_escape(g.name),
+                         html_escape(u.item));
       if (u.verdict == ClientVerdict::ok) {
         out += "/>\n";
         continue;
@@ -806,8 +770,8 @@ std::string render_clients_junit(const ClientsReport& r) {
       out += fmt::format(
           ">\n      <failure type=\"{}\" message=\"{}\">used {} times, e.g. {}{}</failure>\n"
           "    </testcase>\n",
-          client_verdict_name(u.verdict), xml_escape(u.detail), u.count, xml_escape(u.example),
-          u.source.empty() ? std::string{} : "; source: " + xml_escape(u.source));
+          client_verdict_name(u.verdict), html_escape(u.detail), u.count, html_escape(u.example),
+          u.source.empty() ? std::string{} : "; source: " + html_escape(u.source));
     }
     out += "  </testsuite>\n";
   }

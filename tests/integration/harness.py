@@ -81,6 +81,19 @@ def redis_module():
     return importlib.import_module("redis")
 
 
+def chromium():
+    """Debian's chromium (for rendering HTML reports headless), installed if missing."""
+    for name in ("chromium", "chromium-browser"):
+        path = shutil.which(name)
+        if path:
+            return path
+    _apt_install(["chromium"])
+    path = shutil.which("chromium")
+    if path is None:
+        raise SetupError("chromium still missing after apt-get")
+    return path
+
+
 def keyshift_bin():
     path = os.environ.get("KEYSHIFT_BIN") or os.path.join(REPO, "build", "keyshift")
     path = os.path.abspath(path)

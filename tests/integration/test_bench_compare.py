@@ -11,7 +11,6 @@ the diff).
 
 import json
 import os
-import shutil
 import struct
 import subprocess
 import sys
@@ -20,7 +19,7 @@ import zlib
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import REPO, SetupError, _apt_install, eq, keyshift_bin, ok, run_tests, test  # noqa: E402,E501
+from harness import REPO, chromium, eq, keyshift_bin, ok, run_tests, test  # noqa: E402
 
 DATA = os.path.join(REPO, "tests", "data", "bench")
 BEFORE = "before-redis.json"
@@ -127,18 +126,6 @@ def damaged_or_foreign_files_are_named_with_the_offset(h):
 
 
 # ---- the HTML report in a real browser --------------------------------------------------
-
-def chromium():
-    for name in ("chromium", "chromium-browser"):
-        path = shutil.which(name)
-        if path:
-            return path
-    _apt_install(["chromium"])
-    path = shutil.which("chromium")
-    if path is None:
-        raise SetupError("chromium still missing after apt-get")
-    return path
-
 
 def read_png(path):
     """(width, height, rows of RGB(A) tuples) of an 8-bit RGB/RGBA PNG, non-interlaced."""

@@ -11,7 +11,6 @@ Run: KEYSHIFT_BIN=build/keyshift /usr/bin/python3 tests/integration/test_verify_
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -19,7 +18,7 @@ import time
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import SetupError, _apt_install, eq, keyshift_bin, ok, run_tests, test  # noqa: E402
+from harness import _apt_install, chromium, eq, keyshift_bin, ok, run_tests, test  # noqa: E402
 
 FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "monitor",
                        "apps.log")
@@ -211,18 +210,6 @@ def a_live_server_is_sampled_by_commandstats_without_monitor(h):
     rc, _, err = clients("redis://127.0.0.1:%d" % srv.port)
     eq(rc, 2)
     ok("--duration" in err, err)
-
-
-def chromium():
-    for name in ("chromium", "chromium-browser"):
-        path = shutil.which(name)
-        if path:
-            return path
-    _apt_install(["chromium"])
-    path = shutil.which("chromium")
-    if path is None:
-        raise SetupError("chromium still missing after apt-get")
-    return path
 
 
 @test
