@@ -3,6 +3,7 @@
 #include "compat/dump/jsonl_reader.hpp"
 #include "compat/verify/cluster_side.hpp"
 #include "engine/engine.hpp"
+#include "engine/persistence/aof.hpp"
 #include "engine/persistence/rdb_load.hpp"
 #include "engine/resp/cluster_map.hpp"
 #include "engine/resp/request_writer.hpp"
@@ -12,6 +13,7 @@
 #include <fmt/core.h>
 
 #include <charconv>
+#include <filesystem>
 #include <span>
 #include <string_view>
 #include <utility>
@@ -184,6 +186,26 @@ LoadedFileSide::~LoadedFileSide() {
 
 Expected<std::unique_ptr<LoadedFileSide>, std::string> LoadedFileSide::load(
     const std::string& path) {
+  if (engine::looks_like_aof(path)) {
+    std::unique_ptr<LoadedFileSide> side(new LoadedFileSide());
+    engine::EngineConfig config;
+    config.databases = k_file_databases;
+    config.enable_debug_command = engine::EnableMode::yes;
+    side->m_engine = std::make_unique<engine::Engine>(config, side->m_clock);
+    engine::AofReadOptions read;
+    read.allow_truncated = false;
+    std::string name = std::filesystem::path(path).filename().string();
+    if (name.ends_with(".manifest")) {
+      read.appendfilename = name.substr(0, name.size() - std::string_view(".manifest").size());
+    }
+    engine::AofLoadReport report;
+    auto loaded = engine::replay_aof(*side->m_engine, path, read, report);
+    if (!loaded) {
+      return Unexpected{loaded.error()};
+    }
+    side->m_side = std::make_unique<EngineSide>(*side->m_engine, path);
+    return side;
+  }
   auto mapped = engine::MappedFile::open(path);
   if (!mapped) {
     return Unexpected{fmt::format("{}: cannot read the file: {}", path, mapped.error().reason())};

@@ -341,6 +341,19 @@ void Aof::close_fd() {
   }
 }
 
+Expected<AofSummary, std::string> replay_aof(Engine& engine, const std::string& path,
+                                             const AofReadOptions& options, AofLoadReport& report) {
+  Replayer replayer(engine, report);
+  auto summary = read_aof(path, replayer, options);
+  if (!replayer.error().empty()) {
+    return Unexpected{replayer.error()};
+  }
+  if (!summary) {
+    return Unexpected{"Bad AOF: " + summary.error().describe()};
+  }
+  return *summary;
+}
+
 Expected<AofLoadReport, std::string> Aof::load() {
   AofLoadReport report;
   const EngineConfig& cfg = m_engine.config();
@@ -409,13 +422,9 @@ Expected<AofLoadReport, std::string> Aof::load() {
   AofReadOptions options;
   options.appendfilename = cfg.appendfilename;
   options.allow_truncated = cfg.aof_load_truncated;
-  Replayer replayer(m_engine, report);
-  auto summary = read_aof(manifest.string(), replayer, options);
+  auto summary = replay_aof(m_engine, manifest.string(), options, report);
   if (!summary) {
-    return Unexpected{"Bad AOF: " + summary.error().describe()};
-  }
-  if (!replayer.error().empty()) {
-    return Unexpected{replayer.error()};
+    return Unexpected{summary.error()};
   }
   if (summary->truncated) {
     report.notices.push_back(fmt::format("!!! Warning: short read while loading the AOF file {}!!!",

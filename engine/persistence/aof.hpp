@@ -22,6 +22,12 @@ struct AofLoadReport {
   std::vector<std::string> notices;  // lines for the log (upgrade, truncation, files read)
 };
 
+/// Replays the AOF at `path` (as read_aof finds it) into `engine` through one session, as
+/// loading at start does: the base's keys, then every command; counts go into `report`. The
+/// error names the file and byte offset (an unknown command included).
+Expected<AofSummary, std::string> replay_aof(Engine& engine, const std::string& path,
+                                             const AofReadOptions& options, AofLoadReport& report);
+
 /// One engine's append-only file, as Valkey 8's multi-part AOF: dir/appenddirname holds a
 /// base (an RDB file; RESTORE commands with aof-use-rdb-preamble no), incr files of RESP commands
 /// and the manifest naming them. Receives the engine's propagated writes, buffers them and writes

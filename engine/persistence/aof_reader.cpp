@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 
 namespace keyshift::engine {
@@ -508,6 +509,18 @@ Expected<AofSummary, AofError> read_aof(const std::string& path, AofVisitor& vis
     }
   }
   return summary;
+}
+
+bool looks_like_aof(const std::string& path) {
+  std::error_code ec;
+  std::string name = std::filesystem::path(path).filename().string();
+  if (std::filesystem::is_directory(path, ec) || name.ends_with(".manifest") ||
+      name.ends_with(".aof") || name.find(".aof.") != std::string::npos) {
+    return true;
+  }
+  std::ifstream in(path, std::ios::binary);
+  char first = 0;
+  return in.is_open() && in.get(first) && first == '*';
 }
 
 }  // namespace keyshift::engine

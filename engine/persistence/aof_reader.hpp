@@ -126,6 +126,11 @@ struct AofSummary {
   bool stopped = false;        // the visitor asked to stop
 };
 
+/// True when `path` names an append-only file or a RESP command file rather than an RDB or
+/// JSON Lines file: a directory (multi-part AOF), a manifest, a file named *.aof (an RDB
+/// preamble starts like an RDB file, so the name decides), or a file starting with '*'.
+bool looks_like_aof(const std::string& path);
+
 /// Reads the AOF at `path`: a directory holding `<appendfilename>.manifest`, a manifest file
 /// itself, or one single-file AOF. Errors name the file and byte offset: a byte that is not
 /// where RESP puts it, a length that runs past the file, a file the manifest names but that

@@ -112,7 +112,8 @@ engine::Expected<ImportCheckpoint, std::string> parse_checkpoint(std::string_vie
     }
     *out = (*v)->string;
   }
-  if (c.kind != "file" && c.kind != "scan" && c.kind != "sync" && c.kind != "jsonl") {
+  if (c.kind != "file" && c.kind != "scan" && c.kind != "sync" && c.kind != "jsonl" &&
+      c.kind != "aof") {
     return engine::Unexpected{"checkpoint: unknown kind \"" + c.kind + "\""};
   }
   auto size = whole_number(doc, "source_size");

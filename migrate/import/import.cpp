@@ -3,6 +3,7 @@
 #include "compat/report/json_text.hpp"
 #include "compat/verify/side.hpp"
 #include "compat/verify/verify.hpp"
+#include "engine/persistence/aof_reader.hpp"
 #include "engine/resp/cluster_map.hpp"
 #include "migrate/import/import_common.hpp"
 
@@ -152,6 +153,8 @@ ImportReport run_import(const ImportOptions& options) {
   } else if (import_detail::is_server_source(options.source)) {
     report.source_kind = "sync";
     import_detail::import_sync(options, options.rules, report);
+  } else if (engine::looks_like_aof(options.source)) {
+    import_detail::import_aof(options, options.rules, report);
   } else if (import_detail::is_jsonl_file(options.source)) {
     report.source_kind = "jsonl";
     import_detail::import_jsonl(options, report);
@@ -275,6 +278,10 @@ std::string render_import_text(const ImportReport& r) {
       out += fmt::format("  lag when stopped: {} byte(s), {:.1f} s\n", r.lag_bytes,
                          r.lag_seconds < 0 ? 0.0 : r.lag_seconds);
     }
+  } else if (r.source_kind == "aof" || r.source_kind == "resp") {
+    out += fmt::format(
+        "  commands: {} applied ({} MULTI/EXEC kept atomic), {} left out by the rules\n",
+        r.commands_applied, r.transactions, r.commands_filtered);
   }
   for (const std::string& w : r.warnings) {
     out += "  warning: " + w + "\n";
@@ -395,6 +402,9 @@ std::string render_import_json(const ImportReport& r) {
         "\"commands_filtered\":{},\"transactions\":{}}}",
         r.repl_offset, r.lag_bytes, r.lag_seconds, r.commands_applied, r.commands_filtered,
         r.transactions);
+  } else if (r.source_kind == "aof" || r.source_kind == "resp") {
+    j += fmt::format(",\"commands\":{{\"applied\":{},\"filtered\":{},\"transactions\":{}}}",
+                     r.commands_applied, r.commands_filtered, r.transactions);
   }
   j += ",\"verify\":";
   if (r.verify.ran || !r.verify.error.empty() || !r.verify.skipped.empty()) {

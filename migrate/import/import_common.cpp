@@ -358,4 +358,83 @@ engine::Expected<std::optional<ImportCheckpoint>, std::string> resume_point(
   return loaded;
 }
 
+std::vector<uint64_t> keyspace_dbs(std::string_view info) {
+  std::vector<uint64_t> dbs;
+  std::string text = "\n" + std::string(info);
+  size_t at = 0;
+  while ((at = text.find("\ndb", at)) != std::string::npos) {
+    at += 3;
+    uint64_t db = 0;
+    auto r = std::from_chars(text.data() + at, text.data() + text.size(), db);
+    if (r.ec == std::errc() && r.ptr < text.data() + text.size() && *r.ptr == ':') {
+      dbs.push_back(db);
+    }
+  }
+  return dbs;
+}
+
+bool could_be_ours(const KeyRules& rules, std::string_view name) {
+  for (const PrefixRule& rule : rules.rename) {
+    if (name.starts_with(rule.to) &&
+        key_selected(rules, rule.from + std::string(name.substr(rule.to.size())))) {
+      return true;
+    }
+  }
+  return key_selected(rules, name);
+}
+
+bool destination_db(const KeyRules& rules, uint64_t db) {
+  for (const auto& [from, to] : rules.db_map) {
+    if (to == db) {
+      return true;
+    }
+  }
+  return rules.unmapped_db ? *rules.unmapped_db == db : true;
+}
+
+engine::Expected<bool, std::string> scan_target(
+    const engine::RespEndpoint& to, const KeyRules& rules,
+    const std::function<engine::Expected<bool, std::string>(engine::RespConnection&, uint64_t,
+                                                            std::vector<std::string>&)>& fn) {
+  engine::RespEndpoint plain = to;
+  plain.db = 0;
+  auto conn = engine::RespConnection::connect(plain);
+  if (!conn) {
+    return engine::Unexpected{conn.error()};
+  }
+  auto info = conn->call({"INFO", "keyspace"});
+  if (!info) {
+    return engine::Unexpected{info.error()};
+  }
+  for (uint64_t db : keyspace_dbs(info->str)) {
+    if (!destination_db(rules, db)) {
+      continue;
+    }
+    auto sel = conn->call({"SELECT", std::to_string(db)});
+    if (!sel || sel->is_error()) {
+      return engine::Unexpected{"SELECT " + std::to_string(db) + " failed on " + to.describe()};
+    }
+    std::string cursor = "0";
+    do {
+      auto r = conn->call({"SCAN", cursor, "COUNT", "1000"});
+      if (!r || r->is_error() || r->elements.size() != 2) {
+        return engine::Unexpected{"SCAN failed on " + to.describe()};
+      }
+      cursor = r->elements[0].str;
+      std::vector<std::string> keys;
+      for (auto& k : r->elements[1].elements) {
+        if (could_be_ours(rules, k.str)) {
+          keys.push_back(std::move(k.str));
+        }
+      }
+      if (!keys.empty()) {
+        if (auto ok = fn(*conn, db, keys); !ok) {
+          return ok;
+        }
+      }
+    } while (cursor != "0");
+  }
+  return true;
+}
+
 }  // namespace keyshift::migrate::import_detail

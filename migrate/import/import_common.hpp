@@ -14,6 +14,7 @@
 #include "migrate/rdb_inspect.hpp"
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -158,6 +159,23 @@ bool check_conflicts(RestoreTarget& target, std::map<uint64_t, std::vector<std::
 /// save lands in `save_error`).
 RestoreTarget::AckFn count_acks(ImportReport& report, CheckpointKeeper& keeper,
                                 std::optional<std::string>& save_error);
+
+/// The databases holding keys, from INFO keyspace.
+std::vector<uint64_t> keyspace_dbs(std::string_view info);
+/// True when target key `name` may have been written by an import under `rules`: its
+/// source name (undoing a prefix rename) is one the rules keep.
+bool could_be_ours(const KeyRules& rules, std::string_view name);
+/// True when target database `db` may receive keys under `rules`.
+bool destination_db(const KeyRules& rules, uint64_t db);
+/// Calls `fn(connection, db, keys)` for every batch of keys of the target's destination
+/// databases that the import could have written (SCAN).
+engine::Expected<bool, std::string> scan_target(
+    const engine::RespEndpoint& to, const KeyRules& rules,
+    const std::function<engine::Expected<bool, std::string>(engine::RespConnection&, uint64_t,
+                                                            std::vector<std::string>&)>& fn);
+/// An AOF (single file, with or without an RDB preamble, or a multi-part directory) or a
+/// RESP command file into either target.
+void import_aof(const ImportOptions& options, KeyRules rules, ImportReport& report);
 
 /// File source into a live target.
 void import_file_to_live(const ImportOptions& options, KeyRules rules, const RdbFile& file,
