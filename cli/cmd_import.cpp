@@ -45,6 +45,7 @@ struct ImportFlags {
   bool progress = false;
   bool verify = false;
   bool cluster = false;
+  bool follow = false;
   engine::TlsClientOptions tls;
   std::string mode = "sync";
   std::string until = "caught-up";
@@ -200,6 +201,7 @@ void run_import(const ImportFlags& f) {
   }
   options.verify = f.verify;
   options.cluster = f.cluster;
+  options.follow = f.follow;
   options.mode = f.mode == "scan" ? migrate::SourceMode::scan : migrate::SourceMode::sync;
   if (f.until == "caught-up") {
     options.until = migrate::UntilKind::caught_up;
@@ -210,7 +212,10 @@ void run_import(const ImportFlags& f) {
     options.until_path = f.until;
   }
   bool server_source = f.source.find("://") != std::string::npos || f.source.starts_with("unix:");
-  if (server_source && options.mode == migrate::SourceMode::sync) {
+  if (f.follow && (!server_source || options.mode != migrate::SourceMode::scan)) {
+    throw UserError("keyshift: --follow goes with --mode scan and a server source", 2);
+  }
+  if (server_source && (options.mode == migrate::SourceMode::sync || f.follow)) {
     // Only the stream polls the flag: other imports keep the default (die on SIGTERM).
     std::signal(SIGTERM, request_stop);
     std::signal(SIGINT, request_stop);
@@ -294,8 +299,12 @@ void add_import(CLI::App& app) {
                   "default) or scan (SCAN + DUMP, for servers that refuse SYNC)")
       ->check(CLI::IsMember({"sync", "scan"}));
   cmd->add_option("--until", flags->until,
-                  "--mode sync: stream until caught-up (the primary's offset when the stream "
-                  "began), sigterm (until SIGTERM/SIGINT), or PATH (until that file exists)");
+                  "--mode sync (and scan --follow): stream until caught-up (the primary's "
+                  "offset when the stream began; for --follow, a round with no change), "
+                  "sigterm (until SIGTERM/SIGINT), or PATH (until that file exists)");
+  cmd->add_flag("--follow", flags->follow,
+                "--mode scan: read again the keys the source's keyspace notifications name "
+                "while and after it is scanned (enables them with CONFIG SET if needed)");
   cmd->add_option("--method", flags->method,
                   "How keys go to a live target: restore (RESTORE payloads; big keys as "
                   "commands) or commands (plain commands for every key)")

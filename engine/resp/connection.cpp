@@ -415,6 +415,28 @@ Expected<RespValue, std::string> RespConnection::read_reply() {
   }
 }
 
+Expected<std::optional<RespValue>, std::string> RespConnection::poll_reply(
+    std::chrono::milliseconds wait) {
+  if (m_in_pos == m_in.size() && m_transport.pending() == 0) {
+    pollfd pfd{m_fd, POLLIN, 0};
+    int rc;
+    do {
+      rc = ::poll(&pfd, 1, static_cast<int>(wait.count()));
+    } while (rc < 0 && errno == EINTR);
+    if (rc < 0) {
+      return Unexpected{error_text("poll failed: " + errno_text(errno))};
+    }
+    if (rc == 0) {
+      return std::optional<RespValue>();
+    }
+  }
+  auto reply = read_reply();
+  if (!reply) {
+    return Unexpected{reply.error()};
+  }
+  return std::optional<RespValue>(std::move(*reply));
+}
+
 Expected<RespValue, std::string> RespConnection::call(const std::vector<std::string>& args) {
   std::string request;
   append_request(request, args);

@@ -5,6 +5,7 @@
 #include "engine/util/expected.hpp"
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -64,6 +65,9 @@ class RespConnection {
   Expected<bool, std::string> send_raw(std::string_view bytes);
   /// Reads the next reply.
   Expected<RespValue, std::string> read_reply();
+  /// Reads the next reply when one starts arriving within `wait` (pushes of a subscribed
+  /// connection); nothing when none did.
+  Expected<std::optional<RespValue>, std::string> poll_reply(std::chrono::milliseconds wait);
 
   /// The endpoint this connection talks to.
   const RespEndpoint& endpoint() const { return m_endpoint; }

@@ -278,6 +278,10 @@ std::string render_import_text(const ImportReport& r) {
       out += fmt::format("  lag when stopped: {} byte(s), {:.1f} s\n", r.lag_bytes,
                          r.lag_seconds < 0 ? 0.0 : r.lag_seconds);
     }
+  } else if (r.source_kind == "scan" && r.follow_events > 0) {
+    out += fmt::format(
+        "  followed: {} keyspace event(s), {} key(s) read again, {} deleted, in {} round(s)\n",
+        r.follow_events, c.followed, c.follow_deleted, r.follow_rounds);
   } else if (r.source_kind == "aof" || r.source_kind == "resp") {
     out += fmt::format(
         "  commands: {} applied ({} MULTI/EXEC kept atomic), {} left out by the rules\n",
@@ -402,6 +406,10 @@ std::string render_import_json(const ImportReport& r) {
         "\"commands_filtered\":{},\"transactions\":{}}}",
         r.repl_offset, r.lag_bytes, r.lag_seconds, r.commands_applied, r.commands_filtered,
         r.transactions);
+  } else if (r.source_kind == "scan") {
+    j += fmt::format(
+        ",\"follow\":{{\"events\":{},\"keys_read_again\":{},\"deleted\":{},\"rounds\":{}}}",
+        r.follow_events, c.followed, c.follow_deleted, r.follow_rounds);
   } else if (r.source_kind == "aof" || r.source_kind == "resp") {
     j += fmt::format(",\"commands\":{{\"applied\":{},\"filtered\":{},\"transactions\":{}}}",
                      r.commands_applied, r.commands_filtered, r.transactions);

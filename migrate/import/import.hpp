@@ -102,6 +102,9 @@ struct ImportOptions {
   SourceMode mode = SourceMode::sync;
   UntilKind until = UntilKind::caught_up;
   std::string until_path;
+  /// Scan sources: follow the source's keyspace notifications during and after the scan and
+  /// read the keys they name again (until --until says stop).
+  bool follow = false;
   /// Polled while streaming: true asks for a clean stop (the CLI's SIGTERM/SIGINT flag).
   std::function<bool()> stop_requested;
 };
@@ -140,6 +143,8 @@ struct ImportCounts {
   uint64_t chunked = 0;            ///< of those, keys that took more than one element command
   uint64_t commands = 0;           ///< commands those keys took
   uint64_t expired_in_flight = 0;  ///< TTL passed while the key was being written
+  uint64_t followed = 0;           ///< --follow: keys read again after a keyspace event
+  uint64_t follow_deleted = 0;     ///< --follow: keys deleted in the target (gone at the source)
 };
 
 /// What a cluster on either side saw: keys per primary and the redirects followed.
@@ -191,6 +196,9 @@ struct ImportReport {
   int64_t lag_bytes = -1;
   double lag_seconds = -1;
   std::string sync;
+  /// --follow: rounds of second reads, and keyspace events received.
+  uint64_t follow_rounds = 0;
+  uint64_t follow_events = 0;
   uint64_t commands_applied = 0;
   uint64_t commands_filtered = 0;
   uint64_t transactions = 0;

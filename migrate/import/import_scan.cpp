@@ -7,7 +7,10 @@
 #include "engine/util/split_args.hpp"
 #include "migrate/import/import_common.hpp"
 #include "migrate/import/key_commands.hpp"
+#include "migrate/import/keyspace_follow.hpp"
 #include "migrate/import/live_target.hpp"
+
+#include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
@@ -19,6 +22,10 @@
 namespace keyshift::migrate::import_detail {
 namespace {
 
+constexpr std::string_view k_follow_note =
+    "--follow: keys the source changed while the scan ran were read again after it, as its "
+    "keyspace notifications named them; writes after the import stopped are not in the "
+    "target";
 constexpr std::string_view k_scan_warning =
     "a scan of a live server is not a snapshot: keys written while it ran may be missing or "
     "older in the target; stop the writers first, or compare afterwards with keyshift verify "
@@ -181,6 +188,10 @@ class ScanSink {
   virtual bool settle(std::string& error) = 0;
   /// True when the target stores hash field TTLs.
   virtual bool field_ttls() const = 0;
+  /// Deletes `key` of database `db` (--follow: the source deleted it or it expired).
+  virtual bool remove(uint64_t db, const std::string& key, std::string& error) = 0;
+  /// Writes that follow replace what the target holds (--follow's second reads).
+  virtual void set_replace(bool replace) = 0;
 };
 
 class LiveSink : public ScanSink {
@@ -237,7 +248,16 @@ class LiveSink : public ScanSink {
   }
 
   bool field_ttls() const override { return m_limits.field_ttls; }
-  void set_replace(bool replace) { m_replace = replace; }
+  void set_replace(bool replace) override { m_replace = replace; }
+  bool remove(uint64_t db, const std::string& key, std::string& error) override {
+    std::string_view del[] = {"DEL", key};
+    auto sent = m_target.send_part(db, key, del);
+    if (!sent) {
+      error = sent.error();
+      return false;
+    }
+    return true;
+  }
 
  private:
   /// A key as commands (--method commands, or a payload past --big-key-bytes): the DUMP
@@ -284,7 +304,8 @@ class EmbeddedSink : public ScanSink {
  public:
   EmbeddedSink(engine::Engine& engine, const RdbTargetLimits& limits, ImportReport& report,
                int64_t now_ms)
-      : m_writer(engine, report, now_ms),
+      : m_engine(engine),
+        m_writer(engine, report, now_ms),
         m_limits(limits),
         m_read_twice_ok(report.cluster.source) {}
 
@@ -293,7 +314,7 @@ class EmbeddedSink : public ScanSink {
     if (!materialize(key, payload, error)) {
       return false;
     }
-    auto added = m_writer.write(db, key, m_read_twice_ok && db == key.db);
+    auto added = m_writer.write(db, key, m_replace || (m_read_twice_ok && db == key.db));
     if (!added) {
       error = added.error();
       return false;
@@ -303,9 +324,16 @@ class EmbeddedSink : public ScanSink {
 
   bool settle(std::string&) override { return true; }
   bool field_ttls() const override { return m_limits.field_ttls; }
+  bool remove(uint64_t db, const std::string& key, std::string&) override {
+    m_engine.db(static_cast<int>(db)).remove(key);
+    return true;
+  }
+  void set_replace(bool replace) override { m_replace = replace; }
 
  private:
+  engine::Engine& m_engine;
   EngineKeyWriter m_writer;
+  bool m_replace = false;
   RdbTargetLimits m_limits;
   // A cluster source may list a key twice (its slot moved between two scanned nodes):
   // the later read wins.
@@ -771,6 +799,142 @@ bool scan_sessions(std::vector<ScanSession>& sessions, ScanSink& sink, const Imp
   return ok;
 }
 
+/// The name and database a source key has in the target under `rules`, or nothing when the
+/// rules leave it out (the name-only rules: a deleted key has no type to judge).
+std::optional<std::pair<uint64_t, std::string>> target_key(const KeyRules& rules, uint64_t db,
+                                                           const std::string& key) {
+  if (!key_selected(rules, key)) {
+    return std::nullopt;
+  }
+  std::string name = key;
+  for (const PrefixRule& rule : rules.rename) {
+    if (auto renamed = apply_prefix_rule(rule, db, key)) {
+      name = std::move(*renamed);
+      break;
+    }
+  }
+  return std::make_pair(target_db_of(rules, db), std::move(name));
+}
+
+/// Reads again every key `changed` names: present ones are written over the target's
+/// copy, gone ones (deleted, expired) are deleted there.
+bool refresh_keys(ScanSession& session, ChangedKeys& changed, ScanSink& sink,
+                  const ImportOptions& options, const KeyRules& rules, bool pexpiretime,
+                  ImportReport& report) {
+  std::string error;
+  for (auto& [db, names] : changed) {
+    if (std::find(session.dbs.begin(), session.dbs.end(), db) == session.dbs.end()) {
+      session.dbs.push_back(db);  // a database that was empty when the scan began
+    }
+    if (auto selected = session.reader.call({"SELECT", std::to_string(db)}); !selected) {
+      report.error = selected.error();
+      return false;
+    }
+    std::vector<std::string> batch;
+    auto flush = [&]() -> bool {
+      auto keys = session.reader.dump(batch, options.now_ms, pexpiretime);
+      batch.clear();
+      if (!keys) {
+        report.error = keys.error();
+        return false;
+      }
+      std::vector<ScannedKey> present;
+      for (ScannedKey& k : *keys) {
+        if (!k.payload.empty()) {
+          present.push_back(std::move(k));
+          continue;
+        }
+        auto there = target_key(rules, db, k.key);
+        if (!there || options.dry_run) {
+          continue;
+        }
+        if (!sink.remove(there->first, there->second, error)) {
+          report.error = error;
+          return false;
+        }
+        ++report.counts.follow_deleted;
+      }
+      uint64_t read_before = report.counts.read;
+      uint64_t session_before = session.keys_read;
+      if (!take_keys(session, db, present, sink, options, rules, pexpiretime, report)) {
+        return false;
+      }
+      report.counts.followed += report.counts.read - read_before;
+      report.counts.read = read_before;
+      session.keys_read = session_before;
+      if (!sink.settle(error)) {
+        report.error = error;
+        return false;
+      }
+      return true;
+    };
+    for (const std::string& name : names) {
+      batch.push_back(name);
+      if (batch.size() >= options.scan_count && !flush()) {
+        return false;
+      }
+    }
+    if (!batch.empty() && !flush()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// --follow after the scan: the keys changed meanwhile are read again, round after round,
+/// until a round finds none (--until caught-up) or until the stop the options name.
+bool follow_changes(ScanSession& session, KeyspaceFollower& follower, ScanSink& sink,
+                    const ImportOptions& options, const KeyRules& rules, bool pexpiretime,
+                    ImportReport& report) {
+  using namespace std::chrono_literals;
+  sink.set_replace(true);
+  constexpr int k_max_quiet_rounds = 50;
+  int rounds = 0;
+  auto stop_asked = [&]() {
+    if (options.stop_requested && options.stop_requested()) {
+      return true;
+    }
+    return options.until == UntilKind::stop_file && !options.until_path.empty() &&
+           ::access(options.until_path.c_str(), F_OK) == 0;
+  };
+  for (;;) {
+    bool stopping = stop_asked();
+    auto got = follower.collect_until_quiet(stopping ? 300ms : 200ms, 2s);
+    if (!got) {
+      report.error = got.error();
+      return false;
+    }
+    ChangedKeys changed = follower.take();
+    if (!changed.empty()) {
+      ++rounds;
+      if (!refresh_keys(session, changed, sink, options, rules, pexpiretime, report)) {
+        return false;
+      }
+      if (options.progress) {
+        options.progress({"follow", report.counts.followed, 0, report.counts.written});
+      }
+    }
+    if (stopping) {
+      break;
+    }
+    if (options.until == UntilKind::caught_up) {
+      if (changed.empty()) {
+        break;
+      }
+      if (rounds >= k_max_quiet_rounds) {
+        report.warnings.push_back(
+            "--follow: the source kept changing keys for " + std::to_string(rounds) +
+            " rounds; the import stopped following with changes possibly in flight (use "
+            "--until sigterm or a stop file, and stop the writers before the cut-over)");
+        break;
+      }
+    }
+  }
+  report.follow_rounds = static_cast<uint64_t>(rounds);
+  report.follow_events = follower.events();
+  return true;
+}
+
 }  // namespace
 
 void import_scan(const ImportOptions& options, KeyRules rules, ImportReport& report) {
@@ -782,6 +946,39 @@ void import_scan(const ImportOptions& options, KeyRules rules, ImportReport& rep
   if (!open_sessions(options, sessions, pexpiretime, source_dbs, start_map, report)) {
     return;
   }
+  // Subscribed before the first SCAN, so every change the scan might miss is seen.
+  std::optional<KeyspaceFollower> follower;
+  if (options.follow) {
+    if (sessions.size() != 1 || report.cluster.source) {
+      report.error = "--follow is not supported with a cluster source yet";
+      return;
+    }
+    auto endpoint = engine::parse_redis_url(options.source, options.tls);
+    if (!endpoint) {
+      report.error = endpoint.error();
+      return;
+    }
+    auto started = KeyspaceFollower::start(*endpoint);
+    if (!started) {
+      report.error = started.error();
+      return;
+    }
+    follower.emplace(std::move(*started));
+    report.warnings.clear();
+    report.warnings.emplace_back(k_follow_note);
+    if (!follower->enabled().empty()) {
+      report.warnings.push_back("--follow set notify-keyspace-events to \"" + follower->enabled() +
+                                "\" on the source for the import; it is restored at the end");
+    }
+  }
+  struct Restore {
+    std::optional<KeyspaceFollower>& f;
+    ~Restore() {
+      if (f) {
+        f->restore();
+      }
+    }
+  } restore_events{follower};
 
   ImportCheckpoint start;
   start.kind = "scan";
@@ -800,6 +997,12 @@ void import_scan(const ImportOptions& options, KeyRules rules, ImportReport& rep
       return;
     }
     start.target = report.target;
+    if (follower && target->cluster_stats() != nullptr) {
+      report.error =
+          "--follow is not supported with a cluster target yet (a deleted key "
+          "cannot be removed there)";
+      return;
+    }
     CheckpointKeeper keeper(options.dry_run ? std::string() : options.checkpoint, start);
     if (!take_checkpoint(options, keeper, report)) {
       return;
@@ -833,6 +1036,9 @@ void import_scan(const ImportOptions& options, KeyRules rules, ImportReport& rep
     LiveSink sink(*target, replace, report, options.now_ms);
     bool done =
         scan_sessions(sessions, sink, options, rules, pexpiretime, keeper, start_map, report);
+    if (done && follower) {
+      done = follow_changes(sessions.front(), *follower, sink, options, rules, pexpiretime, report);
+    }
     report.bytes_sent = target->bytes_sent();
     note_cluster_stats(*target, report);
     if (!done) {
@@ -870,6 +1076,10 @@ void import_scan(const ImportOptions& options, KeyRules rules, ImportReport& rep
   CheckpointKeeper no_checkpoint("", start);
   if (!scan_sessions(sessions, sink, options, rules, pexpiretime, no_checkpoint, start_map,
                      report)) {
+    return;
+  }
+  if (follower &&
+      !follow_changes(sessions.front(), *follower, sink, options, rules, pexpiretime, report)) {
     return;
   }
   if (!options.dry_run) {

@@ -379,5 +379,126 @@ def a_scan_import_killed_midway_and_rerun_ends_equal_to_the_source(h):
     eq(digest(dst), digest(src))
 
 
+class ChangingWriter:
+    """Changes the source from its own thread until stopped: new values, deletes, new keys,
+    short TTLs that expire on the way, in databases 0 and 3."""
+
+    def __init__(self, srv):
+        import threading
+        self.srv = srv
+        self.stop_flag = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.ops = 0
+
+    def run(self):
+        r0 = self.srv.redis(unix=True)
+        r3 = self.srv.redis(unix=True, db=3)
+        i = 0
+        while not self.stop_flag.is_set():
+            p = r0.pipeline(transaction=False)
+            p.set("k:%d" % (i * 7 % 20000), "changed-%d" % i)
+            p.delete("k:%d" % (i * 13 % 20000 + 1))
+            p.set("new:%d" % i, i)
+            p.set("short:%d" % i, "x", px=30)
+            p.rpush("list:%d" % (i % 50), i)
+            p.execute()
+            r3.incr("counter")
+            self.ops += 6
+            i += 1
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def stop(self):
+        self.stop_flag.set()
+        self.thread.join()
+
+
+def notify_flags(srv):
+    return srv.redis(unix=True).config_get("notify-keyspace-events")["notify-keyspace-events"]
+
+
+def lapse_short_ttls(*servers):
+    """Lets the writer's 30 ms TTLs pass, then has each server drop them (SCAN expires what
+    it visits), so DEBUG DIGEST sees the same keys on both sides."""
+    time.sleep(0.1)
+    for srv in servers:
+        srv.cli("--scan", "--pattern", "short:*")
+
+
+def follow_source(h, name):
+    src = target(h, name)
+    r = src.redis(unix=True)
+    p = r.pipeline(transaction=False)
+    for i in range(20000):
+        p.set("k:%d" % i, "v" * (i % 50))
+        if i % 1000 == 999:
+            p.execute()
+    p.execute()
+    src.redis(unix=True, db=3).set("counter", 0)
+    return src
+
+
+@test
+def a_scan_with_follow_catches_what_writers_changed_while_it_ran(h):
+    src = follow_source(h, "follow-source")
+    eq(notify_flags(src), "")
+    dst = target(h, "follow-target")
+    writer = ChangingWriter(src)
+    with writer:
+        proc = subprocess.Popen([keyshift_bin(), "import", url(src, unix=True), "--mode", "scan",
+                                 "--follow", "--to", url(dst), "--no-checkpoint", "--scan-count",
+                                 "20", "--format", "json"], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+        time.sleep(1.5)
+        writer.stop()
+        out, err = proc.communicate(timeout=120)
+    eq(proc.returncode, 0, err.decode("utf-8", "replace"))
+    doc = json.loads(out)
+    ok(writer.ops > 100, "the writer ran: %d ops" % writer.ops)
+    ok(doc["follow"]["events"] > 0 and doc["follow"]["keys_read_again"] > 0, doc["follow"])
+    ok(doc["follow"]["deleted"] > 0, "deleted and expired keys left the target: %r" % doc["follow"])
+    lapse_short_ttls(src, dst)
+    eq(digest(dst), digest(src), "the target equals the source once the writers stopped")
+    eq(notify_flags(src), "", "the source's notify-keyspace-events is restored")
+
+
+@test
+def a_scan_with_follow_until_a_stop_file_keeps_the_target_following(h):
+    src = follow_source(h, "follow-source2")
+    dst = h.path("follow-out")
+    os.makedirs(dst)
+    stop = h.path("follow.stop")
+    writer = ChangingWriter(src)
+    with writer:
+        proc = subprocess.Popen([keyshift_bin(), "import", url(src), "--mode", "scan", "--follow",
+                                 "--until", stop, "--dir", dst, "--target", "redis-7.0"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(2.0)
+        writer.stop()
+    time.sleep(0.5)
+    ok(proc.poll() is None, "the import keeps following until the stop file appears")
+    open(stop, "w").close()
+    out, err = proc.communicate(timeout=120)
+    eq(proc.returncode, 0, err.decode("utf-8", "replace"))
+    ok(b"followed:" in out, out)
+    loaded = h.redis_server("--dir", dst, name="loads-follow")
+    lapse_short_ttls(src, loaded)
+    eq(digest(loaded), digest(src))
+
+
+@test
+def follow_is_refused_where_it_cannot_work(h):
+    rc, out, err = import_(h.path("nothing.rdb"), "--follow")
+    ok(rc == 2 and "--follow goes with --mode scan" in err, err)
+    src = target(h, "follow-refuses", "--rename-command", "CONFIG", "")
+    rc, out, err = import_(url(src), "--mode", "scan", "--follow", "--dir", h.tmp)
+    ok(rc != 0 and "notify-keyspace-events" in out + err, out + err)
+
+
 if __name__ == "__main__":
     sys.exit(run_tests())

@@ -324,5 +324,84 @@ def a_source_that_refuses_sync_gets_a_clear_error_naming_mode_scan(h):
     eq(client(dst).get("a"), b"1")
 
 
+def redis74_server(h, name, *directives):
+    """A Redis 7.4 server (RDB 12, hash field TTLs) from KEYSHIFT_REDIS74_SERVER: Debian has
+    none, so a test machine builds one from Redis's public sources; absent, the test skips."""
+    from harness import Server, Skip
+    binary = os.environ.get("KEYSHIFT_REDIS74_SERVER", "")
+    if not binary or not os.access(binary, os.X_OK):
+        raise Skip("KEYSHIFT_REDIS74_SERVER names no redis-server 7.4 binary")
+    workdir = h._dir(name)
+    sock = os.path.join(workdir, "redis74.sock")
+
+    def make(port):
+        argv = [binary, "--port", str(port), "--bind", HOST, "--save", "", "--appendonly", "no",
+                "--enable-debug-command", "yes", "--dir", workdir, "--daemonize", "no",
+                "--logfile", "", "--unixsocket", sock, "--repl-diskless-sync-delay", "0"]
+        argv += [str(d) for d in directives]
+        return Server(name, argv, port, workdir, unixsocket=sock)
+
+    srv = h._launch(make)
+    version = srv.cli("INFO", "server")
+    ok("redis_version:7.4" in version, "KEYSHIFT_REDIS74_SERVER is not Redis 7.4")
+    return srv
+
+
+def field_ttl_hashes(srv, n):
+    r = client(srv)
+    p = r.pipeline(transaction=False)
+    for i in range(n):
+        p.hset("fh:%d" % i, mapping={"keep": i, "ttl": "x%d" % i})
+        p.execute_command("HEXPIRE", "fh:%d" % i, 100000 + i, "FIELDS", 1, "ttl")
+    p.execute()
+
+
+@test
+def a_redis_7_4_source_with_field_ttls_replicates_into_redis_7_0_and_valkey_8_files(h):
+    src = redis74_server(h, "redis74-source", "--repl-diskless-sync", "yes")
+    fill(src, 2000)
+    field_ttl_hashes(src, 200)
+    # Valkey 8 and Redis 7.0 have no hash field TTLs: without a policy the move is refused.
+    dst = server(h, "target70")
+    refused = run_import(url(src, True), "--to", url(dst), "--no-checkpoint", check=None)
+    ok(not refused["ok"] and "field" in refused["error"], refused)
+    eq(dst.cli("DBSIZE"), "0", "a refused move writes nothing")
+
+    writer = Writer(src)
+    p = start_import(url(src, True), "--to", url(dst), "--no-checkpoint", "--field-ttl",
+                     "drop-ttl", "--until", "sigterm")
+    wait_for(lambda: int(dst.cli("DBSIZE")) >= 2000 or p.poll() is not None, "the full sync")
+    # Streamed field-TTL commands are dropped by the policy; the fields themselves arrive.
+    client(src).hset("fh:stream", mapping={"a": 1, "b": 2})
+    client(src).execute_command("HEXPIRE", "fh:stream", 5000, "FIELDS", 1, "b")
+    wait_for(lambda: writer.count > 1000 or p.poll() is not None, "the writer")
+    writer.stop()
+    time.sleep(0.3)
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=120)
+    eq(p.returncode, 0, err.decode("utf-8", "replace"))
+    doc = json.loads(out)
+    ok(doc["counts"]["field_ttls_dropped"] >= 200, doc["counts"])
+    eq(client(dst).hgetall("fh:7"), {b"keep": b"7", b"ttl": b"x7"})
+    eq(client(dst).hgetall("fh:stream"), {b"a": b"1", b"b": b"2"})
+    eq(int(dst.cli("DBSIZE")), int(src.cli("DBSIZE")))
+
+    for target, version in (("redis-7.0", 10), ("valkey-8.0", 11)):
+        out_dir = h.path("from-redis74-" + target)
+        os.makedirs(out_dir)
+        doc = run_import(url(src, True), "--dir", out_dir, "--target", target, "--field-ttl",
+                         "drop-ttl")
+        eq(doc["target_rdb_version"], version)
+        rdb = os.path.join(out_dir, "dump.rdb")
+        with open(rdb, "rb") as f:
+            eq(f.read(9), b"REDIS%04d" % version)
+        inspect = subprocess.run([keyshift_bin(), "rdb", "inspect", rdb, "--format", "json"],
+                                 stdout=subprocess.PIPE, timeout=120)
+        eq(json.loads(inspect.stdout)["total_keys"], int(src.cli("DBSIZE")), target)
+    loaded = server(h, "loads-74", "--dir", h.path("from-redis74-redis-7.0"))
+    eq(int(loaded.cli("DBSIZE")), int(src.cli("DBSIZE")))
+    eq(client(loaded).hgetall("fh:3"), {b"keep": b"3", b"ttl": b"x3"})
+
+
 if __name__ == "__main__":
     sys.exit(run_tests())
