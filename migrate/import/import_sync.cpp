@@ -273,6 +273,40 @@ class SyncHandler final : public engine::ReplStreamHandler, public engine::RdbVi
   std::string m_error;
 };
 
+/// Deletes the keys `names` lists (by target database) from `to`; a failure is added to
+/// report.error.
+void remove_written(const engine::RespEndpoint& to,
+                    const std::map<uint64_t, std::unordered_set<std::string>>& names,
+                    ImportReport& report) {
+  engine::RespEndpoint at = to;
+  at.db = 0;
+  auto conn = engine::RespConnection::connect(at);
+  if (!conn) {
+    report.error += "; the keys written before it could not be removed: " + conn.error();
+    return;
+  }
+  uint64_t removed = 0;
+  for (const auto& [db, keys] : names) {
+    auto sel = conn->call({"SELECT", std::to_string(db)});
+    if (!sel || sel->is_error()) {
+      report.error += "; the keys written before it could not be removed (SELECT failed)";
+      return;
+    }
+    for (const std::string& k : keys) {
+      auto r = conn->call({"DEL", k});
+      if (!r || r->is_error()) {
+        report.error += "; the keys written before it could not all be removed";
+        return;
+      }
+      removed += static_cast<uint64_t>(r->integer);
+    }
+  }
+  if (removed > 0) {
+    report.warnings.push_back(std::to_string(removed) +
+                              " key(s) written before the refusal were removed from the target");
+  }
+}
+
 /// Reads the link until `done()` or a failure; false with report.error set on failure.
 bool pump(engine::ReplicaClient& client, SyncHandler& handler, ImportReport& report,
           const std::function<bool()>& done, const std::function<bool()>& idle) {
@@ -477,7 +511,9 @@ void import_sync(const ImportOptions& options, KeyRules rules, ImportReport& rep
     // the new snapshot no longer holds.
     bool resync = psync->full && resuming;
     handler.use_live(&*target, options.conflict == ConflictPolicy::replace || resync);
-    handler.track_names(resync && options.conflict == ConflictPolicy::fail);
+    // With --conflict fail the target held none of these names before: the ones this sync
+    // writes are known, so a resync can remove the stale ones and a refused move its own.
+    handler.track_names(psync->full && options.conflict == ConflictPolicy::fail);
     if (resync && options.conflict != ConflictPolicy::fail) {
       report.warnings.push_back(
           "a resync with --conflict skip/replace cannot tell the earlier attempt's keys from "
@@ -538,6 +574,11 @@ void import_sync(const ImportOptions& options, KeyRules rules, ImportReport& rep
     bool loaded = pump(*client, handler, report, [&] { return handler.payload_done(); }, {});
     if (!loaded) {
       (void)finish_live(false);
+      if (target && !report.blocked.empty() && !resuming) {
+        // A key the target cannot take (a field TTL, a module) stops the move: what the sync
+        // wrote before it is taken out again, so a refused move leaves the target as it was.
+        remove_written(*options.to, handler.names(), report);
+      }
       return;
     }
     if (target) {
@@ -546,7 +587,7 @@ void import_sync(const ImportOptions& options, KeyRules rules, ImportReport& rep
         report.error = drained.error();
         return;
       }
-      if (!handler.names().empty() || (resuming && options.conflict == ConflictPolicy::fail)) {
+      if (resuming && options.conflict == ConflictPolicy::fail) {
         // What the earlier attempt wrote and the snapshot no longer has.
         uint64_t removed = 0;
         auto& names = handler.names();
