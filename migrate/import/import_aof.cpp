@@ -418,32 +418,7 @@ void import_aof(const ImportOptions& options, KeyRules rules, ImportReport& repo
     if (options.conflict == ConflictPolicy::fail && !resuming) {
       // Commands write keys the check pass cannot list: any key the rules could write
       // that the target holds already is a conflict, as for a replication import.
-      uint64_t found = 0;
-      auto scanned =
-          scan_target(*options.to, rules,
-                      [&](engine::RespConnection&, uint64_t db,
-                          std::vector<std::string>& keys) -> engine::Expected<bool, std::string> {
-                        for (const std::string& k : keys) {
-                          if (k == LiveStreamWriter::k_marker_key) {
-                            continue;
-                          }
-                          ++found;
-                          if (report.blocked.size() < k_listed_keys) {
-                            report.blocked.push_back(key_ref(db, k));
-                          }
-                        }
-                        return true;
-                      });
-      if (!scanned) {
-        report.error = scanned.error();
-        return;
-      }
-      if (found > 0) {
-        report.counts.conflicts_found = found;
-        report.blocked_reason = std::to_string(found) +
-                                " key(s) the import could write already exist in the target "
-                                "(use --conflict skip or replace to go on)";
-        report.error = "cannot import: " + report.blocked_reason;
+      if (!refuse_target_conflicts(*options.to, rules, report)) {
         return;
       }
     }

@@ -4,6 +4,7 @@
 #include "engine/persistence/rdb_load.hpp"
 #include "engine/persistence/rdb_writer.hpp"
 #include "engine/util/split_args.hpp"
+#include "migrate/import/command_stream.hpp"
 
 #include <sys/stat.h>
 
@@ -433,6 +434,39 @@ engine::Expected<bool, std::string> scan_target(
         }
       }
     } while (cursor != "0");
+  }
+  return true;
+}
+
+bool refuse_target_conflicts(const engine::RespEndpoint& to, const KeyRules& rules,
+                             ImportReport& report) {
+  uint64_t found = 0;
+  auto scanned =
+      scan_target(to, rules,
+                  [&](engine::RespConnection&, uint64_t db,
+                      std::vector<std::string>& keys) -> engine::Expected<bool, std::string> {
+                    for (const std::string& k : keys) {
+                      if (k == LiveStreamWriter::k_marker_key) {
+                        continue;
+                      }
+                      ++found;
+                      if (report.blocked.size() < k_listed_keys) {
+                        report.blocked.push_back(key_ref(db, k));
+                      }
+                    }
+                    return true;
+                  });
+  if (!scanned) {
+    report.error = scanned.error();
+    return false;
+  }
+  if (found > 0) {
+    report.counts.conflicts_found = found;
+    report.blocked_reason = std::to_string(found) +
+                            " key(s) the import could write already exist in the target "
+                            "(use --conflict skip or replace to go on)";
+    report.error = "cannot import: " + report.blocked_reason;
+    return false;
   }
   return true;
 }

@@ -173,6 +173,11 @@ engine::Expected<bool, std::string> scan_target(
     const engine::RespEndpoint& to, const KeyRules& rules,
     const std::function<engine::Expected<bool, std::string>(engine::RespConnection&, uint64_t,
                                                             std::vector<std::string>&)>& fn);
+/// --conflict fail for sources whose keys cannot be listed before writing (commands): any
+/// key of the target the rules could write (the import's marker aside) is a conflict. False
+/// with report.error, blocked and conflicts_found set when there is one or the scan failed.
+bool refuse_target_conflicts(const engine::RespEndpoint& to, const KeyRules& rules,
+                             ImportReport& report);
 /// An AOF (single file, with or without an RDB preamble, or a multi-part directory) or a
 /// RESP command file into either target.
 void import_aof(const ImportOptions& options, KeyRules rules, ImportReport& report);

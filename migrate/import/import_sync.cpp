@@ -481,29 +481,7 @@ void import_sync(const ImportOptions& options, KeyRules rules, ImportReport& rep
   if (target) {
     if (psync->full && options.conflict == ConflictPolicy::fail && !resuming) {
       // Before the first write: keys of the target that this import could write.
-      uint64_t found = 0;
-      auto scanned =
-          scan_target(*options.to, rules,
-                      [&](engine::RespConnection&, uint64_t db,
-                          std::vector<std::string>& keys) -> engine::Expected<bool, std::string> {
-                        for (const std::string& k : keys) {
-                          ++found;
-                          if (report.blocked.size() < k_listed_keys) {
-                            report.blocked.push_back(key_ref(db, k));
-                          }
-                        }
-                        return true;
-                      });
-      if (!scanned) {
-        report.error = scanned.error();
-        return;
-      }
-      if (found > 0) {
-        report.counts.conflicts_found = found;
-        report.blocked_reason = std::to_string(found) +
-                                " key(s) the import could write already exist in the target "
-                                "(use --conflict skip or replace to go on)";
-        report.error = "cannot import: " + report.blocked_reason;
+      if (!refuse_target_conflicts(*options.to, rules, report)) {
         return;
       }
     }
