@@ -160,14 +160,10 @@ class AofImporter final : public engine::AofVisitor, public engine::RdbVisitor {
     }
     ++m_report.counts.read;
     KeyEffects effects;
-    KeyVerdict verdict = apply_key_rules(m_rules, k, m_options.now_ms, effects);
-    if (verdict != KeyVerdict::keep) {
-      if (count_verdict(verdict, k, m_report)) {
-        return fail("cannot import: " + m_report.blocked_reason + ": " + m_report.blocked.back());
-      }
-      return true;
+    Screen screen = screen_key(m_rules, k, m_options.now_ms, m_report, effects);
+    if (screen != Screen::keep) {
+      return screen == Screen::drop || fail(blocked_error(m_report));
     }
-    count_effects(effects, m_report.counts);
     if (m_check_only) {
       m_names[effects.target_db].push_back(k.key);
       return true;
@@ -442,15 +438,7 @@ void import_aof(const ImportOptions& options, KeyRules rules, ImportReport& repo
   target->skip_conflicts(options.conflict == ConflictPolicy::skip);
   target->on_ack([&](const PendingKey& key, WriteOutcome outcome) {
     if (!key.command) {
-      if (outcome == WriteOutcome::written) {
-        ++report.counts.written;
-        ++report.counts
-              .written_by_type[std::string(kind_name(static_cast<engine::RdbKind>(key.kind)))];
-      } else if (outcome == WriteOutcome::expired_in_flight) {
-        ++report.counts.expired_in_flight;
-      } else {
-        ++report.counts.conflicts_skipped;
-      }
+      count_write(key, outcome, report.counts);
       ++state.keys_written;
     }
     if (key.position > 0) {

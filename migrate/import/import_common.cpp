@@ -94,6 +94,31 @@ bool count_verdict(KeyVerdict verdict, const engine::RdbKey& k, ImportReport& re
   return true;
 }
 
+void count_write(const PendingKey& key, WriteOutcome outcome, ImportCounts& c) {
+  if (outcome == WriteOutcome::written) {
+    ++c.written;
+    ++c.written_by_type[std::string(kind_name(static_cast<engine::RdbKind>(key.kind)))];
+  } else if (outcome == WriteOutcome::expired_in_flight) {
+    ++c.expired_in_flight;
+  } else {
+    ++c.conflicts_skipped;
+  }
+}
+
+Screen screen_key(const KeyRules& rules, engine::RdbKey& k, int64_t now_ms, ImportReport& report,
+                  KeyEffects& effects) {
+  KeyVerdict verdict = apply_key_rules(rules, k, now_ms, effects);
+  if (verdict != KeyVerdict::keep) {
+    return count_verdict(verdict, k, report) ? Screen::block : Screen::drop;
+  }
+  count_effects(effects, report.counts);
+  return Screen::keep;
+}
+
+std::string blocked_error(const ImportReport& report) {
+  return "cannot import: " + report.blocked_reason + ": " + report.blocked.back();
+}
+
 void count_effects(const KeyEffects& effects, ImportCounts& c) {
   c.renamed += effects.renamed ? 1 : 0;
   c.moved += effects.moved ? 1 : 0;

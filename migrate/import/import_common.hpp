@@ -53,6 +53,16 @@ std::string key_ref(uint64_t db, std::string_view key);
 bool count_verdict(KeyVerdict verdict, const engine::RdbKey& k, ImportReport& report);
 /// Counts what the rules changed in a kept key.
 void count_effects(const KeyEffects& effects, ImportCounts& counts);
+/// Counts one key the live target acknowledged, by its outcome.
+void count_write(const PendingKey& key, WriteOutcome outcome, ImportCounts& counts);
+/// What the key rules decided for one key of a source.
+enum class Screen { keep, drop, block };
+/// The key rules applied to `k` and counted, the same for every source: keep (go on with
+/// `effects`), drop (counted apart), or block (the move stops with blocked_error()).
+Screen screen_key(const KeyRules& rules, engine::RdbKey& k, int64_t now_ms, ImportReport& report,
+                  KeyEffects& effects);
+/// The error a move stops with when screen_key() blocked it.
+std::string blocked_error(const ImportReport& report);
 /// The newest REDIS-numbered payload version `limits` reads (Valkey 9 reads up to 11).
 int redis_numbered_max(const RdbTargetLimits& limits);
 

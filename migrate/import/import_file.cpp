@@ -103,14 +103,10 @@ class RestoreVisitor : public engine::RdbVisitor {
     }
     ++m_report.counts.read;
     KeyEffects effects;
-    KeyVerdict verdict = apply_key_rules(m_rules, k, m_options.now_ms, effects);
-    if (verdict != KeyVerdict::keep) {
-      if (count_verdict(verdict, k, m_report)) {
-        return stop("cannot import: " + m_report.blocked_reason + ": " + m_report.blocked.back());
-      }
-      return true;
+    Screen screen = screen_key(m_rules, k, m_options.now_ms, m_report, effects);
+    if (screen != Screen::keep) {
+      return screen == Screen::drop || stop(blocked_error(m_report));
     }
-    count_effects(effects, m_report.counts);
     if (goes_as_commands(k)) {
       return write_commands(k, effects.target_db);
     }
@@ -298,15 +294,7 @@ bool check_conflicts(RestoreTarget& target, std::map<uint64_t, std::vector<std::
 LiveTarget::AckFn count_acks(ImportReport& report, CheckpointKeeper& keeper,
                              std::optional<std::string>& save_error) {
   return [&report, &keeper, &save_error](const PendingKey& key, WriteOutcome outcome) {
-    if (outcome == WriteOutcome::written) {
-      ++report.counts.written;
-      ++report.counts
-            .written_by_type[std::string(kind_name(static_cast<engine::RdbKind>(key.kind)))];
-    } else if (outcome == WriteOutcome::expired_in_flight) {
-      ++report.counts.expired_in_flight;
-    } else {
-      ++report.counts.conflicts_skipped;
-    }
+    count_write(key, outcome, report.counts);
     keeper.state().offset = key.position;
     ++keeper.state().keys_written;
     if (!save_error) {

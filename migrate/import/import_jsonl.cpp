@@ -118,15 +118,13 @@ void import_jsonl_to_live(const ImportOptions& options, KeyRules rules,
         }
         ++report.counts.read;
         KeyEffects effects;
-        KeyVerdict verdict = apply_key_rules(rules, k, options.now_ms, effects);
-        if (verdict != KeyVerdict::keep) {
-          if (count_verdict(verdict, k, report)) {
-            return engine::Unexpected{"cannot import: " + report.blocked_reason + ": " +
-                                      report.blocked.back()};
-          }
+        Screen screen = screen_key(rules, k, options.now_ms, report, effects);
+        if (screen == Screen::block) {
+          return engine::Unexpected{blocked_error(report)};
+        }
+        if (screen == Screen::drop) {
           return true;
         }
-        count_effects(effects, report.counts);
         PendingKey pending;
         pending.db = effects.target_db;
         pending.position = line_end(text, k.offset);

@@ -448,15 +448,14 @@ bool take_keys(ScanSession& session, uint64_t db, std::vector<ScannedKey>& keys,
       key.deferred = false;
     }
     KeyEffects effects;
-    KeyVerdict verdict = apply_key_rules(rules, key, options.now_ms, effects);
-    if (verdict != KeyVerdict::keep) {
-      if (count_verdict(verdict, key, report)) {
-        report.error = "cannot import: " + report.blocked_reason;
-        return false;
-      }
+    Screen screen = screen_key(rules, key, options.now_ms, report, effects);
+    if (screen == Screen::block) {
+      report.error = "cannot import: " + report.blocked_reason;
+      return false;
+    }
+    if (screen == Screen::drop) {
       continue;
     }
-    count_effects(effects, report.counts);
     if (options.dry_run) {
       ++report.counts.written;
       continue;
@@ -1018,15 +1017,7 @@ void import_scan(const ImportOptions& options, KeyRules rules, ImportReport& rep
     }
     target->skip_conflicts(options.conflict == ConflictPolicy::skip);
     target->on_ack([&report](const PendingKey& key, WriteOutcome outcome) {
-      if (outcome == WriteOutcome::written) {
-        ++report.counts.written;
-        ++report.counts
-              .written_by_type[std::string(kind_name(static_cast<engine::RdbKind>(key.kind)))];
-      } else if (outcome == WriteOutcome::expired_in_flight) {
-        ++report.counts.expired_in_flight;
-      } else {
-        ++report.counts.conflicts_skipped;
-      }
+      count_write(key, outcome, report.counts);
     });
     // A cluster source may list a key twice (its slot moved from one node to another while
     // both were scanned): the later read wins. The conflict check passed, so REPLACE can only

@@ -189,14 +189,10 @@ class SyncHandler final : public engine::ReplStreamHandler, public engine::RdbVi
   bool on_key(engine::RdbKey& k) override {
     ++m_report.counts.read;
     KeyEffects effects;
-    KeyVerdict verdict = apply_key_rules(m_rules, k, m_options.now_ms, effects);
-    if (verdict != KeyVerdict::keep) {
-      if (count_verdict(verdict, k, m_report)) {
-        return fail("cannot import: " + m_report.blocked_reason + ": " + m_report.blocked.back());
-      }
-      return true;
+    Screen screen = screen_key(m_rules, k, m_options.now_ms, m_report, effects);
+    if (screen != Screen::keep) {
+      return screen == Screen::drop || fail(blocked_error(m_report));
     }
-    count_effects(effects, m_report.counts);
     if (m_track) {
       m_names[effects.target_db].insert(k.key);
     }
@@ -508,13 +504,7 @@ void import_sync(const ImportOptions& options, KeyRules rules, ImportReport& rep
         }
         return;
       }
-      if (outcome == WriteOutcome::written) {
-        ++report.counts.written;
-        ++report.counts
-              .written_by_type[std::string(kind_name(static_cast<engine::RdbKind>(key.kind)))];
-      } else {
-        ++report.counts.conflicts_skipped;
-      }
+      count_write(key, outcome, report.counts);
       ++state.keys_written;
     });
     if (auto err = keeper.maybe_save(true)) {
