@@ -302,15 +302,11 @@ void import_aof(const ImportOptions& options, KeyRules rules, ImportReport& repo
   LiveTarget* target = nullptr;
   RdbTargetLimits limits = rdb_target_limits(options.target);
   if (options.to) {
-    target_holder = open_live_target(options, rules, report);
-    if (!target_holder) {
-      return;
-    }
-    target = dynamic_cast<LiveTarget*>(target_holder.get());
+    target = open_stream_target(
+        options, rules, report, target_holder,
+        "importing commands into a cluster target is not supported yet: a command file's "
+        "transactions and database changes need one connection");
     if (target == nullptr) {
-      report.error =
-          "importing commands into a cluster target is not supported yet: a command file's "
-          "transactions and database changes need one connection";
       return;
     }
   } else {

@@ -238,6 +238,19 @@ std::optional<std::string> CheckpointKeeper::maybe_save(bool force) {
   return save_checkpoint(m_path, m_state);
 }
 
+LiveTarget* open_stream_target(const ImportOptions& options, KeyRules& rules, ImportReport& report,
+                               std::unique_ptr<RestoreTarget>& holder, std::string_view refusal) {
+  holder = open_live_target(options, rules, report);
+  if (!holder) {
+    return nullptr;
+  }
+  auto* target = dynamic_cast<LiveTarget*>(holder.get());
+  if (target == nullptr) {
+    report.error = std::string(refusal);
+  }
+  return target;
+}
+
 std::unique_ptr<RestoreTarget> open_live_target(const ImportOptions& options, KeyRules& rules,
                                                 ImportReport& report) {
   bool cluster = options.cluster;

@@ -377,17 +377,11 @@ void import_sync(const ImportOptions& options, KeyRules rules, ImportReport& rep
   LiveStreamWriter* live_writer = nullptr;
   std::filesystem::path out;
   if (options.to) {
-    target_holder = open_live_target(options, rules, report);
-    if (!target_holder) {
-      return;
-    }
-    target = dynamic_cast<LiveTarget*>(target_holder.get());
+    // A cluster target routes by key (scan sources can feed it).
+    target = open_stream_target(
+        options, rules, report, target_holder,
+        "importing by replication into a cluster target is not supported yet; use --mode scan");
     if (target == nullptr) {
-      // The command stream needs one connection in the target's database order; a cluster
-      // target routes by key (scan sources can feed it).
-      report.error =
-          "importing by replication into a cluster target is not supported yet; "
-          "use --mode scan";
       return;
     }
     start.target = report.target;
