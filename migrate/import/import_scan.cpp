@@ -450,7 +450,7 @@ bool take_keys(ScanSession& session, uint64_t db, std::vector<ScannedKey>& keys,
     KeyEffects effects;
     Screen screen = screen_key(rules, key, options.now_ms, report, effects);
     if (screen == Screen::block) {
-      report.error = "cannot import: " + report.blocked_reason;
+      report.error = blocked_error(report);
       return false;
     }
     if (screen == Screen::drop) {
