@@ -72,6 +72,24 @@ std::string render_checkpoint(const ImportCheckpoint& c) {
     compat::append_json_string(j, c.replid2);
     j += ",\"repl_offset\":" + std::to_string(c.repl_offset);
     j += std::string(",\"synced\":") + (c.synced ? "true" : "false");
+    if (!c.streams.empty()) {
+      j += ",\"streams\":[";
+      for (size_t i = 0; i < c.streams.size(); ++i) {
+        const SyncPosition& p = c.streams[i];
+        j += (i == 0 ? "{\"node\":" : ",{\"node\":");
+        compat::append_json_string(j, p.node);
+        j += ",\"address\":";
+        compat::append_json_string(j, p.address);
+        j += ",\"replid\":";
+        compat::append_json_string(j, p.replid);
+        j += ",\"replid2\":";
+        compat::append_json_string(j, p.replid2);
+        j += ",\"repl_offset\":" + std::to_string(p.repl_offset);
+        j += std::string(",\"synced\":") + (p.synced ? "true" : "false");
+        j += ",\"keys_written\":" + std::to_string(p.keys_written) + "}";
+      }
+      j += "]";
+    }
   }
   j += ",\"keys_written\":" + std::to_string(c.keys_written);
   j += std::string(",\"complete\":") + (c.complete ? "true" : "false") + "}\n";
@@ -147,6 +165,34 @@ engine::Expected<ImportCheckpoint, std::string> parse_checkpoint(std::string_vie
     c.replid2 = (*replid2)->string;
     c.repl_offset = *repl_offset;
     c.synced = (*synced)->boolean;
+    if (const JsonValue* streams = doc.find("streams"); streams != nullptr) {
+      if (streams->type != JsonValue::Type::array) {
+        return engine::Unexpected{std::string("checkpoint: \"streams\" is not an array")};
+      }
+      for (const JsonValue& s : streams->array) {
+        SyncPosition p;
+        auto node = member(s, "node", JsonValue::Type::string);
+        auto address = member(s, "address", JsonValue::Type::string);
+        auto id = member(s, "replid", JsonValue::Type::string);
+        auto id2 = member(s, "replid2", JsonValue::Type::string);
+        auto at = whole_number(s, "repl_offset");
+        auto done = member(s, "synced", JsonValue::Type::boolean);
+        auto written = whole_number(s, "keys_written");
+        if (!node || !address || !id || !id2 || !at || !done || !written) {
+          return engine::Unexpected{
+              std::string("checkpoint: a stream position lacks node, address, replid, replid2, "
+                          "repl_offset, synced or keys_written")};
+        }
+        p.node = (*node)->string;
+        p.address = (*address)->string;
+        p.replid = (*id)->string;
+        p.replid2 = (*id2)->string;
+        p.repl_offset = *at;
+        p.synced = (*done)->boolean;
+        p.keys_written = *written;
+        c.streams.push_back(std::move(p));
+      }
+    }
   }
   auto scans = member(doc, "scans", JsonValue::Type::array);
   if (!scans) {

@@ -25,6 +25,17 @@ struct ScanPosition {
   std::string node;
 };
 
+/// One primary's replication position (a cluster source: one per primary).
+struct SyncPosition {
+  std::string node;     ///< the primary's cluster node ID
+  std::string address;  ///< its "host:port" when the position was saved
+  std::string replid;
+  std::string replid2;
+  uint64_t repl_offset = 0;
+  bool synced = false;
+  uint64_t keys_written = 0;
+};
+
 /// An import's progress.
 struct ImportCheckpoint {
   std::string source;  ///< the source as given (path or URL without password)
@@ -43,6 +54,8 @@ struct ImportCheckpoint {
   std::string replid2;
   uint64_t repl_offset = 0;
   bool synced = false;
+  /// A cluster source by replication: a position per primary (the members above stay empty).
+  std::vector<SyncPosition> streams;
   uint64_t keys_written = 0;
   bool complete = false;
 };

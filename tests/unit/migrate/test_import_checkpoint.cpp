@@ -55,6 +55,37 @@ TEST_SUITE("migrate::import::checkpoint") {
     CHECK(text.find("{\"db\":0,\"cursor\":\"5\"") != std::string::npos);
   }
 
+  TEST_CASE("a cluster replication keeps one stream position per primary, named by node ID") {
+    m::ImportCheckpoint c;
+    c.kind = "sync";
+    c.streams = {{"a1b2", "127.0.0.1:7000", "id-one", "", 1234, true, 10},
+                 {"c3d4", "127.0.0.1:7001", "id-two", "id-old", 0, false, 0}};
+    c.keys_written = 10;
+    std::string text = m::render_checkpoint(c);
+    auto back = m::parse_checkpoint(text);
+    REQUIRE_MESSAGE(back, back.error());
+    REQUIRE(back->streams.size() == 2);
+    CHECK(back->streams[0].node == "a1b2");
+    CHECK(back->streams[0].address == "127.0.0.1:7000");
+    CHECK(back->streams[0].replid == "id-one");
+    CHECK(back->streams[0].repl_offset == 1234);
+    CHECK(back->streams[0].synced);
+    CHECK(back->streams[0].keys_written == 10);
+    CHECK(back->streams[1].replid2 == "id-old");
+    CHECK_FALSE(back->streams[1].synced);
+    // One server's sync checkpoint has no streams member (older checkpoints read as is).
+    c.streams.clear();
+    CHECK(m::render_checkpoint(c).find("streams") == std::string::npos);
+    // A stream position missing a member is refused, naming what a position needs.
+    std::string cut = text;
+    std::string member = ",\"keys_written\":10}";
+    REQUIRE(cut.find(member) != std::string::npos);
+    cut.replace(cut.find(member), member.size(), "}");
+    auto refused = m::parse_checkpoint(cut);
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().find("stream position") != std::string::npos);
+  }
+
   TEST_CASE("a damaged or foreign checkpoint is refused with the reason") {
     auto broken = m::parse_checkpoint("{\"format\":\"keyshift-import-checkpoint\",");
     REQUIRE_FALSE(broken);
