@@ -293,7 +293,7 @@ engine::Expected<bool, std::string> LiveStreamWriter::flush() {
     return true;
   }
   std::string value = m_marker_id + " " + std::to_string(m_batch_offset);
-  std::string_view set[] = {"SET", k_marker_key, value};
+  std::string_view set[] = {"SET", m_marker_key, value};
   if (auto ok = m_target.command(command_pending("SET (the import's offset marker)", 0, 0), set,
                                  uint64_t{0});
       !ok) {
@@ -308,20 +308,25 @@ engine::Expected<bool, std::string> LiveStreamWriter::clear_marker() {
   if (auto ok = flush(); !ok) {
     return ok;
   }
-  std::string_view del[] = {"DEL", k_marker_key};
+  std::string_view del[] = {"DEL", m_marker_key};
   return m_target.command(command_pending("DEL (the import's offset marker)", 0, 0), del,
                           uint64_t{0});
 }
 
+bool LiveStreamWriter::is_marker(std::string_view key) {
+  return key.starts_with(k_marker_key) &&
+         (key.size() == k_marker_key.size() || key[k_marker_key.size()] == ':');
+}
+
 std::optional<std::pair<std::string, uint64_t>> LiveStreamWriter::read_marker(
-    const engine::RespEndpoint& endpoint) {
+    const engine::RespEndpoint& endpoint, std::string_view key) {
   engine::RespEndpoint at = endpoint;
   at.db = 0;
   auto conn = engine::RespConnection::connect(at);
   if (!conn) {
     return std::nullopt;
   }
-  auto value = conn->call({"GET", std::string(k_marker_key)});
+  auto value = conn->call({"GET", std::string(key)});
   if (!value || value->type != engine::RespValue::Type::bulk) {
     return std::nullopt;
   }

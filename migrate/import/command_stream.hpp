@@ -94,12 +94,15 @@ class CommandStreamApplier {
 class LiveStreamWriter final : public StreamWriter {
  public:
   static constexpr uint8_t k_command_kind = 255;
-  /// The marker key (in database 0): "<replid> <offset>".
+  /// The marker key (in database 0): "<replid> <offset>". A cluster source's sessions each
+  /// keep their own, this name followed by ":" and the primary's node ID.
   static constexpr std::string_view k_marker_key = "__keyshift_import_offset__";
 
-  /// `marker_id` is what the marker names with the offset (the primary's replication ID).
-  LiveStreamWriter(LiveTarget& target, std::string marker_id)
-      : m_target(target), m_marker_id(std::move(marker_id)) {}
+  /// `marker_id` is what the marker names with the offset (the primary's replication ID);
+  /// `marker_key` the key that holds it.
+  LiveStreamWriter(LiveTarget& target, std::string marker_id,
+                   std::string marker_key = std::string(k_marker_key))
+      : m_target(target), m_marker_id(std::move(marker_id)), m_marker_key(std::move(marker_key)) {}
   engine::Expected<bool, std::string> command(uint64_t db, std::span<const std::string_view> argv,
                                               uint64_t offset) override;
   engine::Expected<bool, std::string> begin_transaction() override;
@@ -110,15 +113,18 @@ class LiveStreamWriter final : public StreamWriter {
   engine::Expected<bool, std::string> clear_marker();
   void set_marker_id(std::string id) { m_marker_id = std::move(id); }
 
-  /// Reads the marker of `endpoint`: the ID and offset, or nothing.
+  /// Reads the marker `key` of `endpoint`: the ID and offset, or nothing.
   static std::optional<std::pair<std::string, uint64_t>> read_marker(
-      const engine::RespEndpoint& endpoint);
+      const engine::RespEndpoint& endpoint, std::string_view key = k_marker_key);
+  /// True for `key` when it is a marker (of any session).
+  static bool is_marker(std::string_view key);
 
  private:
   engine::Expected<bool, std::string> open_batch();
 
   LiveTarget& m_target;
   std::string m_marker_id;
+  std::string m_marker_key;
   bool m_in_batch = false;
   uint64_t m_batch_commands = 0;
   uint64_t m_batch_offset = 0;

@@ -117,30 +117,17 @@ ImportReport run_import(const ImportOptions& options) {
     report.warnings.push_back("a dry run reads a server source by scanning (--mode scan)");
   }
   if (import_detail::is_server_source(options.source) && !scan) {
-    // A cluster holds its data on several primaries: one replication stream would see one
-    // shard. Clusters are read by scanning, one session per primary.
-    auto endpoint = engine::parse_redis_url(options.source, options.tls);
-    if (endpoint) {
-      if (auto probe = engine::RespConnection::connect(*endpoint)) {
-        auto cluster = engine::is_cluster_node(*probe);
-        if (cluster && *cluster) {
-          scan = true;
-          report.warnings.push_back(
-              "the source is a cluster: it is read by scanning each primary (--mode scan); "
-              "replication from a cluster is not supported yet");
-        }
-      }
-    }
-    // The command stream goes through one connection in the source's database order; a
-    // cluster target routes key by key, so a scan feeds it.
+    // A cluster source is replicated one session per primary (import_sync). The command
+    // stream goes through one connection in the source's database order, though: a cluster
+    // target routes key by key, so a scan feeds it.
     bool cluster_target = options.cluster;
-    if (!scan && !cluster_target && options.to) {
+    if (!cluster_target && options.to) {
       if (auto probe = engine::RespConnection::connect(*options.to)) {
         auto cluster = engine::is_cluster_node(*probe);
         cluster_target = cluster && *cluster;
       }
     }
-    if (!scan && cluster_target) {
+    if (cluster_target) {
       scan = true;
       report.warnings.push_back(
           "the target is a cluster: the source is read by scanning (--mode scan); replication "
@@ -278,6 +265,10 @@ std::string render_import_text(const ImportReport& r) {
       out += fmt::format("  lag when stopped: {} byte(s), {:.1f} s\n", r.lag_bytes,
                          r.lag_seconds < 0 ? 0.0 : r.lag_seconds);
     }
+    for (const ImportSyncStream& s : r.cluster.source_streams) {
+      out += fmt::format("    primary {}: {} sync from {} to offset {}, lag {} byte(s)\n", s.node,
+                         s.sync, s.replid, s.repl_offset, s.lag_bytes < 0 ? 0 : s.lag_bytes);
+    }
   } else if (r.source_kind == "scan" && r.follow_events > 0) {
     out += fmt::format(
         "  followed: {} keyspace event(s), {} key(s) read again, {} deleted, in {} round(s)\n",
@@ -403,9 +394,21 @@ std::string render_import_json(const ImportReport& r) {
     compat::append_json_string(j, r.replid);
     j += fmt::format(
         ",\"offset\":{},\"lag_bytes\":{},\"lag_seconds\":{:.3f},\"commands_applied\":{},"
-        "\"commands_filtered\":{},\"transactions\":{}}}",
+        "\"commands_filtered\":{},\"transactions\":{},\"streams\":[",
         r.repl_offset, r.lag_bytes, r.lag_seconds, r.commands_applied, r.commands_filtered,
         r.transactions);
+    for (size_t i = 0; i < r.cluster.source_streams.size(); ++i) {
+      const ImportSyncStream& s = r.cluster.source_streams[i];
+      j += i == 0 ? "{\"node\":" : ",{\"node\":";
+      compat::append_json_string(j, s.node);
+      j += ",\"sync\":";
+      compat::append_json_string(j, s.sync);
+      j += ",\"replid\":";
+      compat::append_json_string(j, s.replid);
+      j += fmt::format(",\"offset\":{},\"lag_bytes\":{},\"lag_seconds\":{:.3f}}}", s.repl_offset,
+                       s.lag_bytes, s.lag_seconds);
+    }
+    j += "]}";
   } else if (r.source_kind == "scan") {
     j += fmt::format(
         ",\"follow\":{{\"events\":{},\"keys_read_again\":{},\"deleted\":{},\"rounds\":{}}}",

@@ -147,10 +147,22 @@ struct ImportCounts {
   uint64_t follow_deleted = 0;     ///< --follow: keys deleted in the target (gone at the source)
 };
 
+/// A cluster source read by replication: how one primary's session went.
+struct ImportSyncStream {
+  std::string node;  ///< "host:port"
+  std::string replid;
+  uint64_t repl_offset = 0;  ///< applied and acknowledged by the target
+  std::string sync;          ///< "full" or "partial"
+  int64_t lag_bytes = -1;
+  double lag_seconds = -1;
+};
+
 /// What a cluster on either side saw: keys per primary and the redirects followed.
 struct ImportClusterCounts {
   bool target = false;  ///< the target was a cluster
-  bool source = false;  ///< the source was a cluster (one scan per primary)
+  bool source = false;  ///< the source was a cluster (one scan or replication per primary)
+  /// A cluster source by replication: one entry per primary, in the order of source_nodes.
+  std::vector<ImportSyncStream> source_streams;
   /// Target primaries ("host:port") and the keys each acknowledged.
   std::vector<std::pair<std::string, uint64_t>> target_nodes;
   /// Source primaries and the keys read from each.

@@ -484,7 +484,7 @@ bool refuse_target_conflicts(const engine::RespEndpoint& to, const KeyRules& rul
                   [&](engine::RespConnection&, uint64_t db,
                       std::vector<std::string>& keys) -> engine::Expected<bool, std::string> {
                     for (const std::string& k : keys) {
-                      if (k == LiveStreamWriter::k_marker_key) {
+                      if (LiveStreamWriter::is_marker(k)) {
                         continue;
                       }
                       ++found;

@@ -2,7 +2,8 @@
 """`keyshift import` and `keyshift verify data` with clusters: a real 3-primary cluster of
 Debian's redis-server 7.0 on loopback (cluster-enabled yes, made with
 `redis-cli --cluster create`), as the target of file and scan imports, as a scan source
-into a single server and into the embedded engine, and on either side of verify data.
+into a single server and into the embedded engine, as a replication source (one replica
+session per primary, while a writer keeps changing it), and on either side of verify data.
 
 What must hold: every key reaches the primary owning its slot (an import with no slot
 moving follows no redirect, so keyshift's CRC16 slots agree with the cluster's for every
@@ -10,18 +11,21 @@ key, hash tags and binary names included); values and TTLs equal the source's ke
 a slot migrated while the import runs (SETSLOT IMPORTING/MIGRATING, MIGRATE, SETSLOT NODE)
 makes ASK and MOVED really happen and the result is still equal; an import killed with -9
 and rerun from its checkpoint ends equal; keys of a database other than 0 are refused before
-anything is written.
+anything is written; a replication import of a cluster killed with -9 during the command
+stream continues per primary by PSYNC, with no list element pushed twice.
 
 Run: KEYSHIFT_BIN=build/keyshift /usr/bin/python3 tests/integration/test_import_cluster.py
 """
 
 import json
 import os
+import random
 import shutil
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
@@ -516,9 +520,10 @@ def a_cluster_scanned_into_one_server_and_into_the_embedded_engine_is_equal(h):
     c = cluster(h)
     import_json(path, "--to", c.url(), "--no-checkpoint")
     dst = single(h, "scan-target")
-    doc = import_json(c.url(1), "--to", surl(dst), "--no-checkpoint", "--scan-count", "200")
+    doc = import_json(c.url(1), "--to", surl(dst), "--no-checkpoint", "--scan-count", "200",
+                      "--mode", "scan")
     ok(doc["cluster"]["source"], doc["cluster"])
-    eq(len(doc["cluster"]["source_nodes"]), 3)
+    eq(len(doc["cluster"]["source_nodes"]), 3, doc)
     eq(sum(n["keys"] for n in doc["cluster"]["source_nodes"]), c.dbsize())
     eq(doc["keys"]["written"], c.dbsize())
     eq(dst.cli("DEBUG", "DIGEST"), gen.cli("DEBUG", "DIGEST"))
@@ -526,7 +531,7 @@ def a_cluster_scanned_into_one_server_and_into_the_embedded_engine_is_equal(h):
     # into the embedded engine: the data file verify data compares with the cluster
     out_dir = h.path("scan-embedded")
     os.makedirs(out_dir)
-    doc = import_json(c.url(), "--dir", out_dir, "--target", "redis-7.0")
+    doc = import_json(c.url(), "--dir", out_dir, "--target", "redis-7.0", "--mode", "scan")
     eq(doc["keys"]["written"], c.dbsize())
     rdb = os.path.join(out_dir, "dump.rdb")
     eq(verify(rdb, c.url())["keys_compared"], c.dbsize())
@@ -545,7 +550,8 @@ def a_cluster_scanned_while_a_slot_moves_still_gives_every_key_once(h):
 
     def start():
         return subprocess.Popen([keyshift_bin(), "import", c.url(), "--to", surl(dst),
-                                 "--no-checkpoint", "--scan-count", "50", "--format", "json"],
+                                 "--no-checkpoint", "--scan-count", "50", "--format", "json",
+                                 "--mode", "scan"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
     def paused_at(p, keys):
@@ -616,6 +622,175 @@ def a_cluster_scan_killed_midway_resumes_per_node_and_cluster_to_cluster_verifie
     b.client().set("k:7", "other")
     v = verify(a.url(), b.url(), check=1)
     ok(v is not None and v["differences"], v)
+
+
+class ClusterWriter:
+    """Keeps changing a cluster from its own thread: SET, INCR, list pushes of unique
+    elements (a doubled command shows as a doubled element), hash writes, DEL, EXPIRE, and
+    MULTI/EXEC on one node (keys under one hash tag)."""
+
+    def __init__(self, c):
+        self.c = c
+        self.stop_flag = threading.Event()
+        self.count = 0
+        self.error = None
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        try:
+            redis = redis_module()
+            rc = self.c.client()
+            tx_port = rc.nodes_manager.get_node_from_slot(rc.keyslot("{tx}")).port
+            tx = redis.Redis(host=HOST, port=tx_port, socket_timeout=10)
+            rnd = random.Random(11)
+            while not self.stop_flag.is_set():
+                i = rnd.randint(0, 3000)
+                op = rnd.randint(0, 6)
+                if op == 0:
+                    rc.set("k:%d" % (i * 6), "w%d" % self.count)
+                elif op == 1:
+                    rc.incr("counter:%d" % (i % 10))
+                elif op == 2:
+                    rc.rpush("log:%d" % (i % 50), self.count)
+                elif op == 3:
+                    rc.hset("k:%d" % (i * 6 + 2), "w", self.count)
+                elif op == 4:
+                    rc.delete("k:%d" % (i * 6 + 3))
+                elif op == 5:
+                    rc.expire("k:%d" % (i * 6), 3600)
+                else:
+                    p = tx.pipeline(transaction=True)
+                    p.incr("{tx}:a")
+                    p.rpush("{tx}:log", self.count)
+                    p.execute()
+                self.count += 1
+        except Exception as e:  # reported by stop()
+            self.error = e
+
+    def stop(self):
+        self.stop_flag.set()
+        self.thread.join()
+        if self.error is not None:
+            raise AssertionError("the cluster writer failed: %r" % (self.error,))
+
+
+def read_checkpoint(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+def wait_until(cond, what, timeout=120):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return
+        time.sleep(0.05)
+    raise AssertionError("timed out waiting for " + what)
+
+
+def all_synced(path):
+    streams = read_checkpoint(path).get("streams") or []
+    return len(streams) == 3 and all(s["synced"] for s in streams)
+
+
+def replicated_cluster(h, name, keys):
+    gen = single(h, name + "-gen")
+    fill(gen, keys, tag_share=4, tag=name)
+    path = saved_rdb(h, gen, name + ".rdb")
+    c = cluster(h)
+    c.flush()
+    import_json(path, "--to", c.url(), "--no-checkpoint")
+    return c
+
+
+@test
+def a_cluster_is_replicated_one_session_per_primary_while_a_writer_runs_and_ends_equal(h):
+    c = replicated_cluster(h, "repl", 9000)
+    dst = single(h, "repl-target")
+    dst.cli("FLUSHALL")
+    ckpt = h.path("repl.checkpoint")
+    writer = ClusterWriter(c)
+    p = subprocess.Popen([keyshift_bin(), "import", c.url(1), "--to", surl(dst), "--checkpoint",
+                          ckpt, "--until", "sigterm", "--format", "json"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    wait_until(lambda: all_synced(ckpt) or p.poll() is not None, "every primary's full sync")
+    start = writer.count
+    wait_until(lambda: writer.count > start + 2000 or p.poll() is not None, "the writer")
+    writer.stop()
+    if p.poll() is not None:
+        raise AssertionError("the import ended early: %r" % (p.communicate(),))
+    # WAIT on each primary: the primary asks keyshift's session for an ACK (REPLCONF GETACK).
+    for n in c.nodes:
+        eq(n.cli("WAIT", "1", "20000"), "1", "WAIT on %d" % n.port)
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=60)
+    eq(p.returncode, 0, err.decode())
+    doc = json.loads(out)
+    ok(doc["cluster"]["source"], doc["cluster"])
+    eq(len(doc["cluster"]["source_nodes"]), 3)
+    streams = doc["replication"]["streams"]
+    eq(len(streams), 3)
+    eq({s["sync"] for s in streams}, {"full"})
+    eq(len({s["replid"] for s in streams}), 3, streams)
+    ok(doc["replication"]["commands_applied"] > 2000, doc["replication"])
+    eq(dst.cli("EXISTS", "__keyshift_import_offset__"), "0")
+    state = read_checkpoint(ckpt)
+    eq(sorted(s["address"] for s in state["streams"]),
+       sorted("%s:%d" % (HOST, n.port) for n in c.nodes))
+    eq(int(dst.cli("DBSIZE")), c.dbsize())
+    v = verify(c.url(), surl(dst))
+    eq(v["keys_compared"], c.dbsize())
+    # A second run continues every primary by PSYNC and has nothing left to do.
+    doc = import_json(c.url(), "--to", surl(dst), "--checkpoint", ckpt)
+    eq({s["sync"] for s in doc["replication"]["streams"]}, {"partial"})
+    eq(doc["replication"]["lag_bytes"], 0)
+    eq(verify(c.url(), surl(dst))["keys_compared"], c.dbsize())
+
+
+@test
+def a_cluster_replication_killed_during_the_stream_continues_per_primary_without_doubling(h):
+    c = replicated_cluster(h, "replkill", 6000)
+    dst = single(h, "replkill-target")
+    dst.cli("FLUSHALL")
+    ckpt = h.path("replkill.checkpoint")
+    writer = ClusterWriter(c)
+    p = subprocess.Popen([keyshift_bin(), "import", c.url(), "--to", surl(dst), "--checkpoint",
+                          ckpt, "--until", "sigterm"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_until(lambda: all_synced(ckpt) or p.poll() is not None, "every primary's full sync")
+    offsets = lambda: sum(s["repl_offset"] for s in read_checkpoint(ckpt).get("streams", []))
+    start = offsets()
+    wait_until(lambda: offsets() > start + 20000 or p.poll() is not None,
+               "streamed commands acknowledged")
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    eq(p.returncode, -signal.SIGKILL)
+    time.sleep(0.2)
+    writer.stop()
+    # The markers the killed run left say how far each primary's stream got.
+    markers = [k for k in dst.redis().scan_iter(match="__keyshift_import_offset__*")]
+    ok(len(markers) >= 1, "no marker left by the killed run")
+    doc = import_json(c.url(), "--to", surl(dst), "--checkpoint", ckpt)
+    ok(doc["resumed"], doc)
+    eq({s["sync"] for s in doc["replication"]["streams"]}, {"partial"})
+    eq(dst.cli("DBSIZE"), str(c.dbsize()))
+    eq(verify(c.url(), surl(dst))["keys_compared"], c.dbsize())
+
+
+@test
+def a_cluster_replicated_into_the_embedded_engine_saves_a_file_equal_to_it(h):
+    c = replicated_cluster(h, "replemb", 5000)
+    out_dir = h.path("replemb-out")
+    os.makedirs(out_dir)
+    doc = import_json(c.url(), "--dir", out_dir, "--target", "valkey-8.0")
+    eq(doc["source_kind"], "sync")
+    eq(len(doc["replication"]["streams"]), 3)
+    eq(doc["keys"]["written"], c.dbsize())
+    eq(verify(os.path.join(out_dir, "dump.rdb"), c.url())["keys_compared"], c.dbsize())
 
 
 if __name__ == "__main__":

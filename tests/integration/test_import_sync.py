@@ -309,6 +309,41 @@ def the_embedded_target_saves_an_rdb_redis_loads_with_the_source_digest(h):
 
 
 @test
+def killed_during_the_stream_into_the_embedded_target_a_rerun_continues_from_its_data_file(h):
+    src = server(h, "source")
+    fill(src, 1500)
+    out_dir = h.path("embedded-resume")
+    os.makedirs(out_dir)
+    ckpt = h.path("embedded.checkpoint")
+    writer = Writer(src)
+    p = start_import(url(src), "--dir", out_dir, "--target", "redis-7.0", "--checkpoint", ckpt,
+                     "--until", "sigterm")
+    # The first data file, with the stream's position in it, is written once the full sync
+    # is in; the checkpoint follows it.
+    wait_for(lambda: checkpoint(ckpt).get("synced") or p.poll() is not None,
+             "the data file after the full sync")
+    synced_at = checkpoint(ckpt)["repl_offset"]
+    start = writer.count
+    wait_for(lambda: writer.count > start + 3000 or p.poll() is not None, "the writer")
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    eq(p.returncode, -signal.SIGKILL)
+    writer.stop()
+    ok(os.path.exists(os.path.join(out_dir, "dump.rdb")), "no data file after the full sync")
+    doc = run_import(url(src), "--dir", out_dir, "--target", "redis-7.0", "--checkpoint", ckpt)
+    ok(doc["resumed"], doc)
+    # The rerun loaded the file and asked for the rest: no full sync, nothing applied twice
+    # (the writer's list pushes and pops and its transactions would show it).
+    eq(doc["replication"]["sync"], "partial")
+    ok(doc["replication"]["offset"] > synced_at, doc["replication"])
+    eq(doc["replication"]["lag_bytes"], 0)
+    loaded = h.redis_server("--dir", out_dir, name="loads-resumed")
+    eq(digest(loaded), digest(src))
+    state = checkpoint(ckpt)
+    eq(state["repl_offset"], doc["replication"]["offset"])
+
+
+@test
 def a_source_that_refuses_sync_gets_a_clear_error_naming_mode_scan(h):
     src = server(h, "refusing", "--rename-command", "SYNC", "", "--rename-command", "PSYNC", "")
     dst = server(h, "target")
