@@ -798,8 +798,116 @@ Expected<std::vector<std::string>, std::string> keys_under(VerifySide& side,
   return found;
 }
 
+/// What COMMAND DOCS says of one command (or subcommand), flattened for comparison: the
+/// fields a client or a reader of the docs relies on, and the option words it takes.
+struct CommandDoc {
+  std::map<std::string, std::string> fields;     // since, group, doc_flags, replaced_by, ...
+  std::map<std::string, std::string> arguments;  // option word -> its type ("NX" -> "pure-token")
+};
+
+/// The values of a docs map (RESP2 flat array or RESP3 map), by key.
+std::map<std::string, const RespValue*> doc_map(const RespValue& v) {
+  std::map<std::string, const RespValue*> out;
+  for (size_t i = 0; i + 1 < v.elements.size(); i += 2) {
+    out[v.elements[i].str] = &v.elements[i + 1];
+  }
+  return out;
+}
+
+/// The option words of an argument list, nested blocks included: what a client types.
+/// Argument names are left out (the projects renamed blocks without changing the syntax).
+void flatten_arguments(const RespValue& list, std::map<std::string, std::string>& out) {
+  for (const RespValue& arg : list.elements) {
+    auto m = doc_map(arg);
+    auto token = m.find("token");
+    if (token != m.end() && !token->second->str.empty()) {
+      auto type = m.find("type");
+      std::string& shape = out[engine::to_upper(token->second->str)];
+      std::string here = type == m.end() ? std::string() : type->second->str;
+      // A word used twice (BITFIELD's GET in two blocks) keeps every type it takes.
+      if (shape.find(here) == std::string::npos) {
+        shape += (shape.empty() ? "" : ",") + here;
+      }
+    }
+    if (auto it = m.find("arguments"); it != m.end()) {
+      flatten_arguments(*it->second, out);
+    }
+  }
+}
+
+/// COMMAND DOCS as command name -> its doc, subcommands ("client|kill") included.
+void flatten_docs(const RespValue& reply, std::map<std::string, CommandDoc>& out) {
+  for (size_t i = 0; i + 1 < reply.elements.size(); i += 2) {
+    CommandDoc& doc = out[engine::to_lower(reply.elements[i].str)];
+    for (const auto& [key, value] : doc_map(reply.elements[i + 1])) {
+      if (key == "arguments") {
+        flatten_arguments(*value, doc.arguments);
+      } else if (key == "subcommands") {
+        flatten_docs(*value, out);
+      } else if (key == "since" || key == "group" || key == "deprecated_since" ||
+                 key == "replaced_by") {
+        doc.fields[key] = value->str;
+      } else if (key == "doc_flags") {
+        std::string joined;
+        for (const RespValue& e : value->elements) {
+          joined += (joined.empty() ? "" : ",") + e.str;
+        }
+        doc.fields[key] = joined;
+      }
+    }
+  }
+}
+
+/// COMMAND DOCS of the commands both sides have: fields that differ, and option words one
+/// side documents and the other does not (or with another type). Summaries and complexity texts
+/// are left out: Valkey rewrote them without changing behaviour.
+void compare_docs(const RespValue& source, const RespValue& target,
+                  std::vector<ShapeDifference>& out) {
+  std::map<std::string, CommandDoc> ds;
+  std::map<std::string, CommandDoc> dt;
+  flatten_docs(source, ds);
+  flatten_docs(target, dt);
+  for (const auto& [name, a] : ds) {
+    auto it = dt.find(name);
+    if (it == dt.end()) {
+      continue;  // a missing command is the command verdicts' business
+    }
+    const CommandDoc& b = it->second;
+    std::set<std::string> keys;
+    for (const auto* fields : {&a.fields, &b.fields}) {
+      for (const auto& [k, v] : *fields) {
+        keys.insert(k);
+      }
+    }
+    for (const std::string& k : keys) {
+      auto va = a.fields.count(k) ? a.fields.at(k) : std::string();
+      auto vb = b.fields.count(k) ? b.fields.at(k) : std::string();
+      if (va != vb) {
+        out.push_back({"docs", name,
+                       fmt::format("{} differs: '{}' -> '{}'", k, va.empty() ? "-" : va,
+                                   vb.empty() ? "-" : vb)});
+      }
+    }
+    for (const auto& [word, type] : a.arguments) {
+      auto at = b.arguments.find(word);
+      if (at == b.arguments.end()) {
+        out.push_back({"docs", name, "option " + word + " missing on the target"});
+      } else if (at->second != type) {
+        out.push_back(
+            {"docs", name, fmt::format("option {} differs: {} -> {}", word, type, at->second)});
+      }
+    }
+    for (const auto& [word, type] : b.arguments) {
+      if (a.arguments.count(word) == 0) {
+        out.push_back({"docs", name, "option " + word + " only on the target"});
+      }
+    }
+  }
+}
+
 void compare_shapes(VerifySide& s, VerifySide& t, VerifyCommandsReport& report) {
-  CommandBatch batch{{"CONFIG", "GET", "*"}, {"INFO"}, {"HELLO"}, {"CLIENT", "INFO"}};
+  CommandBatch batch{
+      {"CONFIG", "GET", "*"}, {"INFO"}, {"HELLO"}, {"CLIENT", "INFO"}, {"COMMAND", "DOCS"}};
   auto rs = s.run(batch);
   auto rt = t.run(batch);
   if (!rs || !rt) {
@@ -877,6 +985,9 @@ void compare_shapes(VerifySide& s, VerifySide& t, VerifyCommandsReport& report) 
         report.shapes.push_back({"hello", name, "only on the target"});
       }
     }
+  }
+  if (!(*rs)[4].is_error() && !(*rt)[4].is_error()) {
+    compare_docs((*rs)[4], (*rt)[4], report.shapes);
   }
   if (!(*rs)[3].is_error() && !(*rt)[3].is_error()) {
     auto cs = client_info_fields((*rs)[3].str);
@@ -1136,7 +1247,8 @@ std::string render_verify_commands_text(const VerifyCommandsReport& r, bool all)
     }
   }
   if (!r.shapes.empty()) {
-    out += fmt::format("\nconfiguration, INFO, HELLO and CLIENT INFO ({}):\n", r.shapes.size());
+    out += fmt::format("\nconfiguration, INFO, HELLO, CLIENT INFO and COMMAND DOCS ({}):\n",
+                       r.shapes.size());
     for (const ShapeDifference& s : r.shapes) {
       out += fmt::format("  {:<12} {:<34} {}\n", s.area, s.name, s.what);
     }

@@ -59,9 +59,9 @@ struct CommandResult {
   std::string target_reply;
 };
 
-/// A difference outside the command replies (CONFIG, INFO, HELLO, CLIENT INFO).
+/// A difference outside the command replies (CONFIG, INFO, HELLO, CLIENT INFO, COMMAND DOCS).
 struct ShapeDifference {
-  std::string area;  ///< "config", "info", "hello", "client info"
+  std::string area;  ///< "config", "info", "hello", "client info", "docs" (COMMAND DOCS)
   std::string name;  ///< directive or field
   std::string what;  ///< "missing on the target", "only on the target", "default differs: a -> b"
 };

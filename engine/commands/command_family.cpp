@@ -302,6 +302,12 @@ void reply_arg_docs(ReplyBuilder& r, std::span<const ArgDoc> args) {
   }
 }
 
+/// The group as COMMAND DOCS names it: the command files say "sorted_set", the server's
+/// group table (COMMAND_GROUP_STR) answers "sorted-set".
+std::string_view reply_group(std::string_view group) {
+  return group == "sorted_set" ? std::string_view("sorted-set") : group;
+}
+
 /// One COMMAND DOCS value (the map after the command's name).
 void reply_command_docs(ReplyBuilder& r, const Command& c) {
   static constexpr std::string_view k_doc_flag_names[] = {"deprecated", "syscmd"};
@@ -326,7 +332,7 @@ void reply_command_docs(ReplyBuilder& r, const Command& c) {
       r.bulk(doc->since);
     }
     r.bulk("group");
-    r.bulk(doc->group);
+    r.bulk(reply_group(doc->group));
     if (doc->complexity != nullptr) {
       r.bulk("complexity");
       r.bulk(doc->complexity);
