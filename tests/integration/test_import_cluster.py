@@ -782,6 +782,38 @@ def a_cluster_replication_killed_during_the_stream_continues_per_primary_without
 
 
 @test
+def a_cluster_replication_killed_during_the_full_sync_resyncs_and_drops_what_the_source_lost(h):
+    c = replicated_cluster(h, "replfull", 60000)
+    dst = single(h, "replfull-target")
+    dst.cli("FLUSHALL")
+    ckpt = h.path("replfull.checkpoint")
+    p = subprocess.Popen([keyshift_bin(), "import", c.url(), "--to", surl(dst), "--checkpoint",
+                          ckpt, "--until", "sigterm"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_until(lambda: int(dst.cli("DBSIZE")) > 5000 or p.poll() is not None,
+               "keys of the full syncs in the target")
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    eq(p.returncode, -signal.SIGKILL)
+    ok(not all_synced(ckpt), "the full syncs ended before the kill: %r" % read_checkpoint(ckpt))
+    # Keys the killed run may have written go away at the source: the resync must not keep
+    # them, and must not take away what another primary's session wrote.
+    rc = c.client()
+    written = [k for k in dst.redis().scan_iter(count=1000)][:300]
+    ok(len(written) > 0, "nothing written before the kill")
+    for k in written:
+        rc.delete(k)
+    doc = import_json(c.url(), "--to", surl(dst), "--checkpoint", ckpt)
+    ok(doc["resumed"], doc)
+    # Primaries whose full sync was not whole sync in full again (one whose end was saved
+    # just before the kill may continue).
+    ok("full" in {s["sync"] for s in doc["replication"]["streams"]}, doc["replication"])
+    ok(any("removed from the target" in w for w in doc["warnings"]), doc["warnings"])
+    eq(int(dst.cli("DBSIZE")), c.dbsize())
+    eq(verify(c.url(), surl(dst))["keys_compared"], c.dbsize())
+
+
+@test
 def a_cluster_replicated_into_the_embedded_engine_saves_a_file_equal_to_it(h):
     c = replicated_cluster(h, "replemb", 5000)
     out_dir = h.path("replemb-out")
