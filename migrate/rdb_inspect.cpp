@@ -1,5 +1,6 @@
 #include "migrate/rdb_inspect.hpp"
 
+#include "compat/kb/knowledge_base.hpp"
 #include "compat/report/json_text.hpp"
 #include "engine/persistence/rdb_format.hpp"
 
@@ -29,15 +30,13 @@ constexpr int64_t k_day_ms = 24 * k_hour_ms;
 // Valkey 9 reads REDIS files up to 11 and its own VALKEY080, and refuses Redis' 12-79 as
 // foreign (rdbIsVersionAccepted); its field-TTL hashes are its own type (HASH_2). Valkey 9.2
 // writes VALKEY081, which adds the Path Hash (type 23); 9.0 refuses 81 as a future version.
-constexpr std::array<RdbTargetLimits, 7> k_targets = {{
-    {"redis-7.0", 10, 19, false, false, false},
-    {"redis-7.2", 11, 21, false, false, false},
-    {"redis-7.4", 12, 25, true, true, false},
-    {"valkey-7.2", 11, 21, false, false, true},
-    {"valkey-8.0", 11, 21, false, false, true},
-    {"valkey-9.0", rdb::k_valkey_first_version, 21, true, false, true},
-    {"valkey-9.2", rdb::k_valkey_path_hash_version, 21, true, false, true},
-}};
+/// The knowledge base's facts of each target, in RdbTarget's order.
+std::span<const compat::kb::KbRdbFacts> target_facts() {
+  auto facts = compat::kb::rdb_facts();
+  static_assert(static_cast<size_t>(RdbTarget::valkey_9_2) == 12,
+                "RdbTarget lists the knowledge base's RDB lines");
+  return facts;
+}
 
 /// True for Valkey 9 and later, whose RDB numbering is its own.
 bool valkey_numbering(const RdbTargetLimits& t) {
@@ -399,24 +398,24 @@ void append_array(std::string& out, const Items& items, Fn each) {
 }  // namespace
 
 std::optional<RdbTarget> parse_rdb_target(std::string_view name) {
-  for (size_t i = 0; i < k_targets.size(); ++i) {
-    if (k_targets[i].name == name) {
-      return static_cast<RdbTarget>(i);
-    }
+  const compat::kb::KbRdbFacts* f = compat::kb::find_rdb_facts(name);
+  if (f == nullptr) {
+    return std::nullopt;
   }
-  return std::nullopt;
+  return static_cast<RdbTarget>(f - target_facts().data());
 }
 
 std::vector<std::string_view> rdb_target_names() {
   std::vector<std::string_view> out;
-  for (const auto& t : k_targets) {
-    out.push_back(t.name);
+  for (const compat::kb::KbRdbFacts& f : target_facts()) {
+    out.push_back(f.line);
   }
   return out;
 }
 
 RdbTargetLimits rdb_target_limits(RdbTarget target) {
-  return k_targets[static_cast<size_t>(target)];
+  const compat::kb::KbRdbFacts& f = target_facts()[static_cast<size_t>(target)];
+  return {f.line, f.max_read, f.max_type, f.field_ttls, f.slot_info, f.valkey_api};
 }
 
 engine::Expected<RdbReport, engine::RdbError> inspect_rdb(std::string_view file,

@@ -16,18 +16,25 @@
 // it as is. The CLI only parses flags and prints what the renderers return.
 namespace keyshift::migrate {
 
-/// A server an RDB file may be moved to.
+/// A server an RDB file may be moved to: one per release line of the knowledge base's RDB
+/// facts (compat/kb), in its order.
 enum class RdbTarget : uint8_t {
+  redis_6_2,
   redis_7_0,
   redis_7_2,
   redis_7_4,
+  redis_8_0,
+  redis_8_2,
+  redis_8_4,
   valkey_7_2,
   valkey_8_0,
+  valkey_8_1,
   valkey_9_0,
+  valkey_9_1,
   valkey_9_2
 };
 
-/// What a target server reads, from the servers' rdb.h/rdb.c and the corpus' load results.
+/// What a target server reads: the knowledge base's RDB facts of its line.
 struct RdbTargetLimits {
   std::string_view name;        // "valkey-8.0"
   int max_rdb_version = 0;      // newest "REDIS00NN" it accepts
@@ -37,7 +44,8 @@ struct RdbTargetLimits {
   bool valkey = false;          // Valkey's Lua API (server.*) exists
 };
 
-/// The target called `name` ("valkey-8.0", "redis-7.4", ...), or nothing.
+/// The target called `name` ("valkey-8.0", "redis-7.4", a patch version "valkey-8.0.1"), or
+/// nothing.
 std::optional<RdbTarget> parse_rdb_target(std::string_view name);
 /// Every target name, in the order the help lists them.
 std::vector<std::string_view> rdb_target_names();

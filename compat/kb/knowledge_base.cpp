@@ -243,19 +243,58 @@ const KbModuleFamily* module_family_of(std::string_view name) {
   return nullptr;
 }
 
-int rdb_version_written(ProfileId profile) {
-  // redis rdb.h RDB_VERSION per release; valkey rdb.h (RDB 80 from 9.0, valkey-io/valkey#2422).
-  static constexpr std::pair<std::string_view, int> k_versions[] = {
-      {"redis-6.2", 9},   {"redis-7.0", 10},  {"redis-7.2", 11},  {"redis-7.4", 12},
-      {"redis-8.0", 12},  {"redis-8.2", 12},  {"redis-8.4", 12},  {"valkey-7.2", 11},
-      {"valkey-8.0", 11}, {"valkey-8.1", 11}, {"valkey-9.0", 80}, {"valkey-9.1", 80},
+std::span<const KbRdbFacts> rdb_facts() {
+  // RDB_VERSION and the RDB_TYPE_* list of each tag's src/rdb.h (types 16-19 came with Redis
+  // 7.0, 20-21 with 7.2, 22-25 (hash metadata, field TTLs) and SLOT_INFO with 7.4; Redis 8
+  // kept version 12); Valkey forked at 7.2.4 (version 11), numbers its own from 80 in 9.0
+  // (valkey-io/valkey#2422) and adds Path Hashes at 81 in 9.2.
+  static constexpr KbRdbFacts k_facts[] = {
+      {"redis-6.2", 9, 9, 15, false, false, false, "redis 6.2 src/rdb.h"},
+      {"redis-7.0", 10, 10, 19, false, false, false, "redis 7.0 src/rdb.h"},
+      {"redis-7.2", 11, 11, 21, false, false, false, "redis 7.2 src/rdb.h"},
+      {"redis-7.4", 12, 12, 25, true, true, false, "redis 7.4 src/rdb.h"},
+      {"redis-8.0", 12, 12, 25, true, true, false, "redis 8.0 src/rdb.h"},
+      {"redis-8.2", 12, 12, 25, true, true, false, "redis 8.2 src/rdb.h"},
+      {"redis-8.4", 12, 12, 25, true, true, false, "redis 8.4 src/rdb.h"},
+      {"valkey-7.2", 11, 11, 21, false, false, true, "valkey 7.2 src/rdb.h"},
+      {"valkey-8.0", 11, 11, 21, false, false, true, "valkey 8.0 src/rdb.h"},
+      {"valkey-8.1", 11, 11, 21, false, false, true,
+       "valkey 8.1 src/rdb.h; rdb-version-check (valkey-io/valkey#1604)"},
+      {"valkey-9.0", 80, 80, 21, true, false, true, "valkey 9.0 src/rdb.h; valkey-io/valkey#2422"},
+      {"valkey-9.1", 80, 80, 21, true, false, true, "valkey 9.1 src/rdb.h"},
+      {"valkey-9.2", 81, 81, 21, true, false, true, "valkey 9.2 src/rdb.h (Path Hashes)"},
   };
-  for (const auto& [name, version] : k_versions) {
-    if (name == profile_info(profile).name) {
-      return version;
+  return k_facts;
+}
+
+const KbRdbFacts* find_rdb_facts(std::string_view line) {
+  size_t dash = line.find('-');
+  if (dash == std::string_view::npos) {
+    return nullptr;
+  }
+  std::string project = engine::to_lower(line.substr(0, dash));
+  auto mm = major_minor(line.substr(dash + 1));
+  if (!mm) {
+    return nullptr;
+  }
+  // "7.4" and "7.4.2" name the line; "7.4x" does not.
+  std::string_view rest = line.substr(dash + 1);
+  size_t used = std::to_string(mm->first).size() + 1 + std::to_string(mm->second).size();
+  if (rest.size() > used && rest[used] != '.') {
+    return nullptr;
+  }
+  for (const KbRdbFacts& f : rdb_facts()) {
+    auto fm = major_minor(f.line.substr(f.line.find('-') + 1));
+    if (f.line.substr(0, f.line.find('-')) == project && fm && *fm == *mm) {
+      return &f;
     }
   }
-  return 0;
+  return nullptr;
+}
+
+int rdb_version_written(ProfileId profile) {
+  const KbRdbFacts* f = find_rdb_facts(profile_info(profile).name);
+  return f != nullptr ? f->written : 0;
 }
 
 }  // namespace keyshift::compat::kb

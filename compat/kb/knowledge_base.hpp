@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -125,6 +126,24 @@ struct KbModuleFamily {
 std::vector<const KbModuleFamily*> module_families();
 /// The module family command `name` belongs to, if any ("JSON.SET" → JSON.).
 const KbModuleFamily* module_family_of(std::string_view name);
+
+/// What a release line writes and reads of the RDB format: one row per line, Valkey 9.2
+/// included, which has no command table yet (its Path Hashes are an RDB matter).
+struct KbRdbFacts {
+  std::string_view line;    ///< "valkey-8.0"
+  int written;              ///< RDB_VERSION it writes
+  int max_read;             ///< newest version it loads (with rdb-version-check strict)
+  uint8_t max_type;         ///< newest object type byte it decodes
+  bool field_ttls;          ///< hash field expiration in RDB
+  bool slot_info;           ///< the SLOT_INFO opcode (244)
+  bool valkey_api;          ///< Valkey's Lua API (server.*) for function libraries
+  std::string_view source;  ///< where the facts are from
+};
+
+/// Every line's RDB facts, oldest first within each project (Redis, then Valkey).
+std::span<const KbRdbFacts> rdb_facts();
+/// The facts of `line` ("valkey-8.0"; a patch version "valkey-8.0.1" maps to its line).
+const KbRdbFacts* find_rdb_facts(std::string_view line);
 
 /// The RDB version a profile writes (Valkey 9: 80).
 int rdb_version_written(ProfileId profile);

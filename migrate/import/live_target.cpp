@@ -63,26 +63,30 @@ engine::Expected<TargetServer, std::string> identify_server(std::string_view inf
     return engine::Unexpected{std::string("INFO server names no redis_version or valkey_version")};
   }
   auto [major, minor] = major_minor(server.version);
-  if (!valkey.empty()) {
-    if (major >= 9) {
-      server.rdb = minor >= 2 || major > 9 ? RdbTarget::valkey_9_2 : RdbTarget::valkey_9_0;
-    } else {
-      server.rdb = major == 7 ? RdbTarget::valkey_7_2 : RdbTarget::valkey_8_0;
-    }
-    return server;
-  }
-  if (major < 7) {
+  if (valkey.empty() && major < 7) {
     return engine::Unexpected{
         "Redis " + server.version +
         " reads RDB 9 or older, which keyshift does not write (7.0 or newer)"};
   }
-  if (major == 7 && minor < 2) {
-    server.rdb = RdbTarget::redis_7_0;
-  } else if (major == 7 && minor < 4) {
-    server.rdb = RdbTarget::redis_7_2;
-  } else {
-    server.rdb = RdbTarget::redis_7_4;  // Redis 8 still writes RDB 12
+  // The newest release line of the knowledge base at or before this version: a release
+  // newer than any line known reads at least what the newest known one reads.
+  std::string_view project = valkey.empty() ? "redis" : "valkey";
+  std::optional<RdbTarget> best;
+  std::pair<int, int> best_at{-1, -1};
+  for (std::string_view name : rdb_target_names()) {
+    if (!name.starts_with(project) || name.size() <= project.size()) {
+      continue;
+    }
+    auto at = major_minor(name.substr(project.size() + 1));
+    if (at <= std::pair{major, minor} && at > best_at) {
+      best_at = at;
+      best = parse_rdb_target(name);
+    }
   }
+  if (!best) {
+    return engine::Unexpected{"no RDB facts for " + std::string(project) + " " + server.version};
+  }
+  server.rdb = *best;
   return server;
 }
 

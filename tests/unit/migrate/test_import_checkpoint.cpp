@@ -137,7 +137,17 @@ TEST_SUITE("migrate::import::live_target") {
     CHECK(redis70->rdb == m::RdbTarget::redis_7_0);
     auto redis8 = m::identify_server("redis_version:8.0.2\r\n");
     REQUIRE(redis8);
-    CHECK(redis8->rdb == m::RdbTarget::redis_7_4);
+    CHECK(redis8->rdb == m::RdbTarget::redis_8_0);
+    // A release newer than every known line reads what the newest known one reads.
+    auto redis_next = m::identify_server("redis_version:8.6.1\r\n");
+    REQUIRE(redis_next);
+    CHECK(redis_next->rdb == m::RdbTarget::redis_8_4);
+    auto valkey81 = m::identify_server("valkey_version:8.1.4\r\n");
+    REQUIRE(valkey81);
+    CHECK(valkey81->rdb == m::RdbTarget::valkey_8_1);
+    auto valkey_next = m::identify_server("valkey_version:10.0.0\r\n");
+    REQUIRE(valkey_next);
+    CHECK(valkey_next->rdb == m::RdbTarget::valkey_9_2);
     auto valkey =
         m::identify_server("redis_version:7.2.4\r\nserver_name:valkey\r\nvalkey_version:8.0.1\r\n");
     REQUIRE(valkey);

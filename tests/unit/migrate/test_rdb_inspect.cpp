@@ -285,6 +285,15 @@ TEST_SUITE("migrate::rdb_inspect") {
     CHECK(r.target->changes[1].find("field TTLs") != std::string::npos);
     CHECK(r.target->blockers.empty());
     CHECK(judge_target(r, RdbTarget::redis_7_4, false).verdict == RdbVerdict::loads_as_is);
+    // Lines with no corpus file of their own are judged by the knowledge base's facts:
+    // Redis 8 reads what 7.4 wrote, Valkey 8.1 reads no more than 8.0.
+    CHECK(judge_target(r, RdbTarget::redis_8_0, false).verdict == RdbVerdict::loads_as_is);
+    CHECK(judge_target(r, RdbTarget::redis_8_4, false).verdict == RdbVerdict::loads_as_is);
+    CHECK(judge_target(r, RdbTarget::valkey_8_1, false).verdict == RdbVerdict::needs_conversion);
+    CHECK(judge_target(r, RdbTarget::redis_6_2, false).verdict != RdbVerdict::loads_as_is);
+    CHECK(parse_rdb_target("redis-8.2.1") == RdbTarget::redis_8_2);
+    CHECK(parse_rdb_target("valkey-9.1") == RdbTarget::valkey_9_1);
+    CHECK_FALSE(parse_rdb_target("keydb-6.3"));
   }
 
   TEST_CASE("Valkey 8 files need conversion for Redis 7.0: version and newer encodings") {

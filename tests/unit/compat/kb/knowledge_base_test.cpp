@@ -150,5 +150,40 @@ TEST_SUITE("knowledge base") {
     CHECK(kb::rdb_version_written(profile("redis-7.4")) == 12);
     CHECK(kb::rdb_version_written(profile("valkey-8.0")) == 11);
     CHECK(kb::rdb_version_written(profile("valkey-9.0")) == 80);
+    // Every profile has RDB facts (rdb inspect --target and import judge by them).
+    for (kb::ProfileId id : kb::all_profiles()) {
+      CHECK_MESSAGE(kb::rdb_version_written(id) > 0, kb::profile_info(id).name);
+    }
+  }
+
+  TEST_CASE("RDB facts say what each line reads, found by line or patch version") {
+    const kb::KbRdbFacts* v8 = kb::find_rdb_facts("valkey-8.0.1");
+    REQUIRE(v8 != nullptr);
+    CHECK(v8->line == "valkey-8.0");
+    CHECK(v8->max_read == 11);
+    CHECK_FALSE(v8->field_ttls);
+    CHECK(v8->valkey_api);
+    const kb::KbRdbFacts* r74 = kb::find_rdb_facts("Redis-7.4");
+    REQUIRE(r74 != nullptr);
+    CHECK(r74->max_read == 12);
+    CHECK(r74->max_type == 25);
+    CHECK(r74->field_ttls);
+    CHECK(r74->slot_info);
+    CHECK_FALSE(r74->valkey_api);
+    // Valkey 9.2 has RDB facts though no command table: its Path Hashes are version 81.
+    const kb::KbRdbFacts* v92 = kb::find_rdb_facts("valkey-9.2");
+    REQUIRE(v92 != nullptr);
+    CHECK(v92->max_read == 81);
+    CHECK(kb::find_rdb_facts("valkey-8.0x") == nullptr);
+    CHECK(kb::find_rdb_facts("valkey-7") == nullptr);
+    CHECK(kb::find_rdb_facts("keydb-6.3") == nullptr);
+    // Each project's lines read ever newer versions.
+    int last_redis = 0;
+    int last_valkey = 0;
+    for (const kb::KbRdbFacts& f : kb::rdb_facts()) {
+      int& last = f.line.starts_with("redis") ? last_redis : last_valkey;
+      CHECK_MESSAGE(f.max_read >= last, f.line);
+      last = f.max_read;
+    }
   }
 }
