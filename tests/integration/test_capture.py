@@ -357,6 +357,33 @@ def unix_sockets_on_both_sides_and_replies_off(h):
 
 
 @test
+def monitor_and_resp3_pushes_pass_through_and_are_recorded_as_replies(h):
+    srv = h.redis_server()
+    out = h.path("monitor.ksc")
+    proxy = Proxy(h, upstream_of(srv), out)
+    mon = proxy.conn()
+    eq(mon.command("MONITOR")[0], b"+OK\r\n", "MONITOR through the proxy")
+    sub = proxy.conn()
+    sub.command("HELLO", "3")
+    raw, _ = sub.command("SUBSCRIBE", "ch")
+    ok(raw.startswith(b">3\r\n"), "RESP3 subscribe push: %r" % raw)
+    srv.redis().publish("ch", "pushed")
+    raw, _ = sub.read_reply()
+    eq(raw, b">3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$6\r\npushed\r\n", "RESP3 push")
+    line, _ = mon.read_reply()
+    ok(line.startswith(b"+") and b"HELLO" in line, "MONITOR line: %r" % line)
+    mon.close()
+    sub.close()
+    eq(proxy.stop(), 0, "capture exits 0")
+    _, events, _ = read_capture(out)
+    replies = [e for e in events if e["kind"] == "reply"]
+    ok(any(e["bytes"].startswith(b">3") and b"pushed" in e["bytes"] and e["resp"] == 3
+           for e in replies), "the push is a reply event under RESP3")
+    ok(any(e["bytes"].startswith(b"+") and b"SUBSCRIBE" in e["bytes"] for e in replies),
+       "MONITOR lines are reply events")
+
+
+@test
 def a_killed_proxy_leaves_a_file_readable_up_to_its_tail(h):
     srv = h.redis_server()
     out = h.path("killed.ksc")
