@@ -418,6 +418,34 @@ def a_killed_proxy_leaves_a_file_readable_up_to_its_tail(h):
 
 
 @test
+def a_full_recording_queue_drops_records_not_traffic_and_says_how_many_bytes(h):
+    srv = h.redis_server()
+    out = h.path("drops.ksc")
+    # A backlog of 4 KiB: no 20 KB request fits, so they are dropped; the traffic is not.
+    proxy = Proxy(h, upstream_of(srv), out, extra=["--max-queued", "4096"])
+    c = proxy.conn()
+    big = b"x" * 20000
+    for i in range(10):
+        eq(c.command("SET", "big%d" % i, big)[0], b"+OK\r\n", "SET through the proxy")
+    eq(c.call("STRLEN", "big9"), 20000, "the value arrived whole")
+    time.sleep(0.2)
+    eq(c.command("PING")[0], b"+PONG\r\n", "PING")
+    c.close()
+    eq(proxy.stop(), 0, "capture exits 0")
+    ok("were not recorded" in proxy.output(), proxy.output())
+    _, events, complete = read_capture(out)
+    ok(complete, "complete")
+    drops = [e for e in events if e["kind"] == "drop"]
+    ok(drops, "a drop event")
+    lost = sum(int(e["bytes"]) for e in drops)
+    ok(lost >= 10 * 20000, "drop events count the lost bytes: %d" % lost)
+    reqs = [e["bytes"] for e in events if e["kind"] == "request"]
+    ok(b"*1\r\n$4\r\nPING\r\n" in reqs, "later small requests are recorded again")
+    rc, summary, _ = info_json(out)
+    eq(summary["dropped_bytes"], lost, "capture info sums the drops")
+
+
+@test
 def bad_files_and_bad_flags_are_refused(h):
     junk = h.path("junk.ksc")
     with open(junk, "wb") as f:
