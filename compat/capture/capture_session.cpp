@@ -60,9 +60,10 @@ std::optional<std::vector<std::string>> redact_request(const std::vector<std::st
       }
     }
   } else if (iequals(name, "ACL") && args.size() >= 3 && iequals(args[1], "SETUSER")) {
-    // ">password" adds a password, "#hash" its SHA-256: both let a reader log in.
+    // ">pw" / "<pw" add or remove a password, "#hash" / "!hash" its SHA-256: all name it.
     for (size_t i = 3; i < args.size(); ++i) {
-      if (!args[i].empty() && (args[i][0] == '>' || args[i][0] == '#')) {
+      char rule = args[i].empty() ? '\0' : args[i][0];
+      if (rule == '>' || rule == '<' || rule == '#' || rule == '!') {
         secret.push_back(i);
       }
     }

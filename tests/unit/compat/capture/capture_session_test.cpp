@@ -52,6 +52,8 @@ TEST_SUITE("compat::capture_session") {
   }
 
   TEST_CASE("ACL SETUSER loses its password rules") {
+    CHECK(redacted({"ACL", "SETUSER", "bob", "<old", "!abc"}) ==
+          std::vector<std::string>{"ACL", "SETUSER", "bob", k_r, k_r});
     CHECK(redacted({"ACL", "SETUSER", "bob", "on", ">pw", "#abc", "~*"}) ==
           std::vector<std::string>{"ACL", "SETUSER", "bob", "on", k_r, k_r, "~*"});
   }
