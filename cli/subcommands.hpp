@@ -12,5 +12,6 @@ void add_bench(CLI::App& app);
 void add_import(CLI::App& app);
 void add_verify(CLI::App& app);
 void add_kb(CLI::App& app);
+void add_capture(CLI::App& app);
 
 }  // namespace keyshift::cli

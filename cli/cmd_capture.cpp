@@ -1,0 +1,110 @@
+// keyshift capture: record real traffic through a transparent RESP proxy into a capture file
+// (keyshift-capture(5)), and `capture info` to see what a capture holds.
+#include "cli/subcommands.hpp"
+#include "cli/user_error.hpp"
+#include "compat/capture/capture_info.hpp"
+#include "compat/capture/capture_proxy.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+namespace keyshift::cli {
+namespace {
+
+struct CaptureCliOptions {
+  compat::capture::CaptureProxyOptions proxy;
+  bool no_redact = false;
+  std::string info_file;
+  std::string format = "text";
+};
+
+void run_proxy(CaptureCliOptions& o) {
+  if (o.proxy.listen.empty() || o.proxy.upstream.empty() || o.proxy.out.empty()) {
+    throw UserError(
+        "keyshift: capture: give --listen, --upstream and --out (or: keyshift capture info FILE)",
+        2);
+  }
+  if (o.proxy.duration_s < 0) {
+    throw UserError("keyshift: capture: --duration must not be negative", 2);
+  }
+  o.proxy.redact = !o.no_redact;
+  o.proxy.keyshift_version = KEYSHIFT_VERSION;
+  auto report = compat::capture::run_capture_proxy(o.proxy, stderr);
+  if (!report) {
+    throw UserError("keyshift: capture: " + report.error(), 2);
+  }
+  const auto& r = *report;
+  fmt::print(stderr,
+             "keyshift capture: {} connections, {} events written to {}; {} bytes to the server, "
+             "{} to clients\n",
+             r.connections, r.events, o.proxy.out, r.bytes_to_server, r.bytes_to_client);
+  if (r.dropped_events > 0) {
+    fmt::print(stderr,
+               "keyshift capture: the disk fell behind: {} events ({} bytes) were not recorded "
+               "(the traffic was not affected)\n",
+               r.dropped_events, r.dropped_bytes);
+  }
+}
+
+void run_info(const CaptureCliOptions& o) {
+  auto summary = compat::capture::summarize_capture(o.info_file);
+  if (!summary) {
+    throw UserError(fmt::format("keyshift: capture info: {}: {} (at byte {})", o.info_file,
+                                summary.error().message, summary.error().offset),
+                    2);
+  }
+  std::string text = compat::capture::render_capture_summary(*summary, o.format == "json");
+  std::fputs(text.c_str(), stdout);
+  std::fflush(stdout);
+  if (summary->damage) {
+    throw UserError(fmt::format("keyshift: capture info: {}: damaged at byte {}: {}", o.info_file,
+                                summary->damage->offset, summary->damage->reason),
+                    1);
+  }
+}
+
+}  // namespace
+
+void add_capture(CLI::App& app) {
+  CLI::App* capture = app.add_subcommand(
+      "capture", "Record real traffic through a transparent RESP proxy into a capture file");
+  capture->require_subcommand(0, 1);
+  capture->footer(
+      "Usage:\n"
+      "  keyshift capture --listen unix:PATH|HOST:PORT --upstream unix:PATH|HOST:PORT \\\n"
+      "                   --out FILE [--duration S] [--no-redact]\n"
+      "  keyshift capture info FILE [--format text|json]\n"
+      "Every byte is passed through unchanged; stops at SIGINT/SIGTERM or after --duration.\n"
+      "See man keyshift-capture and keyshift-capture(5).\n");
+  auto opts = std::make_shared<CaptureCliOptions>();
+  capture->add_option("--listen", opts->proxy.listen,
+                      "Where clients connect: unix:PATH, HOST:PORT or PORT");
+  capture->add_option("--upstream", opts->proxy.upstream,
+                      "The server traffic goes to: unix:PATH, HOST:PORT or PORT");
+  capture->add_option("--out", opts->proxy.out, "The capture file to write");
+  capture->add_option("--duration", opts->proxy.duration_s,
+                      "Stop after this many seconds (default: at SIGINT/SIGTERM)");
+  capture->add_flag("--no-redact", opts->no_redact,
+                    "Keep AUTH passwords and other secrets in the file (off by default)");
+  capture->add_option("--max-queued", opts->proxy.max_queued_bytes,
+                      "Bytes of records that may wait for the disk before recording is dropped");
+
+  CLI::App* info = capture->add_subcommand("info", "Summarise a capture file");
+  info->add_option("file", opts->info_file, "The capture file")->required();
+  info->add_option("--format", opts->format, "Output format: text or json")
+      ->check(CLI::IsMember({"text", "json"}));
+  info->callback([opts]() { run_info(*opts); });
+
+  capture->callback([opts, info]() {
+    if (info->parsed()) {
+      return;
+    }
+    run_proxy(*opts);
+  });
+}
+
+}  // namespace keyshift::cli

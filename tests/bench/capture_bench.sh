@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# capture_bench.sh - issue 15's proxy overhead: redis-benchmark against Debian's
+# redis-server 7.0 directly and through `keyshift capture` (recording everything to a file),
+# in one run, at -P 16 (throughput; goal: proxy >= 0.8x direct requests/s) and -P 1
+# (latency; goal: p50 no more than 50 us above direct). Also prints whether the recording
+# had to drop anything (`capture info`). Nothing asserts on timing; each figure is the
+# median of ROUNDS runs, direct and proxied runs alternating.
+#
+# Usage: tests/bench/capture_bench.sh [REQUESTS]   (default 200000 per test and run)
+# Env:   KEYSHIFT_BIN (default build/keyshift), ROUNDS (default 3), TESTS (default set,get),
+#        CLIENTS (default 50)
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+bin=${KEYSHIFT_BIN:-$root/build/keyshift}
+requests=${1:-200000}
+rounds=${ROUNDS:-3}
+tests=${TESTS:-set,get}
+clients=${CLIENTS:-50}
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_ping() {  # PORT
+  for _ in $(seq 1 400); do
+    [ "$(redis-cli -p "$1" ping 2>/dev/null)" = "PONG" ] && return 0
+    sleep 0.05
+  done
+  echo "nothing answers on port $1" >&2
+  return 1
+}
+median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+for tool in redis-server redis-cli redis-benchmark; do
+  command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 1; }
+done
+[ -x "$bin" ] || { echo "no keyshift binary at $bin" >&2; exit 1; }
+
+redis_port=$(free_port)
+redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no \
+  --daemonize no --logfile "$work/redis.log" --dir "$work" &
+pids+=($!)
+wait_ping "$redis_port"
+
+proxy_port=$(free_port)
+"$bin" capture --listen "127.0.0.1:$proxy_port" --upstream "127.0.0.1:$redis_port" \
+  --out "$work/bench.ksc" 2>"$work/capture.log" &
+proxy_pid=$!
+pids+=($proxy_pid)
+wait_ping "$proxy_port"
+
+# One redis-benchmark run; prints "test rps p50_ms" lines from its CSV.
+run() {  # PORT PIPELINE
+  redis-benchmark -p "$1" -t "$tests" -n "$requests" -c "$clients" -P "$2" --csv 2>/dev/null |
+    tr -d '"' | awk -F, 'NR > 1 {print $1, $2, $5}'
+}
+
+for pipeline in 16 1; do
+  for round in $(seq 1 "$rounds"); do
+    run "$redis_port" "$pipeline" | sed "s/^/direct $pipeline /" >>"$work/results"
+    run "$proxy_port" "$pipeline" | sed "s/^/proxy $pipeline /" >>"$work/results"
+  done
+done
+
+kill -TERM "$proxy_pid"
+wait "$proxy_pid" || true
+pids=("${pids[@]/$proxy_pid/}")
+
+echo
+echo "redis-benchmark -c $clients -n $requests, median of $rounds; direct = redis-server 7.0,"
+echo "proxy = through keyshift capture recording to a file"
+printf '%-6s %3s %14s %14s %7s %11s %11s %9s\n' test P direct_rps proxy_rps ratio \
+  direct_p50 proxy_p50 p50_delta
+for pipeline in 16 1; do
+  for t in $(awk -v p="$pipeline" '$2 == p {print $3}' "$work/results" | sort -u); do
+    d_rps=$(awk -v p="$pipeline" -v t="$t" '$1 == "direct" && $2 == p && $3 == t {print $4}' "$work/results" | median)
+    x_rps=$(awk -v p="$pipeline" -v t="$t" '$1 == "proxy" && $2 == p && $3 == t {print $4}' "$work/results" | median)
+    d_p50=$(awk -v p="$pipeline" -v t="$t" '$1 == "direct" && $2 == p && $3 == t {print $5}' "$work/results" | median)
+    x_p50=$(awk -v p="$pipeline" -v t="$t" '$1 == "proxy" && $2 == p && $3 == t {print $5}' "$work/results" | median)
+    awk -v t="$t" -v p="$pipeline" -v dr="$d_rps" -v xr="$x_rps" -v dp="$d_p50" -v xp="$x_p50" \
+      'BEGIN {printf "%-6s %3s %14.0f %14.0f %6.2fx %9.3fms %9.3fms %+7.0fus\n",
+              t, p, dr, xr, xr / dr, dp, xp, (xp - dp) * 1000}'
+  done
+done
+echo "goals: ratio >= 0.80 at -P 16; p50_delta <= +50us at -P 1"
+echo
+"$bin" capture info "$work/bench.ksc" | grep -E '^(requests|replies|bytes|dropped|file):' || true
