@@ -102,6 +102,7 @@ int main(int argc, char** argv) {
   keyshift::cli::add_verify(app);
   keyshift::cli::add_kb(app);
   keyshift::cli::add_capture(app);
+  keyshift::cli::add_replay(app);
 
   CLI::App* help = app.add_subcommand("help", "Show help for keyshift or one subcommand");
   std::string help_topic;

@@ -13,5 +13,6 @@ void add_import(CLI::App& app);
 void add_verify(CLI::App& app);
 void add_kb(CLI::App& app);
 void add_capture(CLI::App& app);
+void add_replay(CLI::App& app);
 
 }  // namespace keyshift::cli

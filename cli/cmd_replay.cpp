@@ -1,0 +1,96 @@
+// keyshift replay: a capture's requests sent again to a target (by default keyshift's own
+// engine), each reply compared with the recorded one.
+#include "cli/subcommands.hpp"
+#include "cli/tls_flags.hpp"
+#include "cli/user_error.hpp"
+#include "compat/process/server_process.hpp"
+#include "compat/replay/replay.hpp"
+#include "engine/resp/server_url.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+namespace keyshift::cli {
+namespace {
+
+struct ReplayCliOptions {
+  std::string file;
+  std::string to;
+  std::string format = "text";
+  int timeout_ms = 5000;
+  size_t examples = 20;
+  engine::TlsClientOptions tls;
+};
+
+void run_replay(const ReplayCliOptions& o) {
+  compat::replay::ReplayOptions options;
+  options.file = o.file;
+  options.reply_timeout = std::chrono::milliseconds(o.timeout_ms);
+  options.max_examples = o.examples;
+  std::unique_ptr<compat::ServerProcess> engine;
+  if (o.to.empty()) {
+    // `keyshift serve` from this very binary, on a socket in a private directory.
+    compat::ServerLaunch launch{"/proc/self/exe", {"serve"}, {}};
+    launch.scratch_prefix = "keyshift-replay-";
+    auto started = compat::ServerProcess::start(launch);
+    if (!started) {
+      throw UserError(
+          fmt::format("keyshift: replay: the embedded engine did not start: {}", started.error()),
+          1);
+    }
+    engine = std::move(*started);
+    options.target = engine->endpoint();
+  } else {
+    auto endpoint = engine::parse_redis_url(o.to, o.tls);
+    if (!endpoint) {
+      throw UserError("keyshift: replay: --to " + o.to + ": " + endpoint.error(), 2);
+    }
+    options.target = *endpoint;
+  }
+  auto report = compat::replay::replay_capture(options);
+  if (!report) {
+    throw UserError("keyshift: replay: " + report.error(), 2);
+  }
+  if (engine) {
+    report->target = "keyshift (embedded)";
+  }
+  std::string text = o.format == "json" ? compat::replay::render_replay_json(*report)
+                                        : compat::replay::render_replay_text(*report);
+  std::fputs(text.c_str(), stdout);
+  std::fflush(stdout);
+  if (!report->same() || report->damage) {
+    throw UserError("", 1);
+  }
+}
+
+}  // namespace
+
+void add_replay(CLI::App& app) {
+  CLI::App* replay = app.add_subcommand(
+      "replay", "Replay a capture against a target and compare every reply with the recorded one");
+  replay->footer(
+      "Usage:\n"
+      "  keyshift replay FILE [--to URL] [--format text|json] [--timeout-ms N] [--examples N]\n"
+      "Without --to the target is keyshift's own engine. Exit 0 when every reply matched,\n"
+      "1 when one differed or the file is damaged, 2 for bad input. See man keyshift-replay.\n");
+  auto opts = std::make_shared<ReplayCliOptions>();
+  replay->add_option("file", opts->file, "The capture file (keyshift capture --out)")->required();
+  replay->add_option("--to", opts->to,
+                     "Target server URL: redis://, rediss://, unix:// (default: keyshift's "
+                     "own engine)");
+  replay->add_option("--format", opts->format, "Output format: text or json")
+      ->check(CLI::IsMember({"text", "json"}));
+  replay
+      ->add_option("--timeout-ms", opts->timeout_ms,
+                   "How long to wait for one reply before that connection stops (default 5000)")
+      ->check(CLI::PositiveNumber);
+  replay->add_option("--examples", opts->examples, "Differing replies to show (default 20)");
+  add_tls_flags(*replay, opts->tls);
+  replay->callback([opts]() { run_replay(*opts); });
+}
+
+}  // namespace keyshift::cli

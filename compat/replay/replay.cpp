@@ -1,0 +1,508 @@
+#include "compat/replay/replay.hpp"
+
+#include "compat/capture/capture_record.hpp"
+#include "compat/kb/knowledge_base.hpp"
+#include "compat/report/json_text.hpp"
+#include "engine/resp/pipelined_connection.hpp"
+#include "engine/resp/request_parser.hpp"
+#include "engine/resp/resp_value.hpp"
+#include "engine/util/split_args.hpp"
+#include "engine/util/strings.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <deque>
+#include <memory>
+#include <unordered_map>
+
+namespace keyshift::compat::replay {
+namespace {
+
+using capture::CaptureEvent;
+using capture::EventKind;
+
+/// Replies a target may keep waiting on one connection (pipelines of a whole capture).
+constexpr uint32_t k_window = 1u << 30;
+/// Characters of a request or reply an example keeps.
+constexpr size_t k_example_chars = 300;
+
+/// A request sent and the recorded facts its reply is compared against.
+struct Pending {
+  std::string command;
+  std::string request;
+  int64_t recorded_start_ns = 0;
+  std::chrono::steady_clock::time_point sent;
+  bool skip = false;  // not sent (redacted): its recorded reply is passed over
+};
+
+/// One recorded connection and its counterpart on the target.
+struct Conn {
+  std::optional<engine::PipelinedConnection> link;
+  std::deque<Pending> pending;
+  std::string last_command;
+  bool broken = false;  // a reply did not come: the rest of this connection is not compared
+};
+
+/// The command's name as the command table has it: "get", "client|list".
+std::string command_name(const std::vector<std::string_view>& args) {
+  if (args.empty()) {
+    return {};
+  }
+  std::string name = engine::to_lower(args[0]);
+  static const kb::ProfileId k_profile = *kb::find_profile("valkey-8.0");
+  if (args.size() > 1) {
+    std::string sub = name + "|" + engine::to_lower(args[1]);
+    if (kb::find_command(k_profile, sub) != nullptr) {
+      return sub;
+    }
+  }
+  return name;
+}
+
+/// The request as redis-cli shows one (quoted where needed), cut.
+std::string display(const std::vector<std::string_view>& args) {
+  std::string out;
+  for (std::string_view a : args) {
+    if (!out.empty()) {
+      out += ' ';
+    }
+    out += engine::quote_repr(a);
+    if (out.size() > k_example_chars) {
+      out.resize(k_example_chars);
+      out += "...";
+      break;
+    }
+  }
+  return out;
+}
+
+std::string shown_reply(std::string_view bytes) {
+  engine::RespValue v;
+  size_t used = 0;
+  std::string text = engine::parse_resp(bytes, v, used) == engine::RespParse::ok
+                         ? v.to_display()
+                         : engine::quote_repr(bytes);
+  if (text.size() > k_example_chars) {
+    text.resize(k_example_chars);
+    text += "...";
+  }
+  return text;
+}
+
+/// The top-level elements of an aggregate reply, each re-encoded for comparison; nothing
+/// for a reply that is not an aggregate.
+std::optional<std::vector<std::string>> elements(std::string_view bytes) {
+  engine::RespValue v;
+  size_t used = 0;
+  if (engine::parse_resp(bytes, v, used) != engine::RespParse::ok ||
+      (v.type != engine::RespValue::Type::array && v.type != engine::RespValue::Type::set &&
+       v.type != engine::RespValue::Type::map)) {
+    return std::nullopt;
+  }
+  std::vector<std::string> out;
+  if (v.type == engine::RespValue::Type::map) {
+    // A map's entries keep their key with them.
+    for (size_t i = 0; i + 1 < v.elements.size(); i += 2) {
+      out.push_back(v.elements[i].to_display() + "\n" + v.elements[i + 1].to_display());
+    }
+  } else {
+    for (const engine::RespValue& e : v.elements) {
+      out.push_back(e.to_display());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+/// Commands whose output varies by nature although their table rows carry no tip.
+bool varies_by_nature(std::string_view command) {
+  static constexpr std::string_view k_names[] = {
+      "info",         "time",         "hello",           "lastsave",
+      "client|id",    "client|list",  "client|info",     "client|getname",
+      "memory|usage", "memory|stats", "object|idletime", "object|freq",
+      "debug",        "slowlog|get",  "latency|latest",  "command|docs",
+      "command|info", "command",      "command|count",   "dbsize"};
+  return std::find(std::begin(k_names), std::end(k_names), command) != std::end(k_names);
+}
+
+ReplyVerdict compare(const std::string& command, std::string_view recorded,
+                     const engine::ReplyView& got) {
+  if (recorded == got.bytes) {
+    return ReplyVerdict::same;
+  }
+  static const kb::ProfileId k_profile = *kb::find_profile("valkey-8.0");
+  const kb::KbCommand* row = kb::find_command(k_profile, command);
+  std::string_view tips = row != nullptr ? row->tips : std::string_view();
+  if (varies_by_nature(command) || tips.find("nondeterministic_output ") != std::string::npos ||
+      (tips.ends_with("nondeterministic_output"))) {
+    return ReplyVerdict::varies;
+  }
+  bool recorded_error = !recorded.empty() && (recorded[0] == '-' || recorded[0] == '!');
+  if (recorded_error && got.is_error) {
+    std::string_view a = recorded.substr(1, recorded.find_first_of(" \r") - 1);
+    std::string_view b = got.error_text.substr(0, got.error_text.find(' '));
+    return a == b ? ReplyVerdict::error_text : ReplyVerdict::differs;
+  }
+  if (tips.find("nondeterministic_output_order") != std::string::npos) {
+    auto a = elements(recorded);
+    auto b = elements(got.bytes);
+    if (a && b && *a == *b) {
+      return ReplyVerdict::same_unordered;
+    }
+  }
+  return ReplyVerdict::differs;
+}
+
+ReplayLatency percentiles(std::vector<int64_t>& ns) {
+  ReplayLatency out;
+  out.samples = ns.size();
+  if (ns.empty()) {
+    return out;
+  }
+  std::sort(ns.begin(), ns.end());
+  auto at = [&ns](double q) {
+    size_t i = static_cast<size_t>(q * static_cast<double>(ns.size() - 1));
+    return static_cast<double>(ns[i]) / 1000.0;
+  };
+  out.p50_us = at(0.50);
+  out.p99_us = at(0.99);
+  out.max_us = static_cast<double>(ns.back()) / 1000.0;
+  return out;
+}
+
+/// HELLO without its redacted AUTH: the protocol and name still apply on the target.
+std::vector<std::string_view> hello_without_auth(const std::vector<std::string_view>& args) {
+  std::vector<std::string_view> out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (i > 0 && engine::to_lower(args[i]) == "auth" && i + 2 < args.size()) {
+      i += 2;  // AUTH user password
+      continue;
+    }
+    out.push_back(args[i]);
+  }
+  return out;
+}
+
+class Replayer {
+ public:
+  Replayer(const ReplayOptions& options, ReplayReport& report)
+      : m_options(options), m_report(report) {}
+
+  engine::Expected<bool, std::string> request(const CaptureEvent& e) {
+    Conn& c = m_conns[e.conn_id];
+    if (c.broken) {
+      return true;
+    }
+    if (!c.link) {
+      auto link = engine::PipelinedConnection::connect(m_options.target, k_window);
+      if (!link) {
+        return engine::Unexpected{link.error()};
+      }
+      c.link = std::move(*link);
+      ++m_report.connections;
+    }
+    std::vector<std::string_view> args;
+    engine::RequestParser parser;
+    engine::RequestLimits limits;
+    if (parser.parse(e.bytes.data(), e.bytes.size(), limits) ==
+        engine::RequestParser::Status::ready) {
+      parser.args(e.bytes.data(), args);
+    }
+    Pending p;
+    p.command = command_name(args);
+    p.request = display(args);
+    p.recorded_start_ns = e.start_ns;
+    if ((e.flags & capture::k_flag_redacted) != 0) {
+      if (p.command == "hello") {
+        std::vector<std::string_view> bare = hello_without_auth(args);
+        c.link->send(std::span<const std::string_view>(bare));
+      } else {
+        // AUTH, CONFIG SET requirepass, ...: the secret is gone; the target's own URL
+        // carries its credentials.
+        p.skip = true;
+        ++m_report.skipped_redacted;
+      }
+    } else {
+      c.link->send_raw(e.bytes, 1);
+    }
+    if (!p.skip) {
+      ++m_report.requests;
+      if (c.link->flush() == engine::PipelinedConnection::Io::failed) {
+        return engine::Unexpected{c.link->error()};
+      }
+    }
+    p.sent = std::chrono::steady_clock::now();
+    if ((e.flags & capture::k_flag_no_reply) == 0 || p.skip) {
+      c.pending.push_back(std::move(p));
+    }
+    return true;
+  }
+
+  engine::Expected<bool, std::string> reply(const CaptureEvent& e) {
+    auto it = m_conns.find(e.conn_id);
+    if (it == m_conns.end() || it->second.broken || !it->second.link) {
+      return true;
+    }
+    Conn& c = it->second;
+    Pending p;
+    if (!c.pending.empty()) {
+      p = std::move(c.pending.front());
+      c.pending.pop_front();
+      c.last_command = p.command;
+    } else {
+      // A push, or the second confirmation of SUBSCRIBE a b: one more reply to wait for.
+      p.command = c.last_command;
+      p.sent = std::chrono::steady_clock::now();
+      p.recorded_start_ns = e.start_ns;
+      c.link->send_raw(std::string_view("", 0), 1);
+    }
+    if (p.skip) {
+      return true;
+    }
+    ++m_report.replies;
+    ReplayCommandCounts& counts = m_report.commands[p.command];
+    ++counts.replies;
+    auto got = c.link->wait_reply(m_options.reply_timeout);
+    if (!got) {
+      c.broken = true;
+      note(e, p, ReplyVerdict::no_reply, got.error(), counts);
+      return true;
+    }
+    m_replayed_ns.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                std::chrono::steady_clock::now() - p.sent)
+                                .count());
+    if (e.end_ns >= p.recorded_start_ns && p.recorded_start_ns > 0) {
+      m_recorded_ns.push_back(e.end_ns - p.recorded_start_ns);
+    }
+    ReplyVerdict v = compare(p.command, e.bytes, *got);
+    note(e, p, v, std::string(got->bytes), counts);
+    return true;
+  }
+
+  void close(const CaptureEvent& e) {
+    auto it = m_conns.find(e.conn_id);
+    if (it != m_conns.end()) {
+      m_conns.erase(it);
+    }
+  }
+
+  void finish() {
+    m_report.recorded = percentiles(m_recorded_ns);
+    m_report.replayed = percentiles(m_replayed_ns);
+  }
+
+ private:
+  void note(const CaptureEvent& e, const Pending& p, ReplyVerdict v, const std::string& got,
+            ReplayCommandCounts& counts) {
+    ++m_report.verdicts[v];
+    switch (v) {
+      case ReplyVerdict::same:
+      case ReplyVerdict::same_unordered:
+        ++counts.same;
+        return;
+      case ReplyVerdict::varies:
+        ++counts.varies;
+        return;
+      case ReplyVerdict::error_text:
+        ++counts.error_text;
+        break;
+      case ReplyVerdict::differs:
+      case ReplyVerdict::no_reply:
+        ++counts.differs;
+        break;
+    }
+    if (m_report.examples.size() < m_options.max_examples) {
+      m_report.examples.push_back({e.conn_id, p.command, p.request, shown_reply(e.bytes),
+                                   v == ReplyVerdict::no_reply ? got : shown_reply(got), v});
+    }
+  }
+
+  const ReplayOptions& m_options;
+  ReplayReport& m_report;
+  std::unordered_map<uint64_t, Conn> m_conns;
+  std::vector<int64_t> m_recorded_ns;
+  std::vector<int64_t> m_replayed_ns;
+};
+
+}  // namespace
+
+std::string_view verdict_name(ReplyVerdict verdict) {
+  switch (verdict) {
+    case ReplyVerdict::same:
+      return "same";
+    case ReplyVerdict::same_unordered:
+      return "same-unordered";
+    case ReplyVerdict::varies:
+      return "varies";
+    case ReplyVerdict::error_text:
+      return "error-text";
+    case ReplyVerdict::differs:
+      return "differs";
+    case ReplyVerdict::no_reply:
+      return "no-reply";
+  }
+  return "?";
+}
+
+bool ReplayReport::same() const {
+  for (ReplyVerdict v : {ReplyVerdict::differs, ReplyVerdict::no_reply}) {
+    if (auto it = verdicts.find(v); it != verdicts.end() && it->second > 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+engine::Expected<ReplayReport, std::string> replay_capture(const ReplayOptions& options) {
+  auto start = std::chrono::steady_clock::now();
+  auto reader = capture::CaptureFileReader::open(options.file);
+  if (!reader) {
+    return engine::Unexpected{fmt::format("{}: {} (at byte {})", options.file,
+                                          reader.error().message, reader.error().offset)};
+  }
+  ReplayReport report;
+  report.file = options.file;
+  report.target = options.target.describe();
+  Replayer replayer(options, report);
+  CaptureEvent e;
+  while (reader->next(e)) {
+    switch (e.kind) {
+      case EventKind::open:
+        break;
+      case EventKind::request:
+        if (auto ok = replayer.request(e); !ok) {
+          return engine::Unexpected{ok.error()};
+        }
+        break;
+      case EventKind::reply:
+        if (auto ok = replayer.reply(e); !ok) {
+          return engine::Unexpected{ok.error()};
+        }
+        break;
+      case EventKind::close:
+        replayer.close(e);
+        break;
+      case EventKind::drop: {
+        uint64_t n = 0;
+        for (char ch : e.bytes) {
+          if (ch >= '0' && ch <= '9') {
+            n = n * 10 + static_cast<uint64_t>(ch - '0');
+          }
+        }
+        report.dropped_bytes += n;
+        break;
+      }
+    }
+  }
+  report.damage = reader->damage();
+  replayer.finish();
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return report;
+}
+
+std::string render_replay_text(const ReplayReport& r) {
+  std::string out = fmt::format("replay of {} against {}\n", r.file, r.target);
+  out += fmt::format("  {} connection(s), {} request(s) sent, {} reply(ies) compared in {:.2f} s\n",
+                     r.connections, r.requests, r.replies, r.seconds);
+  for (const auto& [v, n] : r.verdicts) {
+    out += fmt::format("  {:<15} {}\n", verdict_name(v), n);
+  }
+  if (r.skipped_redacted > 0) {
+    out += fmt::format("  {} redacted request(s) not sent (the target URL carries the password)\n",
+                       r.skipped_redacted);
+  }
+  if (r.recorded.samples > 0 || r.replayed.samples > 0) {
+    out += fmt::format("  latency p50/p99: recorded {:.0f}/{:.0f} us, replayed {:.0f}/{:.0f} us\n",
+                       r.recorded.p50_us, r.recorded.p99_us, r.replayed.p50_us, r.replayed.p99_us);
+  }
+  bool header = false;
+  for (const auto& [name, c] : r.commands) {
+    if (c.differs + c.error_text == 0) {
+      continue;
+    }
+    if (!header) {
+      out += "  commands that answered differently:\n";
+      header = true;
+    }
+    out += fmt::format("    {:<20} {} of {} differ, {} error text(s)\n", name, c.differs, c.replies,
+                       c.error_text);
+  }
+  for (const ReplayExample& x : r.examples) {
+    out += fmt::format("  {} on connection {}: {}\n    recorded: {}\n    replayed: {}\n",
+                       verdict_name(x.verdict), x.conn, x.request, x.recorded, x.replayed);
+  }
+  if (r.dropped_bytes > 0) {
+    out += fmt::format("  warning: the capture lost {} byte(s) while recording\n", r.dropped_bytes);
+  }
+  if (r.damage) {
+    out += fmt::format(
+        "  warning: the file is damaged at byte {} ({}): what came before it "
+        "was replayed\n",
+        r.damage->offset, r.damage->reason);
+  }
+  out += r.same() ? "verdict: the target answered as recorded\n"
+                  : "verdict: the target answered differently\n";
+  return out;
+}
+
+std::string render_replay_json(const ReplayReport& r) {
+  std::string j = "{\"file\":";
+  append_json_bytes(j, r.file);
+  j += ",\"target\":";
+  append_json_bytes(j, r.target);
+  j += fmt::format(
+      ",\"connections\":{},\"requests\":{},\"skipped_redacted\":{},\"replies\":{},"
+      "\"same\":{},\"verdicts\":{{",
+      r.connections, r.requests, r.skipped_redacted, r.replies, r.same() ? "true" : "false");
+  bool first = true;
+  for (const auto& [v, n] : r.verdicts) {
+    j += first ? "\"" : ",\"";
+    first = false;
+    j += std::string(verdict_name(v)) + "\":" + std::to_string(n);
+  }
+  j += "},\"commands\":{";
+  first = true;
+  for (const auto& [name, c] : r.commands) {
+    j += first ? "" : ",";
+    first = false;
+    append_json_string(j, name);
+    j += fmt::format(
+        ":{{\"replies\":{},\"same\":{},\"varies\":{},\"error_text\":{},\"differs\":{}}}", c.replies,
+        c.same, c.varies, c.error_text, c.differs);
+  }
+  j += "},\"examples\":[";
+  for (size_t i = 0; i < r.examples.size(); ++i) {
+    const ReplayExample& x = r.examples[i];
+    j += fmt::format("{}{{\"conn\":{},\"verdict\":\"{}\",\"command\":", i == 0 ? "" : ",", x.conn,
+                     verdict_name(x.verdict));
+    append_json_string(j, x.command);
+    j += ",\"request\":";
+    append_json_bytes(j, x.request);
+    j += ",\"recorded\":";
+    append_json_bytes(j, x.recorded);
+    j += ",\"replayed\":";
+    append_json_bytes(j, x.replayed);
+    j += "}";
+  }
+  auto latency = [&j](const ReplayLatency& l) {
+    j += fmt::format("{{\"samples\":{},\"p50_us\":{:.1f},\"p99_us\":{:.1f},\"max_us\":{:.1f}}}",
+                     l.samples, l.p50_us, l.p99_us, l.max_us);
+  };
+  j += "],\"latency\":{\"recorded\":";
+  latency(r.recorded);
+  j += ",\"replayed\":";
+  latency(r.replayed);
+  j += fmt::format("}},\"dropped_bytes\":{},\"damage\":", r.dropped_bytes);
+  if (r.damage) {
+    j += fmt::format("{{\"offset\":{},\"reason\":", r.damage->offset);
+    append_json_string(j, r.damage->reason);
+    j += "}";
+  } else {
+    j += "null";
+  }
+  j += fmt::format(",\"seconds\":{:.3f}}}\n", r.seconds);
+  return j;
+}
+
+}  // namespace keyshift::compat::replay

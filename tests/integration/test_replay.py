@@ -1,0 +1,205 @@
+#!/usr/bin/python3
+"""`keyshift replay`: traffic recorded by `keyshift capture` in front of Debian's
+redis-server 7.0 (redis-cli and python3-redis: strings, sets, hashes, a pipeline, MULTI/EXEC,
+a BLPOP another connection unblocks, pub/sub, RESP3, AUTH) is replayed against a fresh
+redis-server 7.0, where every reply must match, and against keyshift's own engine and a
+server holding other data, where the differences must be found and shown; a damaged
+capture replays up to its damage and says so; a file that is not a capture is refused.
+
+Run: KEYSHIFT_BIN=build/keyshift /usr/bin/python3 tests/integration/test_replay.py [NAME...]
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from harness import (HOST, eq, free_port, keyshift_bin, ok, redis_module,  # noqa: E402
+                     run_tests, test)
+
+
+def capture_traffic(h, upstream, out):
+    """Runs a mixed workload through `keyshift capture` in front of `upstream`."""
+    port = free_port()
+    log = open(out + ".log", "wb")
+    proc = subprocess.Popen([keyshift_bin(), "capture", "--listen", "%s:%d" % (HOST, port),
+                             "--upstream", "%s:%d" % (HOST, upstream.port), "--out", out],
+                            stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 10
+    while b"listening on" not in open(out + ".log", "rb").read():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise AssertionError("capture did not start: %r" % open(out + ".log").read())
+        time.sleep(0.02)
+    redis = redis_module()
+    r = redis.Redis(host=HOST, port=port, socket_timeout=10)
+    r.set("greeting", "hello")
+    r.get("greeting")
+    r.incr("counter")  # redis-py sends INCRBY
+    r.sadd("colours", "red", "green", "blue", "cyan")
+    r.smembers("colours")
+    r.hset("user:1", mapping={"name": "ada", "lang": "en"})
+    r.hgetall("user:1")
+    r.rpush("list", *range(20))
+    r.lrange("list", 0, -1)
+    r.zadd("board", {"a": 1, "b": 2.5})
+    r.zrange("board", 0, -1, withscores=True)
+    r.get("missing")
+    try:
+        r.incr("greeting")  # an error reply is recorded and compared too
+    except redis.ResponseError:
+        pass
+    p = r.pipeline(transaction=False)
+    for i in range(50):
+        p.set("k:%d" % i, i)
+        p.get("k:%d" % i)
+    p.execute()
+    t = r.pipeline(transaction=True)
+    t.incr("tx")
+    t.rpush("tx:log", "one")
+    t.execute()
+    r.object("encoding", "colours")
+    # A BLPOP that another connection's RPUSH unblocks: replay must send the push first.
+    got = {}
+    blocker = redis.Redis(host=HOST, port=port, socket_timeout=10)
+    th = threading.Thread(target=lambda: got.update(v=blocker.blpop("queue", 10)))
+    th.start()
+    time.sleep(0.3)
+    r.rpush("queue", "job")
+    th.join()
+    eq(got.get("v"), (b"queue", b"job"))
+    # Pub/sub: a subscriber's confirmation and the message pushed to it.
+    sub = redis.Redis(host=HOST, port=port, socket_timeout=10).pubsub()
+    sub.subscribe("news")
+    eq(sub.get_message(timeout=5)["type"], "subscribe")
+    time.sleep(0.1)
+    r.publish("news", "extra")
+    eq(sub.get_message(timeout=5)["data"], b"extra")
+    sub.close()
+    r3 = redis.Redis(host=HOST, port=port, protocol=3, socket_timeout=10) \
+        if "protocol" in redis.Redis.__init__.__code__.co_varnames else None
+    if r3 is not None:
+        r3.hgetall("user:1")
+    subprocess.run(["redis-cli", "-p", str(port), "HELLO", "3"], check=True,
+                   stdout=subprocess.DEVNULL)
+    subprocess.run(["redis-cli", "-p", str(port), "DBSIZE"], check=True,
+                   stdout=subprocess.DEVNULL)
+    proc.send_signal(signal.SIGTERM)
+    eq(proc.wait(timeout=20), 0)
+    log.close()
+    return out
+
+
+def replay(*args):
+    p = subprocess.run([keyshift_bin(), "replay"] + [str(a) for a in args] +
+                       ["--format", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=120)
+    out = p.stdout.decode("utf-8", "replace")
+    try:
+        doc = json.loads(out) if out.strip() else None
+    except ValueError:
+        raise AssertionError("not JSON (%d): %r %r" % (p.returncode, out, p.stderr))
+    return p.returncode, doc, p.stderr.decode("utf-8", "replace")
+
+
+def recorded_replies(path):
+    rc = subprocess.run([keyshift_bin(), "capture", "info", path, "--format", "json"],
+                        stdout=subprocess.PIPE, timeout=60)
+    return json.loads(rc.stdout)
+
+
+@test
+def a_capture_replayed_against_the_same_server_kind_answers_alike(h):
+    src = h.redis_server(name="captured")
+    path = capture_traffic(h, src, h.path("same.ksc"))
+    fresh = h.redis_server(name="fresh")
+    rc, doc, err = replay(path, "--to", "redis://%s:%d" % (HOST, fresh.port))
+    eq(rc, 0, "%r %s" % (doc, err))
+    ok(doc["same"], doc["examples"])
+    ok(doc["connections"] >= 4, doc)
+    ok(doc["replies"] > 100, doc)
+    eq(doc["verdicts"].get("differs", 0), 0, doc["examples"])
+    eq(doc["verdicts"].get("no-reply", 0), 0, doc["examples"])
+    # the BLPOP came back, after the push another connection made
+    eq(doc["commands"]["blpop"]["same"], 1, doc["commands"].get("blpop"))
+    eq(doc["commands"]["publish"]["same"], 1, doc["commands"].get("publish"))
+    # SMEMBERS has no order: compared as a set where the bytes differ
+    ok(doc["commands"]["smembers"]["same"] == 1, doc["commands"]["smembers"])
+    ok(doc["latency"]["replayed"]["samples"] == doc["replies"] - doc["verdicts"].get("no-reply", 0),
+       doc["latency"])
+    # the fresh server now holds what the traffic wrote
+    eq(fresh.cli("GET", "greeting"), "hello")
+    eq(fresh.cli("LLEN", "tx:log"), "1")
+
+
+@test
+def replayed_against_other_data_the_differences_are_shown(h):
+    src = h.redis_server(name="captured2")
+    path = capture_traffic(h, src, h.path("other.ksc"))
+    other = h.redis_server(name="other")
+    other.cli("SET", "missing", "now here")
+    other.cli("SET", "counter", "41")
+    rc, doc, err = replay(path, "--to", "redis://%s:%d" % (HOST, other.port))
+    eq(rc, 1, err)
+    ok(not doc["same"], doc)
+    eq(doc["commands"]["get"]["differs"], 1, doc["commands"]["get"])
+    eq(doc["commands"]["incrby"]["differs"], 1, doc["commands"]["incrby"])
+    shown = [(x["command"], x["recorded"], x["replayed"]) for x in doc["examples"]]
+    ok(("get", "(nil)", '"now here"') in shown, shown)
+    ok(("incrby", "(integer) 1", "(integer) 42") in shown, shown)
+    # the text report names them too
+    p = subprocess.run([keyshift_bin(), "replay", path, "--to",
+                        "redis://%s:%d" % (HOST, other.port)], stdout=subprocess.PIPE,
+                       timeout=120)
+    text = p.stdout.decode()
+    eq(p.returncode, 1)
+    ok("verdict: the target answered differently" in text, text)
+    ok("now here" in text, text)
+
+
+@test
+def the_default_target_is_keyshifts_own_engine(h):
+    src = h.redis_server(name="captured3")
+    path = capture_traffic(h, src, h.path("embedded.ksc"))
+    rc, doc, err = replay(path)
+    eq(doc["target"], "keyshift (embedded)")
+    ok(doc["replies"] > 100, doc)
+    # OBJECT ENCODING varies by nature (Valkey 8 keeps small sets as listpacks); HELLO's
+    # reply names the server: neither counts as a difference.
+    eq(doc["verdicts"].get("no-reply", 0), 0, doc["examples"])
+    ok(doc["commands"]["object|encoding"]["varies"] == 1, doc["commands"]["object|encoding"])
+    eq(rc, 0 if doc["same"] else 1)
+    eq(doc["verdicts"].get("differs", 0), 0, doc["examples"])
+
+
+@test
+def a_damaged_capture_replays_up_to_the_damage_and_a_foreign_file_is_refused(h):
+    src = h.redis_server(name="captured4")
+    path = capture_traffic(h, src, h.path("damaged.ksc"))
+    data = open(path, "rb").read()
+    cut = h.path("cut.ksc")
+    with open(cut, "wb") as f:
+        f.write(data[:len(data) * 2 // 3])
+    fresh = h.redis_server(name="fresh4")
+    rc, doc, err = replay(cut, "--to", "redis://%s:%d" % (HOST, fresh.port))
+    eq(rc, 1, err)
+    ok(doc["damage"] is not None and doc["damage"]["offset"] > 0, doc["damage"])
+    ok(doc["replies"] > 0, doc)
+    eq(doc["verdicts"].get("differs", 0), 0, doc["examples"])
+    bogus = h.path("bogus.ksc")
+    with open(bogus, "wb") as f:
+        f.write(b"not a capture at all\n")
+    p = subprocess.run([keyshift_bin(), "replay", bogus], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=60)
+    eq(p.returncode, 2)
+    ok(bogus in p.stderr.decode() and "byte" in p.stderr.decode(), p.stderr)
+
+
+if __name__ == "__main__":
+    redis_module()
+    sys.exit(run_tests())
