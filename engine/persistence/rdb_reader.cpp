@@ -6,6 +6,7 @@
 #include "engine/persistence/crc64.hpp"
 #include "engine/persistence/rdb_format.hpp"
 #include "engine/util/hash.hpp"
+#include "engine/util/split_args.hpp"
 
 #include <algorithm>
 #include <array>
@@ -2103,6 +2104,28 @@ class FileReader {
     return true;
   }
 
+  /// A type byte past the newest keyshift reads, in a REDIS file: a later Redis's type.
+  /// Every type byte is followed by its key's name, so the refusal names the key; a name
+  /// that does not read leaves the plain message.
+  Step newer_type(uint64_t at, uint8_t t) {
+    size_t record = m_c.pos() - 1;
+    std::string name;
+    if (!m_c.string(name, "a key name")) {
+      if (m_c.short_of_data()) {
+        return Step::failed;  // read the record again when more of the stream is here
+      }
+      m_c.rewind(record + 1);
+      m_c.fail_at(at, "unknown RDB opcode or value type " + std::to_string(t));
+      return Step::failed;
+    }
+    m_c.fail_at(at, "key " + quote_repr(name) + " in db " + std::to_string(m_db) +
+                        " has value type " + std::to_string(t) +
+                        ", which keyshift does not read (the newest it knows is " +
+                        std::to_string(static_cast<int>(Type::hash_listpack_ex)) +
+                        ", Redis 7.4 and 8's HASH_LISTPACK_EX; a later Redis wrote this key)");
+    return Step::failed;
+  }
+
   bool body() {
     for (;;) {
       Step step = record();
@@ -2223,6 +2246,10 @@ class FileReader {
           m_c.fail_at(at, "value type " + std::to_string(t) + " is not a Valkey " +
                               std::to_string(m_summary.version) + " type");
           return Step::failed;
+        }
+        if (!m_summary.valkey_magic && t > static_cast<uint8_t>(Type::hash_listpack_ex) &&
+            t < static_cast<uint8_t>(rdb::Opcode::update)) {
+          return newer_type(at, t);
         }
         m_c.fail_at(at, "unknown RDB opcode or value type " + std::to_string(t));
         return Step::failed;

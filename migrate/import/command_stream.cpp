@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <optional>
+#include <utility>
 
 namespace keyshift::migrate {
 namespace {
@@ -42,6 +44,120 @@ bool is_field_ttl_command(std::string_view name) {
     }
   }
   return false;
+}
+
+/// What a field-TTL command of the source becomes for a target without field TTLs.
+struct FieldTtlTranslation {
+  bool skip = false;              ///< nothing to apply: it only moved TTLs the target drops
+  std::vector<std::string> argv;  ///< the command to apply instead (HSET or HDEL)
+  std::string why;                ///< set when it cannot be followed
+};
+
+/// The index of the FIELDS keyword and the field count after it, checked against the
+/// arguments there are (`per_field` of them a field: 1 for names, 2 for name-value pairs).
+std::optional<std::pair<size_t, size_t>> fields_block(std::span<const std::string_view> argv,
+                                                      size_t per_field) {
+  for (size_t i = 2; i + 1 < argv.size(); ++i) {
+    if (!engine::iequals(argv[i], "fields")) {
+      continue;
+    }
+    size_t n = 0;
+    auto [end, ec] =
+        std::from_chars(argv[i + 1].data(), argv[i + 1].data() + argv[i + 1].size(), n);
+    if (ec != std::errc() || end != argv[i + 1].data() + argv[i + 1].size() || n == 0 ||
+        argv.size() != i + 2 + n * per_field) {
+      return std::nullopt;
+    }
+    return std::make_pair(i, n);
+  }
+  return std::nullopt;
+}
+
+/// The source propagates a field TTL as HPEXPIREAT naming only the fields it changed
+/// (Redis 7.4's hexpireGenericCommand drops the others), and field deletions as HDEL, so:
+/// under drop-ttl a TTL command has nothing left to do and HSETEX is the HSET of its
+/// values; under drop-field a field that takes a TTL is one the target does not keep, so
+/// it becomes an HDEL. What would need a dropped value back (HPERSIST, HSETEX KEEPTTL or
+/// without a TTL under drop-field) cannot be followed.
+FieldTtlTranslation translate_field_ttl(std::string_view name,
+                                        std::span<const std::string_view> argv,
+                                        FieldTtlPolicy policy) {
+  FieldTtlTranslation t;
+  const bool drop_field = policy == FieldTtlPolicy::drop_field;
+  auto hdel = [&](size_t first, size_t count, size_t step) {
+    t.argv = {"HDEL", std::string(argv[1])};
+    for (size_t i = 0; i < count; ++i) {
+      t.argv.emplace_back(argv[first + i * step]);
+    }
+  };
+  if (name == "hexpire" || name == "hpexpire" || name == "hexpireat" || name == "hpexpireat") {
+    if (!drop_field) {
+      t.skip = true;
+      return t;
+    }
+    auto block = fields_block(argv, 1);
+    if (!block) {
+      t.why = "its FIELDS list does not read";
+      return t;
+    }
+    hdel(block->first + 2, block->second, 1);
+    return t;
+  }
+  if (name == "hpersist") {
+    if (!drop_field) {
+      t.skip = true;
+      return t;
+    }
+    t.why = "it makes fields permanent whose values --field-ttl drop-field left out of the target";
+    return t;
+  }
+  if (name == "hgetdel") {
+    auto block = fields_block(argv, 1);
+    if (!block) {
+      t.why = "its FIELDS list does not read";
+      return t;
+    }
+    hdel(block->first + 2, block->second, 1);
+    return t;
+  }
+  if (name == "hsetex") {
+    auto block = fields_block(argv, 2);
+    if (!block) {
+      t.why = "its FIELDS list does not read";
+      return t;
+    }
+    bool timed = false;
+    bool keep_ttl = false;
+    for (size_t i = 2; i < block->first; ++i) {
+      std::string_view a = argv[i];
+      if (engine::iequals(a, "ex") || engine::iequals(a, "px") || engine::iequals(a, "exat") ||
+          engine::iequals(a, "pxat")) {
+        timed = true;
+        ++i;
+      } else if (engine::iequals(a, "keepttl")) {
+        keep_ttl = true;
+      } else if (!engine::iequals(a, "fnx") && !engine::iequals(a, "fxx")) {
+        t.why = "its option " + std::string(a) + " is unknown";
+        return t;
+      }
+    }
+    if (drop_field && timed) {
+      hdel(block->first + 2, block->second, 2);
+      return t;
+    }
+    if (drop_field) {
+      t.why = std::string(keep_ttl ? "KEEPTTL keeps" : "without a TTL it may keep") +
+              " TTLs of fields --field-ttl drop-field left out of the target";
+      return t;
+    }
+    t.argv = {"HSET", std::string(argv[1])};
+    for (size_t i = block->first + 2; i < argv.size(); ++i) {
+      t.argv.emplace_back(argv[i]);
+    }
+    return t;
+  }
+  t.why = "the target cannot store hash field TTLs";
+  return t;
 }
 
 }  // namespace
@@ -174,15 +290,21 @@ engine::Expected<bool, std::string> CommandStreamApplier::apply(
     }
   }
   if (is_field_ttl_command(name) && !m_rules.target_field_ttls) {
-    if (m_rules.field_ttl == FieldTtlPolicy::drop_ttl &&
-        (name == "hpexpireat" || name == "hexpireat" || name == "hexpire" || name == "hpexpire" ||
-         name == "hpersist")) {
+    if (m_rules.field_ttl == FieldTtlPolicy::fail) {
+      return refuse(
+          "the target cannot store hash field TTLs (--field-ttl drop-ttl or drop-field says "
+          "what becomes of them)");
+    }
+    FieldTtlTranslation t = translate_field_ttl(name, argv, m_rules.field_ttl);
+    if (!t.why.empty()) {
+      return refuse(t.why);
+    }
+    if (t.skip) {
       ++m_counts.skipped;
       return true;
     }
-    return refuse(
-        "the target cannot store hash field TTLs (--field-ttl drop-ttl drops the "
-        "TTL commands)");
+    std::vector<std::string_view> translated(t.argv.begin(), t.argv.end());
+    return apply(translated, offset);
   }
   engine::CommandKeys keys = engine::command_key_positions(m_registry, argv);
   if (!keys.known) {

@@ -89,6 +89,24 @@ class RestoreVisitor : public engine::RdbVisitor {
 
   const KeyCommands& commands() const { return m_commands; }
 
+  // A function library is loaded as the file holds it (REPLACE: a rerun loads it again); a
+  // cluster needs it on every primary, which RESTOREs routed by slot cannot do.
+  void on_function(std::string_view code) override {
+    if (m_options.dry_run || !m_error.empty()) {
+      return;
+    }
+    if (m_target.cluster_stats() != nullptr) {
+      m_report.warnings.push_back(
+          "a function library of the file was not loaded into the cluster: load it on every "
+          "primary with FUNCTION LOAD");
+      return;
+    }
+    std::string_view argv[] = {"FUNCTION", "LOAD", "REPLACE", code};
+    if (auto ok = m_target.send_part(0, "FUNCTION LOAD", argv); !ok) {
+      stop(ok.error());
+    }
+  }
+
   bool on_key(engine::RdbKey& k) override {
     if (k.offset < m_resume_offset) {
       ++m_report.counts.resumed_past;

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
+#include <functional>
 #include <set>
 
 // Scan sources: a live server read by SCAN, then DUMP + PEXPIRETIME per key, pipelined, for
@@ -936,6 +937,52 @@ bool follow_changes(ScanSession& session, KeyspaceFollower& follower, ScanSink& 
 
 }  // namespace
 
+/// The source's function libraries, each as its code (FUNCTION LIST WITHCODE: one array of
+/// name/value pairs per library); none from a server that has no functions (before 7.0). A
+/// scan reads keys only, so these are moved apart.
+engine::Expected<std::vector<std::string>, std::string> source_functions(
+    const engine::RespEndpoint& endpoint) {
+  auto link = engine::RespConnection::connect(endpoint);
+  if (!link) {
+    return engine::Unexpected{link.error()};
+  }
+  auto list = link->call({"FUNCTION", "LIST", "WITHCODE"});
+  if (!list) {
+    return engine::Unexpected{list.error()};
+  }
+  std::vector<std::string> code;
+  if (list->is_error()) {
+    return code;
+  }
+  for (const engine::RespValue& library : list->elements) {
+    for (size_t i = 0; i + 1 < library.elements.size(); i += 2) {
+      if (library.elements[i].str == "library_code") {
+        code.push_back(library.elements[i + 1].str);
+      }
+    }
+  }
+  return code;
+}
+
+/// Loads each of the source's function libraries through `load`; false with report.error
+/// set when one cannot be read or loaded.
+bool move_functions(
+    const engine::RespEndpoint& source, ImportReport& report,
+    const std::function<engine::Expected<bool, std::string>(std::string_view)>& load) {
+  auto libraries = source_functions(source);
+  if (!libraries) {
+    report.error = "the source's function libraries: " + libraries.error();
+    return false;
+  }
+  for (const std::string& code : *libraries) {
+    if (auto ok = load(code); !ok) {
+      report.error = ok.error();
+      return false;
+    }
+  }
+  return true;
+}
+
 void import_scan(const ImportOptions& options, KeyRules rules, ImportReport& report) {
   report.warnings.emplace_back(k_scan_warning);
   std::vector<ScanSession> sessions;
@@ -1030,6 +1077,19 @@ void import_scan(const ImportOptions& options, KeyRules rules, ImportReport& rep
     if (done && follower) {
       done = follow_changes(sessions.front(), *follower, sink, options, rules, pexpiretime, report);
     }
+    if (done && !options.dry_run) {
+      done = move_functions(sessions.front().endpoint, report, [&](std::string_view code) {
+        if (target->cluster_stats() != nullptr) {
+          report.warnings.push_back(
+              "a function library of the source was not loaded into the cluster: load it on "
+              "every primary with FUNCTION LOAD");
+          return engine::Expected<bool, std::string>{true};
+        }
+        std::string_view argv[] = {"FUNCTION", "LOAD", "REPLACE", code};
+        auto sent = target->send_part(0, "FUNCTION LOAD", argv);
+        return sent ? target->drain() : sent;
+      });
+    }
     report.bytes_sent = target->bytes_sent();
     note_cluster_stats(*target, report);
     if (!done) {
@@ -1071,6 +1131,18 @@ void import_scan(const ImportOptions& options, KeyRules rules, ImportReport& rep
   }
   if (follower &&
       !follow_changes(sessions.front(), *follower, sink, options, rules, pexpiretime, report)) {
+    return;
+  }
+  if (!options.dry_run &&
+      !move_functions(sessions.front().endpoint, report,
+                      [&](std::string_view code) -> engine::Expected<bool, std::string> {
+                        engine::RespValue r = engine->run({"FUNCTION", "LOAD", "REPLACE", code});
+                        if (r.is_error()) {
+                          return engine::Unexpected{
+                              "the embedded engine refused a function library: " + r.str};
+                        }
+                        return true;
+                      })) {
     return;
   }
   if (!options.dry_run) {

@@ -25,6 +25,8 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import HOST, Skip, eq, keyshift_bin, ok, run_tests, test  # noqa: E402
+from redis_sources import (client, expect_field_ttl_differences, fill_newer,  # noqa: E402
+                           redis8_server, verify_data)
 
 CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared",
                       "corpus", "rdb")
@@ -498,6 +500,91 @@ def follow_is_refused_where_it_cannot_work(h):
     src = target(h, "follow-refuses", "--rename-command", "CONFIG", "")
     rc, out, err = import_(url(src), "--mode", "scan", "--follow", "--dir", h.tmp)
     ok(rc != 0 and "notify-keyspace-events" in out + err, out + err)
+
+
+def redis8_policies_into(h, source, dst, field_ttl, *flags):
+    """SOURCE (a Redis 8 server's URL or RDB file) into redis-server 7.0 `dst` under each
+    --field-ttl policy; the result is judged against the source by `verify data`."""
+    doc = import_json(source, "--to", url(dst), "--no-checkpoint", *flags, check=1)
+    ok("field TTLs" in doc["error"], doc["error"])
+    eq(dst.cli("DBSIZE"), "0", "a refused move writes nothing")
+    doc = import_json(source, "--to", url(dst), "--no-checkpoint", "--field-ttl", "drop-ttl",
+                      *flags)
+    ok(doc["keys"]["field_ttls_dropped"] > 0, doc["keys"])
+    rc, report, err = verify_data(keyshift_bin(), source, url(dst, unix=True))
+    eq(rc, 0, "drop-ttl: %r %s" % (report and report["differences"][:5], err))
+    eq(dst.cli("FCALL", "keyshift_r8_answer", "0"), "8")
+    dst.cli("FUNCTION", "FLUSH")
+    dst.cli("FLUSHALL")
+    doc = import_json(source, "--to", url(dst, unix=True), "--no-checkpoint", "--field-ttl",
+                      "drop-field", *flags)
+    ok(doc["keys"]["fields_dropped"] > 0, doc["keys"])
+    eq(dst.cli("HGETALL", "fh:4"), "keep\n4")
+    rc, report, err = verify_data(keyshift_bin(), source, url(dst), "--rounds", "1",
+                                  "--max-differences", "1000")
+    eq(rc, 1, err)
+    ok(*expect_field_ttl_differences(report, field_ttl))
+
+
+def redis8_into_data_files(h, source, field_ttl, name, *flags):
+    """SOURCE into the embedded target's data file: for Redis 7.4 field TTLs are kept and the
+    Redis 8 binary loads it with the source's digest; for Valkey 8.0 a policy is needed."""
+    out_dir = h.path(name + "-redis74")
+    os.makedirs(out_dir)
+    doc = import_json(source, "--dir", out_dir, "--target", "redis-7.4", *flags)
+    eq(doc["target_rdb_version"], 12)
+    loaded = redis8_server(h, name + "-loads", "--dir", out_dir)
+    rc, report, err = verify_data(keyshift_bin(), source, url(loaded, unix=True))
+    eq(rc, 0, "redis-7.4 file: %r %s" % (report and report["differences"][:5], err))
+    ttl = client(loaded).execute_command("HPTTL", "fhbig:2", "FIELDS", 2, "keep3", "ttl3")
+    eq(ttl[0], -1)
+    ok(86_000_000 < ttl[1] <= 86_400_002, ttl)
+    for policy in ("drop-ttl", "drop-field"):
+        out_dir = h.path("%s-valkey80-%s" % (name, policy))
+        os.makedirs(out_dir)
+        doc = import_json(source, "--dir", out_dir, "--target", "valkey-8.0", "--field-ttl",
+                          policy, *flags)
+        eq(doc["target_rdb_version"], 11)
+        rc, report, err = verify_data(keyshift_bin(), source, os.path.join(out_dir, "dump.rdb"),
+                                      "--rounds", "1", "--max-differences", "1000")
+        if policy == "drop-ttl":
+            eq(rc, 0, "valkey-8.0 drop-ttl: %r %s" % (report and report["differences"][:5], err))
+        else:
+            eq(rc, 1, err)
+            ok(*expect_field_ttl_differences(report, field_ttl))
+    return loaded
+
+
+@test
+def a_redis_8_source_scanned_moves_into_redis_7_0_and_data_files_under_each_policy(h):
+    src = redis8_server(h, "redis8-scan-source")
+    field_ttl = fill_newer(src)
+    dst = target(h, "r8-scan-target")
+    redis8_policies_into(h, "unix://" + src.unixsocket, dst, field_ttl, "--mode", "scan")
+    loaded = redis8_into_data_files(h, "unix://" + src.unixsocket, field_ttl, "r8-scan",
+                                    "--mode", "scan")
+    eq(digest(loaded), digest(src))
+
+
+@test
+def a_redis_8_rdb_file_imports_into_redis_7_0_and_data_files_under_each_policy(h):
+    src = redis8_server(h, "redis8-file-source")
+    field_ttl = fill_newer(src)
+    eq(src.cli("SAVE"), "OK")
+    rdb = os.path.join(src.workdir, "dump.rdb")
+    with open(rdb, "rb") as f:
+        eq(f.read(9), b"REDIS0012")
+    check = subprocess.run([keyshift_bin(), "rdb", "check", rdb], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, timeout=120)
+    eq(check.returncode, 0, check.stdout.decode("utf-8", "replace"))
+    dst = target(h, "r8-file-target")
+    redis8_policies_into(h, rdb, dst, field_ttl)
+    loaded = redis8_into_data_files(h, rdb, field_ttl, "r8-file")
+    eq(digest(loaded), digest(src))
+    # And the file against the live server it came from.
+    rc, report, err = verify_data(keyshift_bin(), rdb, "unix://" + src.unixsocket, "--digest")
+    eq(rc, 0, "the file against its server: %r %s" % (report and report["differences"][:5],
+                                                       err))
 
 
 if __name__ == "__main__":

@@ -18,6 +18,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import HOST, eq, keyshift_bin, ok, run_tests, test  # noqa: E402
+from redis_sources import (expect_field_ttl_differences, fill_newer, redis74_server,  # noqa: E402
+                           redis8_server, verify_data)
 
 import redis  # noqa: E402  (python3-redis, /usr/bin/python3)
 
@@ -359,29 +361,6 @@ def a_source_that_refuses_sync_gets_a_clear_error_naming_mode_scan(h):
     eq(client(dst).get("a"), b"1")
 
 
-def redis74_server(h, name, *directives):
-    """A Redis 7.4 server (RDB 12, hash field TTLs) from KEYSHIFT_REDIS74_SERVER: Debian has
-    none, so a test machine builds one from Redis's public sources; absent, the test skips."""
-    from harness import Server, Skip
-    binary = os.environ.get("KEYSHIFT_REDIS74_SERVER", "")
-    if not binary or not os.access(binary, os.X_OK):
-        raise Skip("KEYSHIFT_REDIS74_SERVER names no redis-server 7.4 binary")
-    workdir = h._dir(name)
-    sock = os.path.join(workdir, "redis74.sock")
-
-    def make(port):
-        argv = [binary, "--port", str(port), "--bind", HOST, "--save", "", "--appendonly", "no",
-                "--enable-debug-command", "yes", "--dir", workdir, "--daemonize", "no",
-                "--logfile", "", "--unixsocket", sock, "--repl-diskless-sync-delay", "0"]
-        argv += [str(d) for d in directives]
-        return Server(name, argv, port, workdir, unixsocket=sock)
-
-    srv = h._launch(make)
-    version = srv.cli("INFO", "server")
-    ok("redis_version:7.4" in version, "KEYSHIFT_REDIS74_SERVER is not Redis 7.4")
-    return srv
-
-
 def field_ttl_hashes(srv, n):
     r = client(srv)
     p = r.pipeline(transaction=False)
@@ -436,6 +415,88 @@ def a_redis_7_4_source_with_field_ttls_replicates_into_redis_7_0_and_valkey_8_fi
     loaded = server(h, "loads-74", "--dir", h.path("from-redis74-redis-7.0"))
     eq(int(loaded.cli("DBSIZE")), int(src.cli("DBSIZE")))
     eq(client(loaded).hgetall("fh:3"), {b"keep": b"3", b"ttl": b"x3"})
+
+
+@test
+def a_redis_8_source_replicates_into_redis_7_0_under_each_field_ttl_policy(h):
+    src = redis8_server(h, "redis8-source", "--repl-diskless-sync", "yes")
+    field_ttl = fill_newer(src)
+    dst = server(h, "target70-r8")
+    refused = run_import(url(src, True), "--to", url(dst), "--no-checkpoint", check=None)
+    ok(not refused["ok"] and "field" in refused["error"], refused)
+    eq(dst.cli("DBSIZE"), "0", "a refused move writes nothing")
+
+    doc = run_import(url(src, True), "--to", url(dst), "--no-checkpoint", "--field-ttl",
+                     "drop-ttl")
+    eq(doc["replication"]["sync"], "full")
+    ok(doc["keys"]["field_ttls_dropped"] > 0, doc["keys"])
+    rc, report, err = verify_data(keyshift_bin(), url(src, True), url(dst, True))
+    eq(rc, 0, "verify data after drop-ttl: %r %s" % (report and report["differences"][:5], err))
+    eq(client(dst).hgetall("fh:3"), {b"keep": b"3", b"ttl": b"x3"})
+    eq(client(dst).hlen("fhbig:1"), 1050)
+    eq(client(dst, 2).xinfo_groups("x:big")[0]["pending"], 23)
+    eq(client(dst).execute_command("FCALL", "keyshift_r8_answer", 0), 8)
+
+    dst.cli("FLUSHALL")
+    dst.cli("FUNCTION", "FLUSH")
+    doc = run_import(url(src), "--to", url(dst), "--no-checkpoint", "--field-ttl", "drop-field")
+    ok(doc["keys"]["fields_dropped"] > 0, doc["keys"])
+    eq(client(dst).hgetall("fh:3"), {b"keep": b"3"})
+    eq(client(dst).hlen("fhbig:1"), 1000)
+    rc, report, err = verify_data(keyshift_bin(), url(src, True), url(dst, True), "--rounds", "1",
+                                  "--max-differences", "1000")
+    eq(rc, 1, err)
+    ok(*expect_field_ttl_differences(report, field_ttl))
+
+
+@test
+def a_redis_8_source_replicates_into_the_embedded_target_for_each_target_and_policy(h):
+    src = redis8_server(h, "redis8-embedded-source")
+    field_ttl = fill_newer(src)
+    keys = sum(int(src.cli("-n", str(db), "DBSIZE")) for db in (0, 2))
+    # Redis 7.4 has field TTLs: the file keeps them, and the Redis 8 binary loads it equal.
+    out_dir = h.path("r8-to-redis-7.4")
+    os.makedirs(out_dir)
+    doc = run_import(url(src, True), "--dir", out_dir, "--target", "redis-7.4")
+    eq(doc["target_rdb_version"], 12)
+    eq(doc["keys"]["written"], keys)
+    rdb = os.path.join(out_dir, "dump.rdb")
+    rc, report, err = verify_data(keyshift_bin(), url(src, True), rdb)
+    eq(rc, 0, "verify data: %r %s" % (report and report["differences"][:5], err))
+    reloaded = redis8_server(h, "redis8-reloads", "--dir", out_dir)
+    eq(digest(reloaded), digest(src))
+    ttl = client(reloaded).execute_command("HTTL", "fh:5", "FIELDS", 2, "keep", "ttl")
+    eq(ttl[0], -1)
+    ok(86000 < ttl[1] <= 86405, ttl)
+
+    for target, version in (("redis-7.0", 10), ("valkey-8.0", 11)):
+        refused_dir = h.path("r8-refused-" + target)
+        os.makedirs(refused_dir)
+        refused = run_import(url(src, True), "--dir", refused_dir, "--target", target,
+                             check=None)
+        ok(not refused["ok"] and "field" in refused["error"], refused)
+        ok("dump.rdb" not in os.listdir(refused_dir), "a refused move writes no data file")
+        for policy in ("drop-ttl", "drop-field"):
+            out_dir = h.path("r8-%s-%s" % (target, policy))
+            os.makedirs(out_dir)
+            doc = run_import(url(src, True), "--dir", out_dir, "--target", target,
+                             "--field-ttl", policy)
+            eq(doc["target_rdb_version"], version)
+            rdb = os.path.join(out_dir, "dump.rdb")
+            with open(rdb, "rb") as f:
+                eq(f.read(9), b"REDIS%04d" % version)
+            rc, report, err = verify_data(keyshift_bin(), url(src, True), rdb, "--rounds", "1",
+                                          "--max-differences", "1000")
+            if policy == "drop-ttl":
+                eq(rc, 0, "%s %s: %r %s" % (target, policy,
+                                            report and report["differences"][:5], err))
+            else:
+                eq(rc, 1, err)
+                ok(*expect_field_ttl_differences(report, field_ttl))
+    loaded = server(h, "loads-r8", "--dir", h.path("r8-redis-7.0-drop-ttl"))
+    rc, report, err = verify_data(keyshift_bin(), url(src, True), url(loaded, True))
+    eq(rc, 0, "redis-server 7.0 loading it: %r %s" % (report and report["differences"][:5], err))
+    eq(client(loaded).execute_command("FCALL", "keyshift_r8_answer", 0), 8)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import REPO, eq, keyshift_bin, ok, run_tests, test  # noqa: E402
+from redis_sources import client, fill_newer, redis8_server  # noqa: E402
 
 CORPUS = os.path.join(REPO, "..", "shared", "corpus", "rdb")
 
@@ -291,6 +292,31 @@ def errors_exit_2(h):
     rc, report, err = verify(url(a), url(a), "--sample", "0")
     eq(rc, 2)
     ok("--sample 0" in err, err)
+
+
+@test
+def a_redis_8_server_against_its_rdb_file_and_keyshift_serve_loading_it(h):
+    src = redis8_server(h, "redis8-verify")
+    field_ttl = fill_newer(src)
+    eq(src.cli("SAVE"), "OK")
+    rdb = os.path.join(src.workdir, "dump.rdb")
+    keys = sum(int(src.cli("-n", str(db), "DBSIZE")) for db in (0, 2))
+    k = h.keyshift("--enable-debug-command", "local", "--dir", src.workdir)
+    eq(int(k.cli("DBSIZE")) + int(k.cli("-n", "2", "DBSIZE")), keys)
+    for other in (rdb, url(k)):
+        for flags in ([], ["--dump"], ["--digest"]):
+            rc, report, err = verify(url(src), other, *flags)
+            eq(rc, 0, "%s %s: %s %s" % (other, flags, err, report and report["differences"][:3]))
+            eq(report["keys_compared"], keys)
+            rc, report, err = verify(other, url(src), *flags)
+            eq(rc, 0, "%s reversed %s: %s" % (other, flags, err))
+    # A field with a TTL that changed and a hash with field TTLs gone from the server are
+    # caught.
+    client(src).hset("fh:9", "ttl", "changed")
+    client(src, 2).delete(field_ttl[2][-1])
+    rc, report, err = verify(url(src), rdb, "--pause", "0", "--rounds", "1")
+    eq(rc, 1, err)
+    eq(reasons(report), {(0, "fh:9"): ["value"], (2, field_ttl[2][-1]): ["missing_on_source"]})
 
 
 if __name__ == "__main__":

@@ -120,6 +120,47 @@ TEST_SUITE("migrate::command_stream") {
     CHECK(CommandStreamApplier::unsupported_rules(typed).has_value());
   }
 
+  TEST_CASE("field-TTL commands become what a target without field TTLs keeps, per policy") {
+    Fixture f;
+    KeyRules rules;
+    std::string error;
+    {
+      Recorder out;
+      CommandStreamApplier a(rules, f.registry, out);  // --field-ttl fail
+      CHECK_FALSE(apply(a, {"HPEXPIREAT", "h", "99999999999999", "FIELDS", "1", "f"}, 1, &error));
+      CHECK(error.find("cannot store hash field TTLs") != std::string::npos);
+    }
+    rules.field_ttl = keyshift::migrate::FieldTtlPolicy::drop_ttl;
+    {
+      Recorder out;
+      CommandStreamApplier a(rules, f.registry, out);
+      REQUIRE(apply(a, {"HPEXPIREAT", "h", "99999999999999", "FIELDS", "2", "f", "g"}, 1));
+      REQUIRE(apply(a, {"HPERSIST", "h", "FIELDS", "1", "f"}, 2));
+      REQUIRE(apply(
+          a, {"HSETEX", "h", "FNX", "PXAT", "99999999999999", "FIELDS", "2", "a", "1", "b", "2"},
+          3));
+      REQUIRE(apply(a, {"HSETEX", "h", "KEEPTTL", "FIELDS", "1", "c", "3"}, 4));
+      REQUIRE(apply(a, {"HGETDEL", "h", "FIELDS", "1", "a"}, 5));
+      CHECK(out.lines == std::vector<std::string>{"db0 HSET h a 1 b 2 @3", "db0 HSET h c 3 @4",
+                                                  "db0 HDEL h a @5"});
+      CHECK(a.counts().skipped == 2);
+      CHECK_FALSE(apply(a, {"HSETEX", "h", "PX", "10", "FIELDS", "2", "a", "1"}, 6, &error));
+      CHECK(error.find("FIELDS") != std::string::npos);
+    }
+    rules.field_ttl = keyshift::migrate::FieldTtlPolicy::drop_field;
+    {
+      Recorder out;
+      CommandStreamApplier a(rules, f.registry, out);
+      REQUIRE(apply(a, {"HPEXPIREAT", "h", "99999999999999", "GT", "FIELDS", "2", "f", "g"}, 1));
+      REQUIRE(apply(a, {"HSETEX", "h", "EX", "100", "FIELDS", "1", "a", "1"}, 2));
+      CHECK(out.lines == std::vector<std::string>{"db0 HDEL h f g @1", "db0 HDEL h a @2"});
+      CHECK_FALSE(apply(a, {"HPERSIST", "h", "FIELDS", "1", "f"}, 3, &error));
+      CHECK(error.find("drop-field") != std::string::npos);
+      CHECK_FALSE(apply(a, {"HSETEX", "h", "KEEPTTL", "FIELDS", "1", "c", "3"}, 4, &error));
+      CHECK(error.find("KEEPTTL") != std::string::npos);
+    }
+  }
+
   TEST_CASE("without rules everything passes, FLUSHALL and FUNCTION LOAD included") {
     Fixture f;
     KeyRules rules;

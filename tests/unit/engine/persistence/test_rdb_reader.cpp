@@ -677,6 +677,41 @@ TEST_SUITE("engine::rdb_reader") {
     CHECK(got.keys.size() == 50);
   }
 
+  TEST_CASE("a type byte past the newest known names its key and offset, whole or streamed") {
+    // A later Redis's value type (26: past Redis 7.4 and 8's HASH_LISTPACK_EX) in RDB 12.
+    std::string head = std::string("REDIS0012") + "\xfe" + rdb_len(3) + "\xfb" + rdb_len(1) +
+                       rdb_len(0) + std::string(1, '\0') + rdb_str("s") + rdb_str("v");
+    const uint64_t at = head.size();
+    std::string file = head + "\x1a" + rdb_str("newer:key") + std::string(20, '\x07');
+    const std::string want =
+        "key \"newer:key\" in db 3 has value type 26, which keyshift does not read (the newest "
+        "it knows is 25, Redis 7.4 and 8's HASH_LISTPACK_EX; a later Redis wrote this key)";
+    Collect got;
+    auto r = read_rdb(file, got);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().offset == at);
+    CHECK(r.error().message == want);
+    // Fed a byte at a time (a full sync's payload), the record waits for the key's name.
+    Collect streamed;
+    keyshift::engine::RdbStreamReader stream(streamed);
+    std::optional<keyshift::engine::RdbError> error;
+    for (char ch : file) {
+      auto fed = stream.feed(std::string_view(&ch, 1));
+      if (!fed) {
+        error = fed.error();
+        break;
+      }
+    }
+    REQUIRE(error.has_value());
+    CHECK(error->offset == at);
+    CHECK(error->message == want);
+    // A name that does not read leaves the plain message.
+    r = read_rdb(head + "\x1a\xc5", got);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().offset == at);
+    CHECK(r.error().message == "unknown RDB opcode or value type 26");
+  }
+
   TEST_CASE("a hostile length is refused before anything is allocated") {
     // A list claiming 2^62 elements, and an LZF string claiming 1 GiB from 3 bytes.
     const char list_bytes[] = {'\x81', '\x40', 0, 0, 0, 0, 0, 0, 0};
