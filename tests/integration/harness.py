@@ -20,6 +20,7 @@ temp dir with the server logs.
 """
 
 import importlib
+import json
 import os
 import shutil
 import signal
@@ -642,6 +643,26 @@ def eq(actual, expected, what=""):
     _Checks.count += 1
     if actual != expected:
         raise AssertionError("%s\n  expected: %r\n  actual:   %r" % (what, expected, actual))
+
+
+def read_json_file(path):
+    """The JSON object in `path`, or {} while it is missing or half written (a checkpoint
+    being replaced)."""
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+def wait_for(cond, what, timeout=120):
+    """Polls `cond` until it is true; fails naming `what` after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return
+        time.sleep(0.05)
+    raise AssertionError("timed out waiting for " + what)
 
 
 def run_tests(argv=None):

@@ -32,7 +32,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import (HOST, Server, SetupError, Skip, ensure_tools, eq, keyshift_bin,  # noqa: E402
-                     ok, redis_module, run_tests, test)
+                     ok, read_json_file, redis_module, run_tests, test, wait_for)
 
 CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared",
                       "corpus", "rdb")
@@ -675,25 +675,8 @@ class ClusterWriter:
             raise AssertionError("the cluster writer failed: %r" % (self.error,))
 
 
-def read_checkpoint(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return {}
-
-
-def wait_until(cond, what, timeout=120):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return
-        time.sleep(0.05)
-    raise AssertionError("timed out waiting for " + what)
-
-
 def all_synced(path):
-    streams = read_checkpoint(path).get("streams") or []
+    streams = read_json_file(path).get("streams") or []
     return len(streams) == 3 and all(s["synced"] for s in streams)
 
 
@@ -717,9 +700,9 @@ def a_cluster_is_replicated_one_session_per_primary_while_a_writer_runs_and_ends
     p = subprocess.Popen([keyshift_bin(), "import", c.url(1), "--to", surl(dst), "--checkpoint",
                           ckpt, "--until", "sigterm", "--format", "json"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    wait_until(lambda: all_synced(ckpt) or p.poll() is not None, "every primary's full sync")
+    wait_for(lambda: all_synced(ckpt) or p.poll() is not None, "every primary's full sync")
     start = writer.count
-    wait_until(lambda: writer.count > start + 2000 or p.poll() is not None, "the writer")
+    wait_for(lambda: writer.count > start + 2000 or p.poll() is not None, "the writer")
     writer.stop()
     if p.poll() is not None:
         raise AssertionError("the import ended early: %r" % (p.communicate(),))
@@ -738,7 +721,7 @@ def a_cluster_is_replicated_one_session_per_primary_while_a_writer_runs_and_ends
     eq(len({s["replid"] for s in streams}), 3, streams)
     ok(doc["replication"]["commands_applied"] > 2000, doc["replication"])
     eq(dst.cli("EXISTS", "__keyshift_import_offset__"), "0")
-    state = read_checkpoint(ckpt)
+    state = read_json_file(ckpt)
     eq(sorted(s["address"] for s in state["streams"]),
        sorted("%s:%d" % (HOST, n.port) for n in c.nodes))
     eq(int(dst.cli("DBSIZE")), c.dbsize())
@@ -761,10 +744,10 @@ def a_cluster_replication_killed_during_the_stream_continues_per_primary_without
     p = subprocess.Popen([keyshift_bin(), "import", c.url(), "--to", surl(dst), "--checkpoint",
                           ckpt, "--until", "sigterm"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wait_until(lambda: all_synced(ckpt) or p.poll() is not None, "every primary's full sync")
-    offsets = lambda: sum(s["repl_offset"] for s in read_checkpoint(ckpt).get("streams", []))
+    wait_for(lambda: all_synced(ckpt) or p.poll() is not None, "every primary's full sync")
+    offsets = lambda: sum(s["repl_offset"] for s in read_json_file(ckpt).get("streams", []))
     start = offsets()
-    wait_until(lambda: offsets() > start + 20000 or p.poll() is not None,
+    wait_for(lambda: offsets() > start + 20000 or p.poll() is not None,
                "streamed commands acknowledged")
     p.send_signal(signal.SIGKILL)
     p.wait()
@@ -790,12 +773,12 @@ def a_cluster_replication_killed_during_the_full_sync_resyncs_and_drops_what_the
     p = subprocess.Popen([keyshift_bin(), "import", c.url(), "--to", surl(dst), "--checkpoint",
                           ckpt, "--until", "sigterm"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wait_until(lambda: int(dst.cli("DBSIZE")) > 5000 or p.poll() is not None,
+    wait_for(lambda: int(dst.cli("DBSIZE")) > 5000 or p.poll() is not None,
                "keys of the full syncs in the target")
     p.send_signal(signal.SIGKILL)
     p.wait()
     eq(p.returncode, -signal.SIGKILL)
-    ok(not all_synced(ckpt), "the full syncs ended before the kill: %r" % read_checkpoint(ckpt))
+    ok(not all_synced(ckpt), "the full syncs ended before the kill: %r" % read_json_file(ckpt))
     # Keys the killed run may have written go away at the source: the resync must not keep
     # them, and must not take away what another primary's session wrote.
     rc = c.client()

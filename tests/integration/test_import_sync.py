@@ -17,7 +17,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import HOST, eq, keyshift_bin, ok, run_tests, test  # noqa: E402
+from harness import (HOST, eq, keyshift_bin, ok, read_json_file, run_tests, test,  # noqa: E402
+                     wait_for)
 from redis_sources import (expect_field_ttl_differences, fill_newer, redis74_server,  # noqa: E402
                            redis8_server, verify_data)
 
@@ -144,23 +145,6 @@ def start_import(*args):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
-def checkpoint(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return {}
-
-
-def wait_for(cond, what, timeout=120):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return
-        time.sleep(0.05)
-    raise AssertionError("timed out waiting for " + what)
-
-
 def verify_equal(src, dst):
     p = subprocess.run([keyshift_bin(), "verify", "data", url(src), url(dst), "--format",
                         "json", "--pause", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -178,7 +162,7 @@ def sync_while_writing(h, diskless, unix):
     writer = Writer(src)
     p = start_import(url(src, unix), "--to", url(dst, unix), "--checkpoint", ckpt,
                      "--until", "sigterm")
-    wait_for(lambda: checkpoint(ckpt).get("synced") or p.poll() is not None, "the full sync")
+    wait_for(lambda: read_json_file(ckpt).get("synced") or p.poll() is not None, "the full sync")
     wait_for(lambda: writer.count > 2000 or p.poll() is not None, "the writer")
     writer.stop()
     if p.poll() is not None:
@@ -221,7 +205,7 @@ def killed_during_the_full_sync_a_rerun_resyncs_and_ends_equal(h):
     p.send_signal(signal.SIGKILL)
     p.wait()
     eq(p.returncode, -signal.SIGKILL)
-    ok(not checkpoint(ckpt).get("synced"), "the full sync had already finished")
+    ok(not read_json_file(ckpt).get("synced"), "the full sync had already finished")
     # Keys the first attempt wrote that the source deletes meanwhile must not survive.
     written = [k.decode() for k in client(dst).scan_iter(count=1000)][:200]
     ok(len(written) > 0)
@@ -241,9 +225,9 @@ def killed_during_the_command_stream_a_rerun_continues_by_psync_and_ends_equal(h
     ckpt = h.path("stream.checkpoint")
     writer = Writer(src)
     p = start_import(url(src), "--to", url(dst), "--checkpoint", ckpt, "--until", "sigterm")
-    wait_for(lambda: checkpoint(ckpt).get("synced") or p.poll() is not None, "the full sync")
-    start = checkpoint(ckpt).get("repl_offset", 0)
-    wait_for(lambda: checkpoint(ckpt).get("repl_offset", 0) > start + 5000 or
+    wait_for(lambda: read_json_file(ckpt).get("synced") or p.poll() is not None, "the full sync")
+    start = read_json_file(ckpt).get("repl_offset", 0)
+    wait_for(lambda: read_json_file(ckpt).get("repl_offset", 0) > start + 5000 or
              p.poll() is not None, "streamed commands acknowledged")
     p.send_signal(signal.SIGKILL)
     p.wait()
@@ -322,9 +306,9 @@ def killed_during_the_stream_into_the_embedded_target_a_rerun_continues_from_its
                      "--until", "sigterm")
     # The first data file, with the stream's position in it, is written once the full sync
     # is in; the checkpoint follows it.
-    wait_for(lambda: checkpoint(ckpt).get("synced") or p.poll() is not None,
+    wait_for(lambda: read_json_file(ckpt).get("synced") or p.poll() is not None,
              "the data file after the full sync")
-    synced_at = checkpoint(ckpt)["repl_offset"]
+    synced_at = read_json_file(ckpt)["repl_offset"]
     start = writer.count
     wait_for(lambda: writer.count > start + 3000 or p.poll() is not None, "the writer")
     p.send_signal(signal.SIGKILL)
@@ -341,7 +325,7 @@ def killed_during_the_stream_into_the_embedded_target_a_rerun_continues_from_its
     eq(doc["replication"]["lag_bytes"], 0)
     loaded = h.redis_server("--dir", out_dir, name="loads-resumed")
     eq(digest(loaded), digest(src))
-    state = checkpoint(ckpt)
+    state = read_json_file(ckpt)
     eq(state["repl_offset"], doc["replication"]["offset"])
 
 
