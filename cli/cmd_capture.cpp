@@ -3,6 +3,7 @@
 #include "cli/subcommands.hpp"
 #include "cli/user_error.hpp"
 #include "compat/capture/capture_info.hpp"
+#include "compat/capture/capture_monitor.hpp"
 #include "compat/capture/capture_proxy.hpp"
 
 #include <CLI/CLI.hpp>
@@ -17,12 +18,40 @@ namespace {
 
 struct CaptureCliOptions {
   compat::capture::CaptureProxyOptions proxy;
+  std::string from_monitor_log;
   bool no_redact = false;
   std::string info_file;
   std::string format = "text";
 };
 
+void run_monitor_log(const CaptureCliOptions& o) {
+  if (!o.proxy.listen.empty() || !o.proxy.upstream.empty()) {
+    throw UserError("keyshift: capture: --from-monitor-log reads a file: no --listen/--upstream",
+                    2);
+  }
+  if (o.proxy.out.empty()) {
+    throw UserError("keyshift: capture: --from-monitor-log needs --out FILE", 2);
+  }
+  compat::capture::MonitorCaptureOptions options;
+  options.log = o.from_monitor_log;
+  options.out = o.proxy.out;
+  options.redact = !o.no_redact;
+  options.keyshift_version = KEYSHIFT_VERSION;
+  auto report = compat::capture::capture_from_monitor_log(options);
+  if (!report) {
+    throw UserError("keyshift: capture: " + report.error(), 2);
+  }
+  fmt::print(stderr,
+             "keyshift capture: {} commands ({} run by scripts) from {} peers written to {}; "
+             "MONITOR shows no replies\n",
+             report->commands, report->nested, report->connections, o.proxy.out);
+}
+
 void run_proxy(CaptureCliOptions& o) {
+  if (!o.from_monitor_log.empty()) {
+    run_monitor_log(o);
+    return;
+  }
   if (o.proxy.listen.empty() || o.proxy.upstream.empty() || o.proxy.out.empty()) {
     throw UserError(
         "keyshift: capture: give --listen, --upstream and --out (or: keyshift capture info FILE)",
@@ -77,6 +106,7 @@ void add_capture(CLI::App& app) {
       "Usage:\n"
       "  keyshift capture --listen unix:PATH|HOST:PORT --upstream unix:PATH|HOST:PORT \\\n"
       "                   --out FILE [--duration S] [--no-redact]\n"
+      "  keyshift capture --from-monitor-log LOG --out FILE [--no-redact]\n"
       "  keyshift capture info FILE [--format text|json]\n"
       "Every byte is passed through unchanged; stops at SIGINT/SIGTERM or after --duration.\n"
       "See man keyshift-capture and keyshift-capture(5).\n");
@@ -86,6 +116,9 @@ void add_capture(CLI::App& app) {
   capture->add_option("--upstream", opts->proxy.upstream,
                       "The server traffic goes to: unix:PATH, HOST:PORT or PORT");
   capture->add_option("--out", opts->proxy.out, "The capture file to write");
+  capture->add_option("--from-monitor-log", opts->from_monitor_log,
+                      "Read a MONITOR log (redis-cli monitor's output; - for stdin) instead of "
+                      "proxying");
   capture->add_option("--duration", opts->proxy.duration_s,
                       "Stop after this many seconds (default: at SIGINT/SIGTERM)");
   capture->add_flag("--no-redact", opts->no_redact,

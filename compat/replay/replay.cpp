@@ -186,10 +186,15 @@ std::vector<std::string_view> hello_without_auth(const std::vector<std::string_v
 
 class Replayer {
  public:
-  Replayer(const ReplayOptions& options, ReplayReport& report)
-      : m_options(options), m_report(report) {}
+  /// `monitor`: the capture holds no replies (MONITOR), so each reply is judged alone.
+  Replayer(const ReplayOptions& options, ReplayReport& report, bool monitor)
+      : m_options(options), m_report(report), m_monitor(monitor) {}
 
   engine::Expected<bool, std::string> request(const CaptureEvent& e) {
+    if ((e.flags & capture::k_flag_nested) != 0) {
+      ++m_report.skipped_nested;  // the script that ran it runs again on the target
+      return true;
+    }
     Conn& c = m_conns[e.conn_id];
     if (c.broken) {
       return true;
@@ -233,6 +238,9 @@ class Replayer {
       }
     }
     p.sent = std::chrono::steady_clock::now();
+    if (m_monitor && !p.skip) {
+      return judge_alone(e, c, p);
+    }
     if ((e.flags & capture::k_flag_no_reply) == 0 || p.skip) {
       c.pending.push_back(std::move(p));
     }
@@ -293,12 +301,34 @@ class Replayer {
   }
 
  private:
+  /// A command the source ran, with no reply recorded: its reply is awaited now and only an
+  /// error counts against the target.
+  engine::Expected<bool, std::string> judge_alone(const CaptureEvent& e, Conn& c,
+                                                  const Pending& p) {
+    ++m_report.replies;
+    ReplayCommandCounts& counts = m_report.commands[p.command];
+    ++counts.replies;
+    auto got = c.link->wait_reply(m_options.reply_timeout);
+    if (!got) {
+      c.broken = true;
+      note(e, p, ReplyVerdict::no_reply, got.error(), counts);
+      return true;
+    }
+    m_replayed_ns.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                std::chrono::steady_clock::now() - p.sent)
+                                .count());
+    note(e, p, got->is_error ? ReplyVerdict::refused : ReplyVerdict::accepted,
+         std::string(got->bytes), counts);
+    return true;
+  }
+
   void note(const CaptureEvent& e, const Pending& p, ReplyVerdict v, const std::string& got,
             ReplayCommandCounts& counts) {
     ++m_report.verdicts[v];
     switch (v) {
       case ReplyVerdict::same:
       case ReplyVerdict::same_unordered:
+      case ReplyVerdict::accepted:
         ++counts.same;
         return;
       case ReplyVerdict::varies:
@@ -309,6 +339,7 @@ class Replayer {
         break;
       case ReplyVerdict::differs:
       case ReplyVerdict::no_reply:
+      case ReplyVerdict::refused:
         ++counts.differs;
         break;
     }
@@ -320,6 +351,7 @@ class Replayer {
 
   const ReplayOptions& m_options;
   ReplayReport& m_report;
+  bool m_monitor = false;
   std::unordered_map<uint64_t, Conn> m_conns;
   std::vector<int64_t> m_recorded_ns;
   std::vector<int64_t> m_replayed_ns;
@@ -341,12 +373,16 @@ std::string_view verdict_name(ReplyVerdict verdict) {
       return "differs";
     case ReplyVerdict::no_reply:
       return "no-reply";
+    case ReplyVerdict::accepted:
+      return "accepted";
+    case ReplyVerdict::refused:
+      return "refused";
   }
   return "?";
 }
 
 bool ReplayReport::same() const {
-  for (ReplyVerdict v : {ReplyVerdict::differs, ReplyVerdict::no_reply}) {
+  for (ReplyVerdict v : {ReplyVerdict::differs, ReplyVerdict::no_reply, ReplyVerdict::refused}) {
     if (auto it = verdicts.find(v); it != verdicts.end() && it->second > 0) {
       return false;
     }
@@ -364,7 +400,9 @@ engine::Expected<ReplayReport, std::string> replay_capture(const ReplayOptions& 
   ReplayReport report;
   report.file = options.file;
   report.target = options.target.describe();
-  Replayer replayer(options, report);
+  const std::string* method = reader->header().find("capture.method");
+  report.replies_recorded = method == nullptr || !method->starts_with("monitor");
+  Replayer replayer(options, report, !report.replies_recorded);
   CaptureEvent e;
   while (reader->next(e)) {
     switch (e.kind) {
@@ -407,6 +445,14 @@ std::string render_replay_text(const ReplayReport& r) {
                      r.connections, r.requests, r.replies, r.seconds);
   for (const auto& [v, n] : r.verdicts) {
     out += fmt::format("  {:<15} {}\n", verdict_name(v), n);
+  }
+  if (!r.replies_recorded) {
+    out +=
+        "  the capture holds no replies (MONITOR): each reply is judged alone, an error "
+        "being a command the target refused\n";
+  }
+  if (r.skipped_nested > 0) {
+    out += fmt::format("  {} command(s) a script ran were left to the script\n", r.skipped_nested);
   }
   if (r.skipped_redacted > 0) {
     out += fmt::format("  {} redacted request(s) not sent (the target URL carries the password)\n",
@@ -452,9 +498,10 @@ std::string render_replay_json(const ReplayReport& r) {
   j += ",\"target\":";
   append_json_bytes(j, r.target);
   j += fmt::format(
-      ",\"connections\":{},\"requests\":{},\"skipped_redacted\":{},\"replies\":{},"
-      "\"same\":{},\"verdicts\":{{",
-      r.connections, r.requests, r.skipped_redacted, r.replies, r.same() ? "true" : "false");
+      ",\"connections\":{},\"requests\":{},\"skipped_redacted\":{},\"skipped_nested\":{},"
+      "\"replies_recorded\":{},\"replies\":{},\"same\":{},\"verdicts\":{{",
+      r.connections, r.requests, r.skipped_redacted, r.skipped_nested, r.replies_recorded,
+      r.replies, r.same() ? "true" : "false");
   bool first = true;
   for (const auto& [v, n] : r.verdicts) {
     j += first ? "\"" : ",\"";

@@ -40,6 +40,9 @@ enum class ReplyVerdict : uint8_t {
   error_text,      ///< both are errors of the same class with other text
   differs,
   no_reply,  ///< the target sent nothing within the timeout
+  // Captures without replies (MONITOR logs): what the target made of a command the source ran.
+  accepted,  ///< answered without an error (nothing recorded to compare with)
+  refused,   ///< answered with an error, where the source had run the command
 };
 
 /// The name of a verdict as the reports print it.
@@ -61,7 +64,7 @@ struct ReplayCommandCounts {
   uint64_t same = 0;  ///< same and same_unordered
   uint64_t varies = 0;
   uint64_t error_text = 0;
-  uint64_t differs = 0;  ///< differs and no_reply
+  uint64_t differs = 0;  ///< differs, no_reply and refused
 };
 
 /// Latency percentiles of one side, microseconds.
@@ -79,6 +82,8 @@ struct ReplayReport {
   uint64_t connections = 0;
   uint64_t requests = 0;          ///< sent to the target
   uint64_t skipped_redacted = 0;  ///< redacted at capture time (AUTH, ...): not sent
+  uint64_t skipped_nested = 0;    ///< run by a script at the source: the script runs them here
+  bool replies_recorded = true;   ///< false for a MONITOR capture
   uint64_t replies = 0;           ///< recorded replies compared
   std::map<ReplyVerdict, uint64_t> verdicts;
   std::map<std::string, ReplayCommandCounts> commands;
