@@ -10,9 +10,12 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <chrono>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
+#include <thread>
 
 namespace keyshift::cli {
 namespace {
@@ -23,14 +26,45 @@ struct ReplayCliOptions {
   std::string format = "text";
   int timeout_ms = 5000;
   size_t examples = 20;
+  std::string speed = "max";
+  bool read_only = false;
+  std::optional<double> from_s;
+  std::optional<double> until_s;
   engine::TlsClientOptions tls;
 };
+
+/// "max" (0), "1x", "2.5x" or "2.5".
+double parse_speed(const std::string& text) {
+  if (text == "max") {
+    return 0;
+  }
+  std::string digits = text;
+  if (!digits.empty() && (digits.back() == 'x' || digits.back() == 'X')) {
+    digits.pop_back();
+  }
+  double v = 0;
+  size_t used = 0;
+  try {
+    v = std::stod(digits, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != digits.size() || !(v > 0) || v > 1e6) {
+    throw UserError("keyshift: replay: --speed " + text + ": expected max, 1x, 2x, 0.5x ...", 2);
+  }
+  return v;
+}
 
 void run_replay(const ReplayCliOptions& o) {
   compat::replay::ReplayOptions options;
   options.file = o.file;
   options.reply_timeout = std::chrono::milliseconds(o.timeout_ms);
   options.max_examples = o.examples;
+  options.speed = parse_speed(o.speed);
+  options.read_only = o.read_only;
+  options.from_s = o.from_s;
+  options.until_s = o.until_s;
+  options.wait = [](std::chrono::nanoseconds d) { std::this_thread::sleep_for(d); };
   std::unique_ptr<compat::ServerProcess> engine;
   if (o.to.empty()) {
     // `keyshift serve` from this very binary, on a socket in a private directory.
@@ -74,7 +108,8 @@ void add_replay(CLI::App& app) {
       "replay", "Replay a capture against a target and compare every reply with the recorded one");
   replay->footer(
       "Usage:\n"
-      "  keyshift replay FILE [--to URL] [--format text|json] [--timeout-ms N] [--examples N]\n"
+      "  keyshift replay FILE [--to URL] [--format text|json] [--speed max|1x|Nx] [--read-only]\n"
+      "                  [--from S] [--until S] [--timeout-ms N] [--examples N]\n"
       "Without --to the target is keyshift's own engine. Exit 0 when every reply matched,\n"
       "1 when one differed or the file is damaged, 2 for bad input. See man keyshift-replay.\n");
   auto opts = std::make_shared<ReplayCliOptions>();
@@ -89,6 +124,14 @@ void add_replay(CLI::App& app) {
                    "How long to wait for one reply before that connection stops (default 5000)")
       ->check(CLI::PositiveNumber);
   replay->add_option("--examples", opts->examples, "Differing replies to show (default 20)");
+  replay->add_option("--speed", opts->speed,
+                     "max (default: as fast as the target answers), 1x (the recorded pace), Nx");
+  replay->add_flag("--read-only", opts->read_only,
+                   "Leave out write commands (and their replies): safe against production");
+  replay->add_option("--from", opts->from_s,
+                     "Start at this many seconds after the capture's first request");
+  replay->add_option("--until", opts->until_s,
+                     "Stop at this many seconds after the capture's first request");
   add_tls_flags(*replay, opts->tls);
   replay->callback([opts]() { run_replay(*opts); });
 }

@@ -41,7 +41,8 @@ struct Conn {
   std::optional<engine::PipelinedConnection> link;
   std::deque<Pending> pending;
   std::string last_command;
-  bool broken = false;  // a reply did not come: the rest of this connection is not compared
+  bool last_skipped = false;  // the request the last reply answered was not sent
+  bool broken = false;        // a reply did not come: the rest of this connection is not compared
 };
 
 /// The command's name as the command table has it: "get", "client|list".
@@ -166,7 +167,9 @@ ReplayLatency percentiles(std::vector<int64_t>& ns) {
     return static_cast<double>(ns[i]) / 1000.0;
   };
   out.p50_us = at(0.50);
+  out.p90_us = at(0.90);
   out.p99_us = at(0.99);
+  out.p999_us = at(0.999);
   out.max_us = static_cast<double>(ns.back()) / 1000.0;
   return out;
 }
@@ -218,7 +221,24 @@ class Replayer {
     p.command = command_name(args);
     p.request = display(args);
     p.recorded_start_ns = e.start_ns;
-    if ((e.flags & capture::k_flag_redacted) != 0) {
+    if (m_first_ns == 0) {
+      m_first_ns = e.start_ns;
+      m_started = std::chrono::steady_clock::now();
+    }
+    double at_s = static_cast<double>(e.start_ns - m_first_ns) / 1e9;
+    if ((m_options.from_s && at_s < *m_options.from_s) ||
+        (m_options.until_s && at_s > *m_options.until_s)) {
+      p.skip = true;
+      ++m_report.outside_window;
+    } else if (m_options.read_only && is_write(p.command)) {
+      p.skip = true;
+      ++m_report.skipped_writes;
+    } else if (m_options.speed > 0) {
+      pace(e.start_ns);
+    }
+    if (p.skip) {
+      // left out: its reply is passed over
+    } else if ((e.flags & capture::k_flag_redacted) != 0) {
       if (p.command == "hello") {
         std::vector<std::string_view> bare = hello_without_auth(args);
         c.link->send(std::span<const std::string_view>(bare));
@@ -258,6 +278,9 @@ class Replayer {
       p = std::move(c.pending.front());
       c.pending.pop_front();
       c.last_command = p.command;
+      c.last_skipped = p.skip;
+    } else if (c.last_skipped) {
+      return true;  // more replies of a request that was not sent (SUBSCRIBE a b, its pushes)
     } else {
       // A push, or the second confirmation of SUBSCRIBE a b: one more reply to wait for.
       p.command = c.last_command;
@@ -301,6 +324,28 @@ class Replayer {
   }
 
  private:
+  static bool is_write(const std::string& command) {
+    static const kb::ProfileId k_profile = *kb::find_profile("valkey-8.0");
+    const kb::KbCommand* row = kb::find_command(k_profile, command);
+    return row != nullptr &&
+           (" " + std::string(row->flags) + " ").find(" write ") != std::string::npos;
+  }
+
+  /// Waits until the request recorded at `at_ns` is due at the chosen speed.
+  void pace(int64_t at_ns) {
+    auto due = m_started + std::chrono::nanoseconds(static_cast<int64_t>(
+                               static_cast<double>(at_ns - m_first_ns) / m_options.speed));
+    auto now = std::chrono::steady_clock::now();
+    if (due > now) {
+      if (m_options.wait) {
+        m_options.wait(due - now);
+      }
+    } else {
+      double behind = std::chrono::duration<double, std::milli>(now - due).count();
+      m_report.behind_max_ms = std::max(m_report.behind_max_ms, behind);
+    }
+  }
+
   /// A command the source ran, with no reply recorded: its reply is awaited now and only an
   /// error counts against the target.
   engine::Expected<bool, std::string> judge_alone(const CaptureEvent& e, Conn& c,
@@ -352,6 +397,8 @@ class Replayer {
   const ReplayOptions& m_options;
   ReplayReport& m_report;
   bool m_monitor = false;
+  int64_t m_first_ns = 0;
+  std::chrono::steady_clock::time_point m_started;
   std::unordered_map<uint64_t, Conn> m_conns;
   std::vector<int64_t> m_recorded_ns;
   std::vector<int64_t> m_replayed_ns;
@@ -399,6 +446,7 @@ engine::Expected<ReplayReport, std::string> replay_capture(const ReplayOptions& 
   }
   ReplayReport report;
   report.file = options.file;
+  report.speed = options.speed;
   report.target = options.target.describe();
   const std::string* method = reader->header().find("capture.method");
   report.replies_recorded = method == nullptr || !method->starts_with("monitor");
@@ -533,14 +581,19 @@ std::string render_replay_json(const ReplayReport& r) {
     j += "}";
   }
   auto latency = [&j](const ReplayLatency& l) {
-    j += fmt::format("{{\"samples\":{},\"p50_us\":{:.1f},\"p99_us\":{:.1f},\"max_us\":{:.1f}}}",
-                     l.samples, l.p50_us, l.p99_us, l.max_us);
+    j += fmt::format(
+        "{{\"samples\":{},\"p50_us\":{:.1f},\"p90_us\":{:.1f},\"p99_us\":{:.1f},"
+        "\"p999_us\":{:.1f},\"max_us\":{:.1f}}}",
+        l.samples, l.p50_us, l.p90_us, l.p99_us, l.p999_us, l.max_us);
   };
   j += "],\"latency\":{\"recorded\":";
   latency(r.recorded);
   j += ",\"replayed\":";
   latency(r.replayed);
-  j += fmt::format("}},\"dropped_bytes\":{},\"damage\":", r.dropped_bytes);
+  j += fmt::format(
+      "}},\"skipped_writes\":{},\"outside_window\":{},\"speed\":{},\"behind_max_ms\":{:.1f},"
+      "\"dropped_bytes\":{},\"damage\":",
+      r.skipped_writes, r.outside_window, r.speed, r.behind_max_ms, r.dropped_bytes);
   if (r.damage) {
     j += fmt::format("{{\"offset\":{},\"reason\":", r.damage->offset);
     append_json_string(j, r.damage->reason);

@@ -30,6 +30,15 @@ struct ReplayOptions {
   std::chrono::milliseconds reply_timeout = std::chrono::seconds(5);
   /// Differing replies kept as examples.
   size_t max_examples = 20;
+  /// Pacing: 0 sends as fast as the target answers; 1 at the recorded pace, 2 twice as fast.
+  double speed = 0;
+  /// Leave out write commands (the command table's write flag) and their replies.
+  bool read_only = false;
+  /// Only requests recorded this many seconds after the capture's first one, and before.
+  std::optional<double> from_s;
+  std::optional<double> until_s;
+  /// Waits while pacing; tests pass one that does not sleep.
+  std::function<void(std::chrono::nanoseconds)> wait;
 };
 
 /// How one reply compared.
@@ -71,7 +80,9 @@ struct ReplayCommandCounts {
 struct ReplayLatency {
   uint64_t samples = 0;
   double p50_us = 0;
+  double p90_us = 0;
   double p99_us = 0;
+  double p999_us = 0;
   double max_us = 0;
 };
 
@@ -83,8 +94,12 @@ struct ReplayReport {
   uint64_t requests = 0;          ///< sent to the target
   uint64_t skipped_redacted = 0;  ///< redacted at capture time (AUTH, ...): not sent
   uint64_t skipped_nested = 0;    ///< run by a script at the source: the script runs them here
-  bool replies_recorded = true;   ///< false for a MONITOR capture
-  uint64_t replies = 0;           ///< recorded replies compared
+  uint64_t skipped_writes = 0;    ///< --read-only
+  uint64_t outside_window = 0;    ///< --from/--until
+  double speed = 0;
+  double behind_max_ms = 0;      ///< how far pacing fell behind the recorded times at worst
+  bool replies_recorded = true;  ///< false for a MONITOR capture
+  uint64_t replies = 0;          ///< recorded replies compared
   std::map<ReplyVerdict, uint64_t> verdicts;
   std::map<std::string, ReplayCommandCounts> commands;
   std::vector<ReplayExample> examples;

@@ -201,6 +201,38 @@ def a_damaged_capture_replays_up_to_the_damage_and_a_foreign_file_is_refused(h):
 
 
 @test
+def read_only_windows_and_pacing_choose_what_is_replayed(h):
+    src = h.redis_server(name="captured5")
+    path = capture_traffic(h, src, h.path("options.ksc"))
+    fresh = h.redis_server(name="fresh5")
+    url = "redis://%s:%d" % (HOST, fresh.port)
+    # --read-only sends no write: the target stays empty, and reads of what the capture
+    # wrote now differ (the report shows it; nothing was changed)
+    rc, doc, err = replay(path, "--to", url, "--read-only")
+    ok(doc["skipped_writes"] > 50, doc)
+    eq(fresh.cli("DBSIZE"), "0")
+    eq(rc, 1, err)
+    ok(doc["commands"]["get"]["differs"] > 0, doc["commands"]["get"])
+    ok("set" not in doc["commands"], doc["commands"].get("set"))
+    # a window after the last request replays nothing
+    rc, doc, err = replay(path, "--to", url, "--from", "3600")
+    eq(doc["requests"], 0, doc)
+    ok(doc["outside_window"] > 100, doc)
+    eq(rc, 0, err)
+    # at the recorded pace the same replies come back, and the report says how it kept up
+    fresh.cli("FLUSHALL")
+    rc, doc, err = replay(path, "--to", url, "--speed", "4x")
+    eq(rc, 0, "%r %s" % (doc, err))
+    eq(doc["speed"], 4)
+    ok(doc["behind_max_ms"] >= 0, doc)
+    for bad in ("fast", "0x", "-1"):
+        p = subprocess.run([keyshift_bin(), "replay", path, "--speed", bad],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+        eq(p.returncode, 2, bad)
+        ok("--speed" in p.stderr.decode(), p.stderr)
+
+
+@test
 def a_monitor_log_becomes_a_capture_whose_replay_finds_what_the_target_refuses(h):
     src = h.redis_server(name="monitored")
     log = h.path("monitor.log")
