@@ -18,7 +18,7 @@ sources=(
   tests/fuzz/fuzz_rdb_reader.cpp
   engine/persistence/rdb_reader.cpp engine/persistence/crc64.cpp
   engine/ds/listpack.cpp engine/ds/intset.cpp engine/ds/lzf.cpp engine/util/memory.cpp
-  engine/util/strconv.cpp
+  engine/util/strconv.cpp engine/util/split_args.cpp
 )
 (cd "$root" && "$cxx" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined \
   -fno-sanitize-recover=undefined -I. "${sources[@]}" -o "$work/fuzz_rdb_reader")
