@@ -8,6 +8,7 @@
 #include "compat/monitor/monitor_live.hpp"
 #include "compat/monitor/monitor_log.hpp"
 #include "compat/verify/clients.hpp"
+#include "compat/verify/clients_inputs.hpp"
 #include "compat/verify/commands.hpp"
 #include "compat/verify/side.hpp"
 #include "compat/verify/verify.hpp"
@@ -209,16 +210,39 @@ void run_clients(const ClientsCliOptions& opts) {
       analyzer.add_input(fmt::format("{} for {} s", endpoint->describe(), opts.duration));
       continue;
     }
-    auto read = compat::read_monitor_file(input, [&](const compat::MonitorEntry& e) {
-      analyzer.add(e);
-      return true;
-    });
-    if (!read) {
-      throw UserError("keyshift: verify clients: " + read.error(), 2);
+    auto kind = compat::sniff_clients_input(input);
+    if (!kind) {
+      throw UserError("keyshift: verify clients: " + kind.error(), 2);
     }
-    analyzer.add_input(input);
-    if (method.find("MONITOR log") == std::string::npos) {
-      method = method.empty() ? "MONITOR log" : method + ", MONITOR log";
+    std::string_view what = "MONITOR log";
+    if (*kind == compat::ClientsInputKind::capture) {
+      auto read = compat::read_capture_for_clients(input, analyzer);
+      if (!read) {
+        throw UserError("keyshift: verify clients: " + read.error(), 2);
+      }
+      if (!read->empty()) {
+        std::fprintf(stderr, "keyshift: verify clients: %s: %s\n", input.c_str(), read->c_str());
+      }
+      analyzer.add_input(read->empty() ? input : fmt::format("{} ({})", input, *read));
+      what = "capture file";
+    } else if (*kind == compat::ClientsInputKind::replay_report) {
+      if (auto failed = compat::read_replay_report_for_clients(input, analyzer)) {
+        throw UserError("keyshift: verify clients: " + *failed, 2);
+      }
+      analyzer.add_input(input);
+      what = "replay report";
+    } else {
+      auto read = compat::read_monitor_file(input, [&](const compat::MonitorEntry& e) {
+        analyzer.add(e);
+        return true;
+      });
+      if (!read) {
+        throw UserError("keyshift: verify clients: " + read.error(), 2);
+      }
+      analyzer.add_input(input);
+    }
+    if (method.find(what) == std::string::npos) {
+      method = method.empty() ? std::string(what) : method + ", " + std::string(what);
     }
   }
   compat::ClientsReport report = analyzer.report(method);
@@ -370,8 +394,9 @@ void add_verify(CLI::App& app) {
       "clients", "What the clients use, and whether the target server line has it");
   clients
       ->add_option("input", copts->inputs,
-                   "MONITOR log files (redis-cli monitor output; - for stdin), or server URLs "
-                   "to sample for --duration")
+                   "MONITOR log files (redis-cli monitor output; - for stdin), keyshift capture "
+                   "files, keyshift replay --format json reports, or server URLs to sample for "
+                   "--duration")
       ->required();
   clients->add_option("--duration", copts->duration, "Seconds to sample a live server")
       ->check(CLI::PositiveNumber);

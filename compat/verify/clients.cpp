@@ -305,6 +305,29 @@ void ClientsAnalyzer::items_of(std::span<const std::string_view> args, std::vect
 }
 
 ClientsAnalyzer::Item ClientsAnalyzer::judge(const std::string& item) const {
+  Item it = judge_by_kb(item);
+  auto e = m_evidence.find(item);
+  if (e == m_evidence.end() || (e->second.differs == 0 && e->second.error_text == 0)) {
+    return it;
+  }
+  // What a replay saw outranks what the tables predict, except a command the target lacks.
+  if (it.verdict == ClientVerdict::missing || it.verdict == ClientVerdict::unknown ||
+      it.verdict == ClientVerdict::module) {
+    return it;
+  }
+  const Evidence& ev = e->second;
+  it.verdict = ClientVerdict::differs;
+  std::string seen =
+      ev.differs > 0 ? fmt::format("replayed against {}: {} of {} replies differed", ev.target,
+                                   ev.differs, ev.replies)
+                     : fmt::format("replayed against {}: {} of {} error replies had another text",
+                                   ev.target, ev.error_text, ev.replies);
+  it.detail = it.detail.empty() ? seen : seen + ". " + it.detail;
+  it.source = it.source.empty() ? ev.source : ev.source + "; " + it.source;
+  return it;
+}
+
+ClientsAnalyzer::Item ClientsAnalyzer::judge_by_kb(const std::string& item) const {
   Item it;
   size_t space = item.find(' ');
   std::string command = item.substr(0, space);
@@ -375,67 +398,109 @@ ClientsAnalyzer::Item ClientsAnalyzer::judge(const std::string& item) const {
   return it;
 }
 
+ClientsAnalyzer::Peer& ClientsAnalyzer::peer_of(std::string_view conn, MonitorPeerKind kind,
+                                                std::string_view peer) {
+  auto slot = m_peers.find(conn);
+  if (slot == m_peers.end()) {
+    auto fresh = std::make_unique<Peer>();
+    fresh->kind = kind;
+    fresh->peer = std::string(peer);
+    slot = m_peers.emplace(std::string(conn), std::move(fresh)).first;
+  }
+  return *slot->second;
+}
+
 void ClientsAnalyzer::add(const MonitorEntry& entry) {
-  if (entry.args.empty()) {
+  // MONITOR shows no connection, only its peer: each peer counts as one connection.
+  std::string_view key = entry.peer_kind == MonitorPeerKind::unknown ? "?" : entry.peer;
+  add_command(key, entry.peer_kind, key, entry.args);
+}
+
+void ClientsAnalyzer::name_connection(std::string_view conn, MonitorPeerKind kind,
+                                      std::string_view peer, std::string_view client_lib,
+                                      std::string_view client_name) {
+  Peer& p = peer_of(conn, kind, peer);
+  if (!client_lib.empty()) {
+    size_t space = client_lib.rfind(' ');
+    p.lib_name = std::string(client_lib.substr(0, space));
+    p.lib_ver = space == std::string_view::npos ? "" : std::string(client_lib.substr(space + 1));
+  }
+  if (!client_name.empty()) {
+    p.client_name = std::string(client_name);
+  }
+}
+
+void ClientsAnalyzer::add_command(std::string_view conn, MonitorPeerKind kind,
+                                  std::string_view peer, std::span<const std::string_view> args) {
+  if (args.empty()) {
     return;
   }
   ++m_commands;
-  std::string_view key = entry.peer_kind == MonitorPeerKind::unknown ? "?" : entry.peer;
-  auto slot = m_peers.find(key);
-  if (slot == m_peers.end()) {
-    auto fresh = std::make_unique<Peer>();
-    fresh->kind = entry.peer_kind;
-    fresh->peer = std::string(key);
-    slot = m_peers.emplace(std::string(key), std::move(fresh)).first;
-  }
-  Peer& p = *slot->second;
+  Peer& p = peer_of(conn, kind, peer);
   ++p.commands;
   // How the client names itself: CLIENT SETINFO LIB-NAME/LIB-VER, CLIENT SETNAME, HELLO SETNAME.
-  if (entry.args.size() >= 4 && engine::iequals(entry.args[0], "CLIENT") &&
-      engine::iequals(entry.args[1], "SETINFO")) {
-    if (engine::iequals(entry.args[2], "LIB-NAME")) {
-      p.lib_name = std::string(entry.args[3]);
-    } else if (engine::iequals(entry.args[2], "LIB-VER")) {
-      p.lib_ver = std::string(entry.args[3]);
+  if (args.size() >= 4 && engine::iequals(args[0], "CLIENT") &&
+      engine::iequals(args[1], "SETINFO")) {
+    if (engine::iequals(args[2], "LIB-NAME")) {
+      p.lib_name = std::string(args[3]);
+    } else if (engine::iequals(args[2], "LIB-VER")) {
+      p.lib_ver = std::string(args[3]);
     }
-  } else if (entry.args.size() >= 3 && engine::iequals(entry.args[0], "CLIENT") &&
-             engine::iequals(entry.args[1], "SETNAME")) {
-    p.client_name = std::string(entry.args[2]);
-  } else if (engine::iequals(entry.args[0], "HELLO")) {
-    for (size_t i = 1; i + 1 < entry.args.size(); ++i) {
-      if (engine::iequals(entry.args[i], "SETNAME")) {
-        p.client_name = std::string(entry.args[i + 1]);
+  } else if (args.size() >= 3 && engine::iequals(args[0], "CLIENT") &&
+             engine::iequals(args[1], "SETNAME")) {
+    p.client_name = std::string(args[2]);
+  } else if (engine::iequals(args[0], "HELLO")) {
+    for (size_t i = 1; i + 1 < args.size(); ++i) {
+      if (engine::iequals(args[i], "SETNAME")) {
+        p.client_name = std::string(args[i + 1]);
       }
     }
   }
-  items_of(entry.args, m_items_scratch);
+  items_of(args, m_items_scratch);
   for (uint32_t id : m_items_scratch) {
     Item& item = p.items[id];
     if (item.count++ == 0) {
-      item.example = redacted_example(entry.args);
+      item.example = redacted_example(args);
     }
   }
 }
 
-void ClientsAnalyzer::add_counts(const std::map<std::string, uint64_t>& calls) {
-  auto slot = m_peers.find(std::string_view("commandstats"));
-  if (slot == m_peers.end()) {
-    auto fresh = std::make_unique<Peer>();
-    fresh->kind = MonitorPeerKind::unknown;
-    fresh->peer = "commandstats";
-    fresh->client_name = "every client (INFO commandstats)";
-    slot = m_peers.emplace("commandstats", std::move(fresh)).first;
-  }
-  Peer& p = *slot->second;
+void ClientsAnalyzer::add_counts_as(std::string_view conn, std::string label,
+                                    std::string_view example,
+                                    const std::map<std::string, uint64_t>& calls) {
+  Peer& p = peer_of(conn, MonitorPeerKind::unknown, conn);
+  p.client_name = std::move(label);
   for (const auto& [name, count] : calls) {
     m_commands += count;
     p.commands += count;
     Item& item = p.items[command_info(name).item];
     if (item.count == 0) {
-      item.example = "(counts only: INFO commandstats shows no arguments)";
+      item.example = std::string(example);
     }
     item.count += count;
   }
+}
+
+void ClientsAnalyzer::add_counts(const std::map<std::string, uint64_t>& calls) {
+  add_counts_as("commandstats", "every client (INFO commandstats)",
+                "(counts only: INFO commandstats shows no arguments)", calls);
+}
+
+void ClientsAnalyzer::add_replayed_counts(std::string label,
+                                          const std::map<std::string, uint64_t>& calls) {
+  add_counts_as("replay:" + label, "every client (replay report " + label + ")",
+                "(counts only: a replay report shows no arguments)", calls);
+}
+
+void ClientsAnalyzer::add_replay_evidence(const std::string& command, std::string target,
+                                          uint64_t replies, uint64_t differs, uint64_t error_text,
+                                          std::string source) {
+  Evidence& e = m_evidence[command];
+  e.target = std::move(target);
+  e.replies += replies;
+  e.differs += differs;
+  e.error_text += error_text;
+  e.source = std::move(source);
 }
 
 ClientsReport ClientsAnalyzer::report(std::string method) const {
@@ -456,15 +521,16 @@ ClientsReport ClientsAnalyzer::report(std::string method) const {
       name = "scripts";
     } else if (!peer->lib_name.empty()) {
       name = peer->lib_ver.empty() ? peer->lib_name : peer->lib_name + " " + peer->lib_ver;
-    } else if (peer->peer == "commandstats") {
-      name = peer->client_name;
+    } else if (peer->kind == MonitorPeerKind::unknown && key != "?") {
+      name = peer->client_name;  // counts of every client (commandstats, a replay report)
     } else if (!peer->client_name.empty()) {
       name = "client named " + peer->client_name;
     } else {
       name = "unidentified client";
     }
-    std::string address =
-        peer->peer == "commandstats" ? "all connections" : host_of(peer->kind, peer->peer);
+    std::string address = peer->kind == MonitorPeerKind::unknown && key != "?"
+                              ? "all connections"
+                              : host_of(peer->kind, peer->peer);
     ClientGroup& g = groups[{name, address}];
     g.name = name;
     g.address = address;

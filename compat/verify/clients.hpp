@@ -7,13 +7,15 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
 // `keyshift verify clients`: what the clients of a server use, from what they sent (a MONITOR
-// log today), and whether a target server line has it, judged by the knowledge base.
+// log or sample, a capture file, a replay report, INFO commandstats deltas), and whether a
+// target server line has it, judged by the knowledge base and by what a replay saw.
 namespace keyshift::compat {
 
 /// How a used command or option fares on the target.
@@ -73,8 +75,21 @@ class ClientsAnalyzer {
 
   /// One monitored command.
   void add(const MonitorEntry& entry);
+  /// One command a client sent: `conn` tells connections apart (a MONITOR peer, a capture's
+  /// connection), `peer` says where it came from ("ip:port", "unix:path", "lua").
+  void add_command(std::string_view conn, MonitorPeerKind kind, std::string_view peer,
+                   std::span<const std::string_view> args);
+  /// How a connection named itself when it opened (a capture's client lib "name ver", name).
+  void name_connection(std::string_view conn, MonitorPeerKind kind, std::string_view peer,
+                       std::string_view client_lib, std::string_view client_name);
   /// Calls per command without their clients or arguments (INFO commandstats deltas).
   void add_counts(const std::map<std::string, uint64_t>& calls);
+  /// Calls per command seen by a replay (counts only, like commandstats, under `label`).
+  void add_replayed_counts(std::string label, const std::map<std::string, uint64_t>& calls);
+  /// What replaying against `target` showed for `command` ("get", "client|list"): of
+  /// `replies` compared, `differs` differed and `error_text` differed only in error text.
+  void add_replay_evidence(const std::string& command, std::string target, uint64_t replies,
+                           uint64_t differs, uint64_t error_text, std::string source);
   /// Names an input for the report.
   void add_input(std::string name) { m_inputs.push_back(std::move(name)); }
   /// The report so far.
@@ -94,7 +109,21 @@ class ClientsAnalyzer {
   /// The item ids one command counts as (command, then its option words that matter).
   void items_of(std::span<const std::string_view> args, std::vector<uint32_t>& out);
   uint32_t intern(std::string item);
+  /// The knowledge base's verdict, then a replay's evidence over it.
   Item judge(const std::string& item) const;
+  Item judge_by_kb(const std::string& item) const;
+  Peer& peer_of(std::string_view conn, MonitorPeerKind kind, std::string_view peer);
+  void add_counts_as(std::string_view conn, std::string label, std::string_view example,
+                     const std::map<std::string, uint64_t>& calls);
+
+  /// A replay's evidence for one command.
+  struct Evidence {
+    std::string target;
+    uint64_t replies = 0;
+    uint64_t differs = 0;
+    uint64_t error_text = 0;
+    std::string source;
+  };
 
   kb::ProfileId m_source;
   kb::ProfileId m_target;
@@ -108,6 +137,7 @@ class ClientsAnalyzer {
   std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> m_item_ids;
   std::vector<uint32_t> m_items_scratch;
   std::string m_name_scratch;
+  std::map<std::string, Evidence, std::less<>> m_evidence;  ///< by command name
 };
 
 /// `args` with secrets (AUTH, HELLO AUTH, MIGRATE AUTH/AUTH2, CONFIG SET of passwords, ACL

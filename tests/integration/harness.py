@@ -619,6 +619,48 @@ class Harness:
 _TESTS = []
 
 
+class CaptureProxy:
+    """A running `keyshift capture`; stop() ends it with SIGTERM and returns its exit code."""
+
+    def __init__(self, h, upstream, out, listen=None, extra=()):
+        self.port = None
+        if listen is None:
+            self.port = free_port()
+            listen = "%s:%d" % (HOST, self.port)
+        self.listen = listen
+        self.out = out
+        self.log_path = out + ".log"
+        self.log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen([keyshift_bin(), "capture", "--listen", listen,
+                                      "--upstream", upstream, "--out", out] + list(extra),
+                                     stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 10
+        while b"listening on" not in open(self.log_path, "rb").read():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError("capture did not start: %r" % open(self.log_path).read())
+            time.sleep(0.02)
+
+    def conn(self, **kw):
+        if self.port is None:
+            return RespConn(path=self.listen[len("unix:"):], **kw)
+        return RespConn(port=self.port, **kw)
+
+    def redis(self, **kw):
+        r = redis_module()
+        if self.port is None:
+            return r.Redis(unix_socket_path=self.listen[len("unix:"):], **kw)
+        return r.Redis(host=HOST, port=self.port, **kw)
+
+    def stop(self, sig=signal.SIGTERM):
+        self.proc.send_signal(sig)
+        rc = self.proc.wait(timeout=20)
+        self.log.close()
+        return rc
+
+    def output(self):
+        return open(self.log_path, "rb").read().decode("utf-8", "replace")
+
+
 class Skip(Exception):
     """Raised by a test that cannot run here; counted separately, not as a pass."""
 

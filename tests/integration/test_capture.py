@@ -22,53 +22,11 @@ import time
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (HOST, RespConn, eq, free_port, keyshift_bin, ok, redis_module,  # noqa: E402
-                     run_tests, test)
+from harness import (HOST, CaptureProxy, eq, free_port, keyshift_bin, ok, run_tests,  # noqa: E402
+                     test)
 
 MAGIC = b"KSCAPTR\x00"
 KINDS = {1: "open", 2: "close", 3: "request", 4: "reply", 5: "drop"}
-
-
-class Proxy:
-    """A running `keyshift capture`; stop() ends it with SIGTERM and returns its exit code."""
-
-    def __init__(self, h, upstream, out, listen=None, extra=()):
-        self.port = None
-        if listen is None:
-            self.port = free_port()
-            listen = "%s:%d" % (HOST, self.port)
-        self.listen = listen
-        self.out = out
-        self.log_path = out + ".log"
-        self.log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen([keyshift_bin(), "capture", "--listen", listen,
-                                      "--upstream", upstream, "--out", out] + list(extra),
-                                     stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 10
-        while b"listening on" not in open(self.log_path, "rb").read():
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError("capture did not start: %r" % open(self.log_path).read())
-            time.sleep(0.02)
-
-    def conn(self, **kw):
-        if self.port is None:
-            return RespConn(path=self.listen[len("unix:"):], **kw)
-        return RespConn(port=self.port, **kw)
-
-    def redis(self, **kw):
-        r = redis_module()
-        if self.port is None:
-            return r.Redis(unix_socket_path=self.listen[len("unix:"):], **kw)
-        return r.Redis(host=HOST, port=self.port, **kw)
-
-    def stop(self, sig=signal.SIGTERM):
-        self.proc.send_signal(sig)
-        rc = self.proc.wait(timeout=20)
-        self.log.close()
-        return rc
-
-    def output(self):
-        return open(self.log_path, "rb").read().decode("utf-8", "replace")
 
 
 def read_capture(path):
@@ -172,7 +130,7 @@ def run_script(conn_factory, pipelined):
 def replies_through_the_proxy_are_byte_identical_to_direct_ones(h):
     srv = h.redis_server()
     out = h.path("identical.ksc")
-    proxy = Proxy(h, upstream_of(srv), out)
+    proxy = CaptureProxy(h, upstream_of(srv), out)
     got = {}
     for pipelined in (False, True):
         srv.redis().flushall()
@@ -214,7 +172,7 @@ def replies_through_the_proxy_are_byte_identical_to_direct_ones(h):
 def python_redis_pipelines_transactions_pubsub_and_blpop_work_through_the_proxy(h):
     srv = h.redis_server()
     out = h.path("py.ksc")
-    proxy = Proxy(h, upstream_of(srv), out)
+    proxy = CaptureProxy(h, upstream_of(srv), out)
     r = proxy.redis()
     r.client_setname("py-app")
     pipe = r.pipeline(transaction=False)
@@ -265,7 +223,7 @@ def python_redis_pipelines_transactions_pubsub_and_blpop_work_through_the_proxy(
 def capture_info_counts_commands_errors_bytes_and_clients(h):
     srv = h.redis_server()
     out = h.path("counts.ksc")
-    proxy = Proxy(h, upstream_of(srv), out)
+    proxy = CaptureProxy(h, upstream_of(srv), out)
     c = proxy.conn()
     sent = [b"*3\r\n$6\r\nCLIENT\r\n$7\r\nSETNAME\r\n$6\r\nworker\r\n",
             b"*4\r\n$6\r\nCLIENT\r\n$7\r\nSETINFO\r\n$8\r\nLIB-NAME\r\n$5\r\nmylib\r\n",
@@ -304,7 +262,7 @@ def capture_info_counts_commands_errors_bytes_and_clients(h):
 def secrets_are_redacted_in_the_file_and_the_requests_stay_valid(h):
     srv = h.redis_server("--requirepass", "s3cretPW")
     out = h.path("auth.ksc")
-    proxy = Proxy(h, upstream_of(srv), out)
+    proxy = CaptureProxy(h, upstream_of(srv), out)
     c = proxy.conn()
     for args in (["AUTH", "s3cretPW"], ["AUTH", "default", "s3cretPW"],
                  ["HELLO", "3", "AUTH", "default", "s3cretPW", "SETNAME", "n1"],
@@ -340,7 +298,7 @@ def unix_sockets_on_both_sides_and_replies_off(h):
     srv = h.redis_server("--unixsocket", sock, "--unixsocketperm", "700")
     out = h.path("unix.ksc")
     listen = "unix:" + h.path("proxy.sock")
-    proxy = Proxy(h, "unix:" + sock, out, listen=listen)
+    proxy = CaptureProxy(h, "unix:" + sock, out, listen=listen)
     c = proxy.conn()
     c.send(b"*3\r\n$6\r\nCLIENT\r\n$5\r\nREPLY\r\n$3\r\nOFF\r\n"
            b"*3\r\n$3\r\nSET\r\n$1\r\nq\r\n$1\r\n1\r\n"
@@ -360,7 +318,7 @@ def unix_sockets_on_both_sides_and_replies_off(h):
 def monitor_and_resp3_pushes_pass_through_and_are_recorded_as_replies(h):
     srv = h.redis_server()
     out = h.path("monitor.ksc")
-    proxy = Proxy(h, upstream_of(srv), out)
+    proxy = CaptureProxy(h, upstream_of(srv), out)
     mon = proxy.conn()
     eq(mon.command("MONITOR")[0], b"+OK\r\n", "MONITOR through the proxy")
     sub = proxy.conn()
@@ -387,7 +345,7 @@ def monitor_and_resp3_pushes_pass_through_and_are_recorded_as_replies(h):
 def a_killed_proxy_leaves_a_file_readable_up_to_its_tail(h):
     srv = h.redis_server()
     out = h.path("killed.ksc")
-    proxy = Proxy(h, upstream_of(srv), out)
+    proxy = CaptureProxy(h, upstream_of(srv), out)
     r = proxy.redis()
     for i in range(50):
         r.set("k%d" % i, "v")
@@ -422,7 +380,7 @@ def a_full_recording_queue_drops_records_not_traffic_and_says_how_many_bytes(h):
     srv = h.redis_server()
     out = h.path("drops.ksc")
     # A backlog of 4 KiB: no 20 KB request fits, so they are dropped; the traffic is not.
-    proxy = Proxy(h, upstream_of(srv), out, extra=["--max-queued", "4096"])
+    proxy = CaptureProxy(h, upstream_of(srv), out, extra=["--max-queued", "4096"])
     c = proxy.conn()
     big = b"x" * 20000
     for i in range(10):

@@ -11,7 +11,6 @@ Run: KEYSHIFT_BIN=build/keyshift /usr/bin/python3 tests/integration/test_replay.
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -20,22 +19,14 @@ import time
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (HOST, eq, free_port, keyshift_bin, ok, redis_module,  # noqa: E402
+from harness import (HOST, CaptureProxy, eq, keyshift_bin, ok, redis_module,  # noqa: E402
                      run_tests, test)
 
 
 def capture_traffic(h, upstream, out):
     """Runs a mixed workload through `keyshift capture` in front of `upstream`."""
-    port = free_port()
-    log = open(out + ".log", "wb")
-    proc = subprocess.Popen([keyshift_bin(), "capture", "--listen", "%s:%d" % (HOST, port),
-                             "--upstream", "%s:%d" % (HOST, upstream.port), "--out", out],
-                            stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 10
-    while b"listening on" not in open(out + ".log", "rb").read():
-        if proc.poll() is not None or time.monotonic() > deadline:
-            raise AssertionError("capture did not start: %r" % open(out + ".log").read())
-        time.sleep(0.02)
+    proxy = CaptureProxy(None, "%s:%d" % (HOST, upstream.port), out)
+    port = proxy.port
     redis = redis_module()
     r = redis.Redis(host=HOST, port=port, socket_timeout=10)
     r.set("greeting", "hello")
@@ -89,9 +80,7 @@ def capture_traffic(h, upstream, out):
                    stdout=subprocess.DEVNULL)
     subprocess.run(["redis-cli", "-p", str(port), "DBSIZE"], check=True,
                    stdout=subprocess.DEVNULL)
-    proc.send_signal(signal.SIGTERM)
-    eq(proc.wait(timeout=20), 0)
-    log.close()
+    eq(proxy.stop(), 0)
     return out
 
 

@@ -18,7 +18,8 @@ import time
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import _apt_install, chromium, eq, keyshift_bin, ok, run_tests, test  # noqa: E402
+from harness import (CaptureProxy, _apt_install, chromium, eq, keyshift_bin, ok,  # noqa: E402
+                     redis_module, run_tests, test)
 
 FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "monitor",
                        "apps.log")
@@ -234,10 +235,10 @@ def the_html_report_renders_in_headless_chromium(h):
 @test
 def the_junit_xml_is_read_by_junitparser(h):
     try:
-        import junitparser  # noqa: F401
+        import junitparser
     except ImportError:
         _apt_install(["python3-junitparser"])
-    import junitparser
+        import junitparser
     path = h.path("clients.xml")
     rc, _, err = clients(FIXTURE, "--source", "redis-7.4", "--format", "junit", "--out", path)
     eq(rc, 1, err)
@@ -251,6 +252,101 @@ def the_junit_xml_is_read_by_junitparser(h):
     eq(failed, {"hexpire", "hsetex", "info"})
     total_failures = sum(s.failures for s in xml)
     eq(total_failures, 7, "3 missing + 2 differs + 1 config + 1 module")
+
+
+def capture_apps(h, srv, out):
+    """Two named clients talk to `srv` through `keyshift capture`; returns the capture."""
+    proxy = CaptureProxy(h, "127.0.0.1:%d" % srv.port, out)
+    redis = redis_module()
+    php = proxy.redis(socket_timeout=10)
+    php.client_setname("php-fpm")
+    php.hset("sess:1", "user", "7")
+    for _ in range(3):
+        try:
+            php.execute_command("HEXPIRE", "sess:1", "60", "FIELDS", "1", "user")
+        except redis.ResponseError:
+            pass  # Redis 7.0 has no HEXPIRE: what the app sent counts, not the answer
+    php.info("server")
+    worker = proxy.redis(socket_timeout=10)
+    worker.client_setname("worker")
+    worker.set("job:1", "queued", get=True)
+    worker.set("job:1", "queued", get=True)
+    worker.eval("return redis.call('INCR', KEYS[1])", 1, "hits")
+    eq(proxy.stop(), 0)
+    return out
+
+
+@test
+def a_capture_file_names_each_connection_and_judges_what_it_sent(h):
+    srv = h.redis_server()
+    cap = capture_apps(h, srv, h.path("apps.ksc"))
+    rc, doc = report(cap, "--source", "redis-7.0", "--target", "valkey-8.0")
+    eq(rc, 1, "HEXPIRE is missing on Valkey 8.0")
+    ok("capture file" in doc["method"], doc["method"])
+    php = usage_of(doc, "client named php-fpm")
+    eq(php["hexpire"]["count"], 3)
+    eq((php["hexpire"]["verdict"], php["hexpire"]["detail"]), ("missing", "valkey-9.0 has it"))
+    eq(php["hexpire"]["example"], '"HEXPIRE" "sess:1" "60" "FIELDS" "1" "user"')
+    eq(php["info"]["verdict"], "differs")
+    worker = usage_of(doc, "client named worker")
+    eq(worker["set GET"]["count"], 2)
+    eq(worker["set GET"]["verdict"], "ok", worker["set GET"])
+    eq(worker["eval"]["verdict"], "ok", worker["eval"])
+    ok("hexpire" not in worker, "each connection keeps its own commands")
+    # The same traffic judged from Redis 7.4 for Valkey 9.0: both have HEXPIRE.
+    rc, doc = report(cap, "--source", "redis-7.4", "--target", "valkey-9.0")
+    eq(usage_of(doc, "client named php-fpm")["hexpire"]["verdict"], "ok")
+
+
+@test
+def a_capture_cut_short_is_read_up_to_its_damage_and_a_foreign_file_is_refused(h):
+    srv = h.redis_server()
+    cap = capture_apps(h, srv, h.path("whole.ksc"))
+    data = open(cap, "rb").read()
+    cut = h.path("cut.ksc")
+    with open(cut, "wb") as f:
+        f.write(data[:len(data) - 40])  # the end record and part of the last record
+    rc, out, err = clients(cut, "--source", "redis-7.0", "--format", "json")
+    eq(rc, 1, err)
+    ok("records read up to byte" in err, err)
+    doc = json.loads(out)
+    ok(any("cut.ksc (" in i for i in doc["inputs"]), doc["inputs"])
+    eq(usage_of(doc, "client named php-fpm")["hexpire"]["count"], 3)
+    foreign = h.path("foreign.ksc")
+    with open(foreign, "wb") as f:
+        f.write(b"KSCAPTR\x00" + b"\xff" * 12)
+    rc, _, err = clients(foreign)
+    eq(rc, 2, err)
+    ok("foreign.ksc: byte" in err, err)
+
+
+@test
+def a_replay_report_adds_what_the_target_really_answered(h):
+    srv = h.redis_server()
+    cap = capture_apps(h, srv, h.path("replayed.ksc"))
+    # The target holds other data: the replayed SET ... GET answers differ from the recorded.
+    other = h.redis_server(name="other")
+    other.cli("SET", "job:1", "running")
+    rep = h.path("replay.json")
+    with open(rep, "wb") as f:
+        p = subprocess.run([keyshift_bin(), "replay", cap, "--to",
+                            "redis://127.0.0.1:%d" % other.port, "--format", "json"],
+                           stdout=f, stderr=subprocess.PIPE, timeout=120)
+    eq(p.returncode, 1, p.stderr)
+    rc, doc = report(rep, "--source", "redis-7.0", "--target", "redis-7.0")
+    eq(rc, 1, "a replayed command answered differently")
+    ok("replay report" in doc["method"], doc["method"])
+    everyone = {u["item"]: u for u in doc["overall"]}
+    eq(everyone["set"]["verdict"], "differs")
+    ok("1 of 2 replies differed" in everyone["set"]["detail"], everyone["set"]["detail"])
+    eq(everyone["hset"]["verdict"], "ok", "HSET answered alike")
+    eq(everyone["hexpire"]["verdict"], "missing", "the tables still judge what was used")
+    bad = h.path("bad.json")
+    with open(bad, "w") as f:
+        f.write('{"commands": {"get": {"replies": 1}}, ')
+    rc, _, err = clients(bad)
+    eq(rc, 2, err)
+    ok("bad.json: byte" in err, err)
 
 
 if __name__ == "__main__":

@@ -90,4 +90,42 @@ TEST_SUITE("verify clients") {
       }
     }
   }
+  TEST_CASE("connections on one unix socket stay apart when a capture tells them apart") {
+    compat::ClientsAnalyzer a(*kb::find_profile("redis-7.0"), *kb::find_profile("valkey-8.0"),
+                              true);
+    std::vector<std::string_view> get{"GET", "k"};
+    a.name_connection("c1", compat::MonitorPeerKind::unix, "unix:/run/r.sock", "phpredis 6.0.2",
+                      "");
+    a.add_command("c1", compat::MonitorPeerKind::unix, "unix:/run/r.sock", get);
+    a.add_command("c2", compat::MonitorPeerKind::unix, "unix:/run/r.sock", get);
+    compat::ClientsReport r = a.report("test");
+    REQUIRE(r.clients.size() == 2);
+    CHECK(r.clients[0].name == "phpredis 6.0.2");
+    CHECK(r.clients[0].address == "unix:/run/r.sock");
+    CHECK(r.clients[1].name == "unidentified client");
+  }
+
+  TEST_CASE("a replay's differing replies turn an ok command into differs, not a missing one") {
+    compat::ClientsAnalyzer a(*kb::find_profile("redis-7.0"), *kb::find_profile("valkey-8.0"),
+                              true);
+    a.add_replayed_counts("r.json", {{"get", 10}, {"set", 4}, {"hexpire", 2}});
+    a.add_replay_evidence("get", "valkey 8.0.1", 10, 3, 0, "replay report r.json");
+    a.add_replay_evidence("set", "valkey 8.0.1", 4, 0, 0, "replay report r.json");
+    a.add_replay_evidence("hexpire", "valkey 8.0.1", 2, 2, 0, "replay report r.json");
+    compat::ClientsReport r = a.report("test");
+    REQUIRE(r.clients.size() == 1);
+    CHECK(r.clients[0].address == "all connections");
+    for (const compat::ClientUsage& u : r.overall) {
+      if (u.item == "get") {
+        CHECK(u.verdict == compat::ClientVerdict::differs);
+        CHECK(u.detail == "replayed against valkey 8.0.1: 3 of 10 replies differed");
+        CHECK(u.source == "replay report r.json");
+      } else if (u.item == "set") {
+        CHECK(u.verdict == compat::ClientVerdict::ok);
+      } else {
+        CHECK(u.item == "hexpire");
+        CHECK(u.verdict == compat::ClientVerdict::missing);
+      }
+    }
+  }
 }
