@@ -48,6 +48,20 @@ struct ClusterTarget::Entry {
   State state = State::queued;
   int redirects = 0;
   int retries = 0;
+  // A transaction instead of a RESTORE: its commands, the replies seen of the current
+  // attempt (MULTI, each command, EXEC), and the first error among them.
+  std::vector<std::vector<std::string>> commands;
+  bool is_transaction = false;
+  size_t replies = 0;
+  std::string first_error;
+
+  /// Requests one attempt sends (ASKING not counted).
+  size_t requests() const { return is_transaction ? commands.size() + 2 : 1; }
+  /// What the entry is, for messages.
+  std::string describe() const {
+    return is_transaction ? "transaction " + key.key + " (slot " + std::to_string(slot) + ")"
+                          : "key " + engine::quote_repr(key.key);
+  }
 };
 
 struct ClusterTarget::Retry {
@@ -196,10 +210,23 @@ engine::Expected<bool, std::string> ClusterTarget::send_entry(uint64_t seq, int 
     (*n)->link.send({"ASKING"});
     (*n)->sent.push_back(k_asking);
   }
-  char scratch[48];
-  restore_args(m_args, e.key.key, e.expire_ms, e.payload, e.replace, e.idle_s, e.freq, scratch);
-  (*n)->link.send(std::span<const std::string_view>(m_args));
-  (*n)->sent.push_back(seq);
+  if (e.is_transaction) {
+    (*n)->link.send({"MULTI"});
+    (*n)->sent.push_back(seq);
+    for (const std::vector<std::string>& c : e.commands) {
+      (*n)->link.send(std::span<const std::string>(c));
+      (*n)->sent.push_back(seq);
+    }
+    (*n)->link.send({"EXEC"});
+    (*n)->sent.push_back(seq);
+    e.replies = 0;
+    e.first_error.clear();
+  } else {
+    char scratch[48];
+    restore_args(m_args, e.key.key, e.expire_ms, e.payload, e.replace, e.idle_s, e.freq, scratch);
+    (*n)->link.send(std::span<const std::string_view>(m_args));
+    (*n)->sent.push_back(seq);
+  }
   e.state = Entry::State::in_flight;
   ++m_slot_in_flight[e.slot];
   m_slot_node[e.slot] = static_cast<int16_t>(index);
@@ -261,6 +288,23 @@ engine::Expected<bool, std::string> ClusterTarget::take_reply(int index,
     return true;
   }
   Entry& e = entry(seq);
+  if (e.is_transaction) {
+    // MULTI's +OK and each command's +QUEUED, or the error that will abort EXEC.
+    if (++e.replies < e.requests()) {
+      if (reply.is_error && e.first_error.empty()) {
+        e.first_error = std::string(reply.error_text);
+      }
+      return true;
+    }
+    --m_slot_in_flight[e.slot];
+    if (!reply.is_error && e.first_error.empty()) {
+      e.state = Entry::State::written;
+      std::vector<std::vector<std::string>>().swap(e.commands);
+      return true;
+    }
+    std::string text = e.first_error.empty() ? std::string(reply.error_text) : e.first_error;
+    return refused(seq, text, n.link.endpoint());
+  }
   --m_slot_in_flight[e.slot];
   if (!reply.is_error) {
     e.state = Entry::State::written;
@@ -274,15 +318,20 @@ engine::Expected<bool, std::string> ClusterTarget::take_reply(int index,
     std::string().swap(e.payload);
     return true;
   }
-  std::string where = n.link.endpoint().describe();
+  return refused(seq, text, n.link.endpoint());
+}
+
+engine::Expected<bool, std::string> ClusterTarget::refused(uint64_t seq, const std::string& text,
+                                                           const engine::RespEndpoint& from) {
+  Entry& e = entry(seq);
+  std::string where = from.describe();
   if (auto redirect = engine::parse_redirect(text)) {
     if (++e.redirects > k_max_redirects) {
-      return engine::Unexpected{"key " + engine::quote_repr(e.key.key) + " was redirected " +
-                                std::to_string(k_max_redirects) +
-                                " times; the cluster's slot map does not settle (last: " + text +
-                                ")"};
+      return engine::Unexpected{
+          e.describe() + " was redirected " + std::to_string(k_max_redirects) +
+          " times; the cluster's slot map does not settle (last: " + text + ")"};
     }
-    std::string host = redirect->host.empty() ? n.link.endpoint().host : redirect->host;
+    std::string host = redirect->host.empty() ? from.host : redirect->host;
     int to = m_map.node_at(host, redirect->port);
     Retry r{seq, -1, false, Clock::now()};
     if (redirect->ask) {
@@ -301,9 +350,8 @@ engine::Expected<bool, std::string> ClusterTarget::take_reply(int index,
   }
   if (engine::is_retry_later(text)) {
     if (++e.retries > k_max_retries) {
-      return engine::Unexpected{"the target " + where + " still refused key " +
-                                engine::quote_repr(e.key.key) + " after " +
-                                std::to_string(k_max_retries) + " tries: " + text};
+      return engine::Unexpected{"the target " + where + " still refused " + e.describe() +
+                                " after " + std::to_string(k_max_retries) + " tries: " + text};
     }
     ++m_stats.retries;
     if (text.starts_with("CLUSTERDOWN")) {
@@ -314,8 +362,7 @@ engine::Expected<bool, std::string> ClusterTarget::take_reply(int index,
     m_retries.push_back(Retry{seq, -1, false, Clock::now() + backoff(e.retries)});
     return true;
   }
-  return engine::Unexpected{"the target " + where + " refused key " +
-                            engine::quote_repr(e.key.key) + ": " + text};
+  return engine::Unexpected{"the target " + where + " refused " + e.describe() + ": " + text};
 }
 
 void ClusterTarget::deliver_acks() {
@@ -412,7 +459,35 @@ engine::Expected<bool, std::string> ClusterTarget::restore(PendingKey pending, i
                               std::to_string(pending.db) + " (map it with --db-map " +
                               std::to_string(pending.db) + ":0)"};
   }
-  // Every key not yet acknowledged to the caller is held (for resending); a slow node
+  Entry e;
+  e.slot = engine::key_hash_slot(pending.key);
+  e.key = std::move(pending);
+  e.expire_ms = expire_ms;
+  e.payload = std::string(payload);
+  e.replace = replace;
+  e.idle_s = idle_s;
+  e.freq = freq;
+  m_bytes_sent += payload.size() + e.key.key.size();
+  return enqueue(std::move(e));
+}
+
+engine::Expected<bool, std::string> ClusterTarget::transaction(
+    PendingKey pending, uint16_t slot, std::vector<std::vector<std::string>> commands) {
+  Entry e;
+  e.slot = slot;
+  e.key = std::move(pending);
+  e.is_transaction = true;
+  for (const std::vector<std::string>& c : commands) {
+    for (const std::string& a : c) {
+      m_bytes_sent += a.size();
+    }
+  }
+  e.commands = std::move(commands);
+  return enqueue(std::move(e));
+}
+
+engine::Expected<bool, std::string> ClusterTarget::enqueue(Entry e) {
+  // Every write not yet acknowledged to the caller is held (for resending); a slow node
   // holds the others back, so the number held is bounded too.
   size_t cap = static_cast<size_t>(m_window) * std::max<size_t>(m_map.primaries().size(), 1) * 2;
   auto idle_since = Clock::now();
@@ -427,15 +502,6 @@ engine::Expected<bool, std::string> ClusterTarget::restore(PendingKey pending, i
       return engine::Unexpected{"the target " + describe() + " did not answer within 30 s"};
     }
   }
-  Entry e;
-  e.slot = engine::key_hash_slot(pending.key);
-  e.key = std::move(pending);
-  e.expire_ms = expire_ms;
-  e.payload = std::string(payload);
-  e.replace = replace;
-  e.idle_s = idle_s;
-  e.freq = freq;
-  m_bytes_sent += payload.size() + e.key.key.size();
   uint16_t slot = e.slot;
   m_entries.push_back(std::move(e));
   uint64_t seq = m_first_seq + m_entries.size() - 1;
@@ -462,6 +528,41 @@ engine::Expected<bool, std::string> ClusterTarget::restore(PendingKey pending, i
       return engine::Unexpected{"the target " + describe() + " did not answer within 30 s"};
     }
   }
+}
+
+engine::Expected<bool, std::string> ClusterTarget::command_everywhere(
+    PendingKey pending, std::span<const std::string_view> argv) {
+  if (auto ok = drain(); !ok) {
+    return ok;
+  }
+  for (size_t i = 0; i < m_map.primaries().size(); ++i) {
+    auto n = node(static_cast<int>(i));
+    if (!n) {
+      return engine::Unexpected{n.error()};
+    }
+    (*n)->link.send(argv);
+    auto reply = (*n)->link.wait_reply();
+    if (!reply) {
+      return engine::Unexpected{reply.error()};
+    }
+    if (reply->is_error) {
+      return engine::Unexpected{"the target " + (*n)->link.endpoint().describe() + " refused " +
+                                pending.key + ": " + std::string(reply->error_text)};
+    }
+  }
+  // Every write before it was answered (drain): the acknowledgement is in order.
+  if (m_on_ack) {
+    m_on_ack(pending, WriteOutcome::written);
+  }
+  return true;
+}
+
+std::vector<engine::RespEndpoint> ClusterTarget::primary_endpoints() const {
+  std::vector<engine::RespEndpoint> out;
+  for (const engine::ClusterNode& n : m_map.primaries()) {
+    out.push_back(engine::node_endpoint(m_seed, n));
+  }
+  return out;
 }
 
 engine::Expected<bool, std::string> ClusterTarget::drain() {

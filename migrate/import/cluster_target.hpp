@@ -39,6 +39,19 @@ class ClusterTarget final : public RestoreTarget {
       uint64_t db, const std::vector<std::string>& keys) override;
   std::optional<uint64_t> only_db() const override { return 0; }
   const ClusterWriteStats* cluster_stats() const override;
+  /// Waits for every queued write, then runs `argv` on every primary in turn; acknowledges
+  /// `pending` once all have answered. An error reply from any is an error.
+  engine::Expected<bool, std::string> command_everywhere(
+      PendingKey pending, std::span<const std::string_view> argv) override;
+
+  /// Queues `commands` as one transaction on the owner of `slot`: MULTI, the commands,
+  /// EXEC (after ASKING when an ASK redirect names a node importing the slot). A redirect,
+  /// TRYAGAIN or CLUSTERDOWN, which abort the transaction, sends it whole again; its EXEC
+  /// acknowledges `pending`, in send order with every other write.
+  engine::Expected<bool, std::string> transaction(PendingKey pending, uint16_t slot,
+                                                  std::vector<std::vector<std::string>> commands);
+  /// How to reach each primary of the map (index order).
+  std::vector<engine::RespEndpoint> primary_endpoints() const;
 
   /// The map as last read or corrected.
   const engine::ClusterMap& map() const { return m_map; }
@@ -58,6 +71,11 @@ class ClusterTarget final : public RestoreTarget {
   engine::Expected<bool, std::string> send_entry(uint64_t seq, int index, bool asking);
   engine::Expected<bool, std::string> send_retries();
   engine::Expected<bool, std::string> take_reply(int index, const engine::ReplyView& reply);
+  /// An error a write met: redirected, retried later, or the import's end.
+  engine::Expected<bool, std::string> refused(uint64_t seq, const std::string& text,
+                                              const engine::RespEndpoint& from);
+  /// Queues entry `e` (built by the caller) and sends it when its slot's turn comes.
+  engine::Expected<bool, std::string> enqueue(Entry e);
   /// One round: retries due, flushes, replies taken, acks delivered; waits up to `wait`
   /// for a socket when nothing moved.
   engine::Expected<bool, std::string> pump(std::chrono::milliseconds wait);

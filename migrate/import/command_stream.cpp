@@ -12,18 +12,6 @@
 #include <utility>
 
 namespace keyshift::migrate {
-namespace {
-
-std::optional<uint64_t> parse_db(std::string_view text) {
-  uint64_t n = 0;
-  auto r = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (r.ec != std::errc() || r.ptr != text.data() + text.size()) {
-    return std::nullopt;
-  }
-  return n;
-}
-
-/// "SET 'key' ..." for messages: the command and its first arguments, quoted.
 std::string describe_command(std::span<const std::string_view> argv) {
   std::string out = engine::to_upper(argv[0]);
   for (size_t i = 1; i < argv.size() && i < 4; ++i) {
@@ -33,6 +21,17 @@ std::string describe_command(std::span<const std::string_view> argv) {
     out += " ...";
   }
   return out;
+}
+
+namespace {
+
+std::optional<uint64_t> parse_db(std::string_view text) {
+  uint64_t n = 0;
+  auto r = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (r.ec != std::errc() || r.ptr != text.data() + text.size()) {
+    return std::nullopt;
+  }
+  return n;
 }
 
 /// Commands that set or clear hash field TTLs (Redis 7.4+, Valkey 9).

@@ -19,6 +19,9 @@
 // as one transaction, and what cannot be applied faithfully is refused with a reason.
 namespace keyshift::migrate {
 
+/// "SET 'key' ..." for messages: the command and its first arguments, quoted.
+std::string describe_command(std::span<const std::string_view> argv);
+
 /// Where applied commands go.
 class StreamWriter {
  public:
@@ -31,6 +34,18 @@ class StreamWriter {
   /// The commands up to end_transaction() form one atomic unit.
   virtual engine::Expected<bool, std::string> begin_transaction() = 0;
   virtual engine::Expected<bool, std::string> end_transaction(uint64_t offset) = 0;
+};
+
+/// A StreamWriter into a live target that records, atomically with the writes, how far the
+/// source's stream got (marker keys), so a rerun applies nothing twice.
+class MarkedStreamWriter : public StreamWriter {
+ public:
+  /// Sends what is buffered, closing the open batch with its marker.
+  virtual engine::Expected<bool, std::string> flush() = 0;
+  /// Removes the markers (a clean stop: the checkpoint file is exact then).
+  virtual engine::Expected<bool, std::string> clear_marker() = 0;
+  /// What the markers name with the offset: the primary's replication ID.
+  virtual void set_marker_id(std::string id) = 0;
 };
 
 /// Counts of what the applier did.
@@ -91,7 +106,7 @@ class CommandStreamApplier {
 /// again, no list element pushed twice). A source transaction lands whole inside a batch.
 /// Acknowledgements come back through the target's on_ack (PendingKey::command, position
 /// the offset a batch's EXEC reaches; 0 for the rest).
-class LiveStreamWriter final : public StreamWriter {
+class LiveStreamWriter final : public MarkedStreamWriter {
  public:
   static constexpr uint8_t k_command_kind = 255;
   /// The marker key (in database 0): "<replid> <offset>". A cluster source's sessions each
@@ -108,10 +123,9 @@ class LiveStreamWriter final : public StreamWriter {
   engine::Expected<bool, std::string> begin_transaction() override;
   engine::Expected<bool, std::string> end_transaction(uint64_t offset) override;
   /// Ends the open batch (EXEC with the marker); nothing when none is open.
-  engine::Expected<bool, std::string> flush();
-  /// Removes the marker (a clean stop: the checkpoint file is exact then).
-  engine::Expected<bool, std::string> clear_marker();
-  void set_marker_id(std::string id) { m_marker_id = std::move(id); }
+  engine::Expected<bool, std::string> flush() override;
+  engine::Expected<bool, std::string> clear_marker() override;
+  void set_marker_id(std::string id) override { m_marker_id = std::move(id); }
 
   /// Reads the marker `key` of `endpoint`: the ID and offset, or nothing.
   static std::optional<std::pair<std::string, uint64_t>> read_marker(

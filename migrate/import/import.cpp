@@ -116,24 +116,6 @@ ImportReport run_import(const ImportOptions& options) {
     scan = true;
     report.warnings.push_back("a dry run reads a server source by scanning (--mode scan)");
   }
-  if (import_detail::is_server_source(options.source) && !scan) {
-    // A cluster source is replicated one session per primary (import_sync). The command
-    // stream goes through one connection in the source's database order, though: a cluster
-    // target routes key by key, so a scan feeds it.
-    bool cluster_target = options.cluster;
-    if (!cluster_target && options.to) {
-      if (auto probe = engine::RespConnection::connect(*options.to)) {
-        auto cluster = engine::is_cluster_node(*probe);
-        cluster_target = cluster && *cluster;
-      }
-    }
-    if (cluster_target) {
-      scan = true;
-      report.warnings.push_back(
-          "the target is a cluster: the source is read by scanning (--mode scan); replication "
-          "into a cluster is not supported yet");
-    }
-  }
   if (import_detail::is_server_source(options.source) && scan) {
     report.source_kind = "scan";
     import_detail::import_scan(options, options.rules, report);

@@ -1,6 +1,8 @@
 #include "engine/commands/registry.hpp"
 #include "engine/persistence/aof_reader.hpp"
 #include "engine/persistence/rdb_writer.hpp"
+#include "migrate/import/cluster_stream.hpp"
+#include "migrate/import/cluster_target.hpp"
 #include "migrate/import/command_stream.hpp"
 #include "migrate/import/import_common.hpp"
 #include "migrate/import/live_target.hpp"
@@ -98,7 +100,7 @@ class AofImporter final : public engine::AofVisitor, public engine::RdbVisitor {
         m_applier(rules, registry, stream),
         m_check_only(check_only) {}
 
-  void use_live(LiveTarget* target, bool replace) {
+  void use_live(RestoreTarget* target, bool replace) {
     m_live = target;
     m_replace = replace;
   }
@@ -220,7 +222,7 @@ class AofImporter final : public engine::AofVisitor, public engine::RdbVisitor {
   ImportReport& m_report;
   CommandStreamApplier m_applier;
   bool m_check_only;
-  LiveTarget* m_live = nullptr;
+  RestoreTarget* m_live = nullptr;
   bool m_replace = false;
   std::unique_ptr<LiveKeyWriter> m_live_writer;
   EngineKeyWriter* m_engine_writer = nullptr;
@@ -299,13 +301,11 @@ void import_aof(const ImportOptions& options, KeyRules rules, ImportReport& repo
   engine::register_all_families(registry);
 
   std::unique_ptr<RestoreTarget> target_holder;
-  LiveTarget* target = nullptr;
+  RestoreTarget* target = nullptr;
   RdbTargetLimits limits = rdb_target_limits(options.target);
   if (options.to) {
-    target = open_stream_target(
-        options, rules, report, target_holder,
-        "importing commands into a cluster target is not supported yet: a command file's "
-        "transactions and database changes need one connection");
+    target_holder = open_live_target(options, rules, report);
+    target = target_holder.get();
     if (target == nullptr) {
       return;
     }
@@ -391,7 +391,26 @@ void import_aof(const ImportOptions& options, KeyRules rules, ImportReport& repo
   const std::string marker_id =
       "aof " + std::to_string(identity->size) + " " + std::to_string(identity->mtime_us);
   uint64_t resume = keeper.state().offset;
-  if (resuming) {
+  // One server takes the commands in batches under one marker; a cluster slot by slot,
+  // each slot under its own (ClusterStreamWriter).
+  std::unique_ptr<MarkedStreamWriter> stream_holder;
+  auto* single = dynamic_cast<LiveTarget*>(target);
+  if (single != nullptr) {
+    stream_holder = std::make_unique<LiveStreamWriter>(*single, marker_id);
+  } else {
+    auto writer = std::make_unique<ClusterStreamWriter>(
+        *static_cast<ClusterTarget*>(target), registry, marker_id,
+        std::string(LiveStreamWriter::k_marker_key));
+    if (resuming) {
+      // Past the checkpoint, each slot's marker says which of its commands are in.
+      if (auto loaded = writer->load_markers(marker_id); !loaded) {
+        report.error = loaded.error();
+        return;
+      }
+    }
+    stream_holder = std::move(writer);
+  }
+  if (resuming && single != nullptr) {
     // The target's marker, written in the same MULTI/EXEC as each batch, may be past the
     // checkpoint file (killed between an EXEC and the next save): it is the truth.
     auto marker = LiveStreamWriter::read_marker(*options.to);
@@ -423,7 +442,7 @@ void import_aof(const ImportOptions& options, KeyRules rules, ImportReport& repo
     report.error = "cannot save the checkpoint: " + *err;
     return;
   }
-  LiveStreamWriter stream(*target, marker_id);
+  MarkedStreamWriter& stream = *stream_holder;
   AofImporter importer(options, rules, report, stream, registry, false);
   importer.use_live(target, options.conflict == ConflictPolicy::replace || resuming);
   importer.resume_after(resume);

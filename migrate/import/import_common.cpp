@@ -3,6 +3,7 @@
 #include "engine/persistence/rdb_format.hpp"
 #include "engine/persistence/rdb_load.hpp"
 #include "engine/persistence/rdb_writer.hpp"
+#include "engine/resp/cluster_map.hpp"
 #include "engine/util/split_args.hpp"
 #include "migrate/import/command_stream.hpp"
 
@@ -238,19 +239,6 @@ std::optional<std::string> CheckpointKeeper::maybe_save(bool force) {
   return save_checkpoint(m_path, m_state);
 }
 
-LiveTarget* open_stream_target(const ImportOptions& options, KeyRules& rules, ImportReport& report,
-                               std::unique_ptr<RestoreTarget>& holder, std::string_view refusal) {
-  holder = open_live_target(options, rules, report);
-  if (!holder) {
-    return nullptr;
-  }
-  auto* target = dynamic_cast<LiveTarget*>(holder.get());
-  if (target == nullptr) {
-    report.error = std::string(refusal);
-  }
-  return target;
-}
-
 std::unique_ptr<RestoreTarget> open_live_target(const ImportOptions& options, KeyRules& rules,
                                                 ImportReport& report) {
   bool cluster = options.cluster;
@@ -397,8 +385,8 @@ engine::Expected<std::optional<ImportCheckpoint>, std::string> resume_point(
   return loaded;
 }
 
-std::vector<uint64_t> keyspace_dbs(std::string_view info) {
-  std::vector<uint64_t> dbs;
+std::map<uint64_t, uint64_t> keyspace_key_counts(std::string_view info) {
+  std::map<uint64_t, uint64_t> dbs;
   std::string text = "\n" + std::string(info);
   size_t at = 0;
   while ((at = text.find("\ndb", at)) != std::string::npos) {
@@ -406,8 +394,21 @@ std::vector<uint64_t> keyspace_dbs(std::string_view info) {
     uint64_t db = 0;
     auto r = std::from_chars(text.data() + at, text.data() + text.size(), db);
     if (r.ec == std::errc() && r.ptr < text.data() + text.size() && *r.ptr == ':') {
-      dbs.push_back(db);
+      uint64_t keys = 0;
+      std::string_view rest(r.ptr, static_cast<size_t>(text.data() + text.size() - r.ptr));
+      if (rest.starts_with(":keys=")) {
+        std::from_chars(rest.data() + 6, rest.data() + rest.size(), keys);
+      }
+      dbs[db] = keys;
     }
+  }
+  return dbs;
+}
+
+std::vector<uint64_t> keyspace_dbs(std::string_view info) {
+  std::vector<uint64_t> dbs;
+  for (const auto& [db, keys] : keyspace_key_counts(info)) {
+    dbs.push_back(db);
   }
   return dbs;
 }
@@ -431,6 +432,38 @@ bool destination_db(const KeyRules& rules, uint64_t db) {
   return rules.unmapped_db ? *rules.unmapped_db == db : true;
 }
 
+namespace {
+
+/// SCANs database `db` of `conn` in pages of keys the import could have written.
+engine::Expected<bool, std::string> scan_db(
+    engine::RespConnection& conn, const engine::RespEndpoint& at, const KeyRules& rules,
+    uint64_t db,
+    const std::function<engine::Expected<bool, std::string>(engine::RespConnection&, uint64_t,
+                                                            std::vector<std::string>&)>& fn) {
+  std::string cursor = "0";
+  do {
+    auto r = conn.call({"SCAN", cursor, "COUNT", "1000"});
+    if (!r || r->is_error() || r->elements.size() != 2) {
+      return engine::Unexpected{"SCAN failed on " + at.describe()};
+    }
+    cursor = r->elements[0].str;
+    std::vector<std::string> keys;
+    for (auto& k : r->elements[1].elements) {
+      if (could_be_ours(rules, k.str)) {
+        keys.push_back(std::move(k.str));
+      }
+    }
+    if (!keys.empty()) {
+      if (auto ok = fn(conn, db, keys); !ok) {
+        return ok;
+      }
+    }
+  } while (cursor != "0");
+  return true;
+}
+
+}  // namespace
+
 engine::Expected<bool, std::string> scan_target(
     const engine::RespEndpoint& to, const KeyRules& rules,
     const std::function<engine::Expected<bool, std::string>(engine::RespConnection&, uint64_t,
@@ -440,6 +473,27 @@ engine::Expected<bool, std::string> scan_target(
   auto conn = engine::RespConnection::connect(plain);
   if (!conn) {
     return engine::Unexpected{conn.error()};
+  }
+  if (auto cluster = engine::is_cluster_node(*conn); cluster && *cluster) {
+    // A cluster: each primary lists its own keys, all in database 0.
+    if (!destination_db(rules, 0)) {
+      return true;
+    }
+    auto map = engine::read_cluster_map(*conn);
+    if (!map) {
+      return engine::Unexpected{map.error()};
+    }
+    for (const engine::ClusterNode& node : map->primaries()) {
+      engine::RespEndpoint at = engine::node_endpoint(plain, node);
+      auto node_conn = engine::RespConnection::connect(at);
+      if (!node_conn) {
+        return engine::Unexpected{node_conn.error()};
+      }
+      if (auto ok = scan_db(*node_conn, at, rules, 0, fn); !ok) {
+        return ok;
+      }
+    }
+    return true;
   }
   auto info = conn->call({"INFO", "keyspace"});
   if (!info) {
@@ -453,25 +507,9 @@ engine::Expected<bool, std::string> scan_target(
     if (!sel || sel->is_error()) {
       return engine::Unexpected{"SELECT " + std::to_string(db) + " failed on " + to.describe()};
     }
-    std::string cursor = "0";
-    do {
-      auto r = conn->call({"SCAN", cursor, "COUNT", "1000"});
-      if (!r || r->is_error() || r->elements.size() != 2) {
-        return engine::Unexpected{"SCAN failed on " + to.describe()};
-      }
-      cursor = r->elements[0].str;
-      std::vector<std::string> keys;
-      for (auto& k : r->elements[1].elements) {
-        if (could_be_ours(rules, k.str)) {
-          keys.push_back(std::move(k.str));
-        }
-      }
-      if (!keys.empty()) {
-        if (auto ok = fn(*conn, db, keys); !ok) {
-          return ok;
-        }
-      }
-    } while (cursor != "0");
+    if (auto ok = scan_db(*conn, to, rules, db, fn); !ok) {
+      return ok;
+    }
   }
   return true;
 }

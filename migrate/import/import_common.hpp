@@ -147,10 +147,6 @@ engine::Expected<std::optional<ImportCheckpoint>, std::string> resume_point(
 /// (report.error set) when it cannot be reached.
 std::unique_ptr<RestoreTarget> open_live_target(const ImportOptions& options, KeyRules& rules,
                                                 ImportReport& report);
-/// Opens --to as one connection into `holder`, for a source whose commands need the
-/// target's database order: a cluster target is refused with `refusal`. Null on error.
-LiveTarget* open_stream_target(const ImportOptions& options, KeyRules& rules, ImportReport& report,
-                               std::unique_ptr<RestoreTarget>& holder, std::string_view refusal);
 /// Refuses (false, report.error set) target databases `target` does not have: a cluster
 /// has only database 0. `dbs` maps each target database to the number of keys going there.
 bool check_target_dbs(const RestoreTarget& target, const std::map<uint64_t, uint64_t>& dbs,
@@ -174,6 +170,8 @@ bool check_conflicts(RestoreTarget& target, std::map<uint64_t, std::vector<std::
 RestoreTarget::AckFn count_acks(ImportReport& report, CheckpointKeeper& keeper,
                                 std::optional<std::string>& save_error);
 
+/// The databases holding keys and how many, from INFO keyspace ("db3:keys=10,...").
+std::map<uint64_t, uint64_t> keyspace_key_counts(std::string_view info);
 /// The databases holding keys, from INFO keyspace.
 std::vector<uint64_t> keyspace_dbs(std::string_view info);
 /// True when target key `name` may have been written by an import under `rules`: its

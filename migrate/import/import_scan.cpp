@@ -43,26 +43,6 @@ engine::Expected<engine::RespValue, std::string> decode(const engine::ReplyView&
   return value;
 }
 
-/// The databases holding keys and how many, from INFO keyspace ("db3:keys=10,...").
-std::map<uint64_t, uint64_t> databases_of(std::string_view info) {
-  std::map<uint64_t, uint64_t> dbs;
-  size_t at = 0;
-  while ((at = info.find("\ndb", at)) != std::string_view::npos) {
-    at += 3;
-    uint64_t db = 0;
-    auto r = std::from_chars(info.data() + at, info.data() + info.size(), db);
-    if (r.ec == std::errc() && r.ptr < info.data() + info.size() && *r.ptr == ':') {
-      uint64_t keys = 0;
-      std::string_view rest(r.ptr, static_cast<size_t>(info.data() + info.size() - r.ptr));
-      if (rest.starts_with(":keys=")) {
-        std::from_chars(rest.data() + 6, rest.data() + rest.size(), keys);
-      }
-      dbs[db] = keys;
-    }
-  }
-  return dbs;
-}
-
 /// One key read from the source.
 struct ScannedKey {
   std::string key;
@@ -588,7 +568,7 @@ bool open_sessions(const ImportOptions& options, std::vector<ScanSession>& sessi
       report.error = keyspace.error();
       return false;
     }
-    std::map<uint64_t, uint64_t> here = databases_of("\n" + keyspace->str);
+    std::map<uint64_t, uint64_t> here = keyspace_key_counts(keyspace->str);
     ScanSession session{std::move(*reader), labels[i], {}, 0, 0, nodes[i]};
     for (const auto& [db, keys] : here) {
       session.dbs.push_back(db);

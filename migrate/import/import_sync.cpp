@@ -8,6 +8,8 @@
 #include "engine/util/clock.hpp"
 #include "engine/util/cluster_slot.hpp"
 #include "engine/util/mapped_file.hpp"
+#include "migrate/import/cluster_stream.hpp"
+#include "migrate/import/cluster_target.hpp"
 #include "migrate/import/command_stream.hpp"
 #include "migrate/import/import_common.hpp"
 #include "migrate/import/live_target.hpp"
@@ -129,7 +131,7 @@ class SyncHandler final : public engine::ReplStreamHandler, public engine::RdbVi
         m_applier(rules, registry, stream_writer) {}
 
   // Exactly one of these is set: the key writer of the target.
-  void use_live(LiveTarget* target, bool replace) {
+  void use_live(RestoreTarget* target, bool replace) {
     m_live = target;
     m_replace = replace;
   }
@@ -196,7 +198,7 @@ class SyncHandler final : public engine::ReplStreamHandler, public engine::RdbVi
       PendingKey pending;
       pending.key = "FUNCTION LOAD";
       pending.kind = LiveStreamWriter::k_command_kind;
-      if (auto ok = m_live->command(std::move(pending), argv, std::nullopt); !ok) {
+      if (auto ok = m_live->command_everywhere(std::move(pending), argv); !ok) {
         fail(ok.error());
       }
     } else if (m_engine != nullptr) {
@@ -282,7 +284,7 @@ class SyncHandler final : public engine::ReplStreamHandler, public engine::RdbVi
   const KeyRules& m_rules;
   ImportReport& m_report;
   CommandStreamApplier m_applier;
-  LiveTarget* m_live = nullptr;
+  RestoreTarget* m_live = nullptr;
   bool m_replace = false;
   std::unique_ptr<LiveKeyWriter> m_live_writer;
   engine::Engine* m_engine = nullptr;
@@ -313,15 +315,51 @@ void remove_written(const engine::RespEndpoint& to,
     report.error += "; the keys written before it could not be removed: " + conn.error();
     return;
   }
-  uint64_t removed = 0;
-  for (const auto& [db, keys] : names) {
-    auto sel = conn->call({"SELECT", std::to_string(db)});
-    if (!sel || sel->is_error()) {
-      report.error += "; the keys written before it could not be removed (SELECT failed)";
+  // A cluster: each key is deleted on its slot's owner (all keys are in database 0).
+  std::optional<engine::ClusterMap> map;
+  std::vector<std::optional<engine::RespConnection>> nodes;
+  if (auto cluster = engine::is_cluster_node(*conn); cluster && *cluster) {
+    auto read = engine::read_cluster_map(*conn);
+    if (!read) {
+      report.error += "; the keys written before it could not be removed: " + read.error();
       return;
     }
+    map = std::move(*read);
+    nodes.resize(map->primaries().size());
+  }
+  auto conn_for = [&](const std::string& key) -> engine::RespConnection* {
+    if (!map) {
+      return &*conn;
+    }
+    int owner = map->owner(engine::key_hash_slot(key));
+    if (owner < 0) {
+      return nullptr;
+    }
+    auto& slot = nodes[static_cast<size_t>(owner)];
+    if (!slot) {
+      auto c = engine::RespConnection::connect(
+          engine::node_endpoint(at, map->primaries()[static_cast<size_t>(owner)]));
+      if (!c) {
+        return nullptr;
+      }
+      slot = std::move(*c);
+    }
+    return &*slot;
+  };
+  uint64_t removed = 0;
+  for (const auto& [db, keys] : names) {
+    if (!map) {
+      auto sel = conn->call({"SELECT", std::to_string(db)});
+      if (!sel || sel->is_error()) {
+        report.error += "; the keys written before it could not be removed (SELECT failed)";
+        return;
+      }
+    }
     for (const std::string& k : keys) {
-      auto r = conn->call({"DEL", k});
+      engine::RespConnection* c = conn_for(k);
+      auto r = c == nullptr ? engine::Expected<engine::RespValue, std::string>(
+                                  engine::Unexpected{std::string("no connection")})
+                            : c->call({"DEL", k});
       if (!r || r->is_error()) {
         report.error += "; the keys written before it could not all be removed";
         return;
@@ -588,25 +626,36 @@ void sync_session(SyncShared& shared, size_t index, const SyncSource& source, Ke
   SourceProbe probe(std::move(*probe_conn), clock);
 
   std::unique_ptr<RestoreTarget> target_holder;
-  LiveTarget* target = nullptr;
+  RestoreTarget* target = nullptr;
+  ClusterStreamWriter* cluster_writer = nullptr;
   std::unique_ptr<StreamWriter> stream_writer_holder;
   StreamWriter* stream_writer = shared.engine_stream;
-  LiveStreamWriter* live_writer = nullptr;
+  MarkedStreamWriter* live_writer = nullptr;
   if (options.to) {
-    target = open_stream_target(options, rules, report, target_holder,
-                                "importing by replication into a cluster target is not "
-                                "supported yet; use --mode scan");
+    target_holder = open_live_target(options, rules, report);
+    target = target_holder.get();
     if (target == nullptr) {
       fail_session();
       return;
     }
-    auto writer = std::make_unique<LiveStreamWriter>(*target, std::string(), source.marker_key());
-    live_writer = writer.get();
-    stream_writer_holder = std::move(writer);
+    if (auto* single = dynamic_cast<LiveTarget*>(target)) {
+      auto writer = std::make_unique<LiveStreamWriter>(*single, std::string(), source.marker_key());
+      live_writer = writer.get();
+      stream_writer_holder = std::move(writer);
+    } else {
+      // A cluster runs a transaction in one slot only: the stream is cut by slot, each
+      // slot's share with its own marker.
+      auto writer = std::make_unique<ClusterStreamWriter>(*static_cast<ClusterTarget*>(target),
+                                                          shared.registry, std::string(),
+                                                          source.marker_key());
+      cluster_writer = writer.get();
+      live_writer = writer.get();
+      stream_writer_holder = std::move(writer);
+    }
     stream_writer = stream_writer_holder.get();
   }
   const bool resuming = shared.resuming;
-  if (resuming && pos.synced && options.to) {
+  if (resuming && pos.synced && options.to && cluster_writer == nullptr) {
     // The target's own marker, written atomically with each batch, may be past the
     // checkpoint file (killed between an EXEC and the next save): it is the truth.
     auto marker = LiveStreamWriter::read_marker(*options.to, source.marker_key());
@@ -624,6 +673,15 @@ void sync_session(SyncShared& shared, size_t index, const SyncSource& source, Ke
   report.replid = psync->replid;
   if (live_writer != nullptr) {
     live_writer->set_marker_id(psync->replid);
+  }
+  if (cluster_writer != nullptr && resuming) {
+    // Each slot's marker says how far the target got in that slot, past the checkpoint
+    // the stream continues from; markers of an earlier stream are only removed.
+    if (auto loaded = cluster_writer->load_markers(psync->replid); !loaded) {
+      report.error = loaded.error();
+      fail_session();
+      return;
+    }
   }
   if (!options.to) {
     std::lock_guard guard(shared.lock);
@@ -917,6 +975,26 @@ void sync_session(SyncShared& shared, size_t index, const SyncSource& source, Ke
   report.commands_applied = counts.applied;
   report.commands_filtered = counts.filtered;
   report.transactions = counts.transactions;
+  if (cluster_writer != nullptr) {
+    const ClusterStreamCounts& c = cluster_writer->counts();
+    std::string who = source.address.empty() ? std::string() : "primary " + source.address + ": ";
+    if (c.transactions_split > 0) {
+      report.warnings.push_back(
+          who + std::to_string(c.transactions_split) +
+          " source transaction(s) spanned several slots: each slot's share was applied as "
+          "its own transaction (a cluster runs a transaction in one slot only)");
+    }
+    if (c.commands_split > 0) {
+      report.warnings.push_back(who + std::to_string(c.commands_split) +
+                                " MSET/DEL/UNLINK/TOUCH command(s) over several slots were "
+                                "split into one per slot");
+    }
+    if (c.skipped_applied > 0) {
+      report.warnings.push_back(who + std::to_string(c.skipped_applied) +
+                                " command(s) the target already held (its slot markers said "
+                                "so) were not applied again");
+    }
+  }
   // Stopped because another session failed: this one's position is saved, its marker kept.
   bool clean = streamed && !shared.stop;
   if (!finish_live(clean) || !streamed) {
@@ -1197,10 +1275,34 @@ void import_sync(const ImportOptions& options, KeyRules rules, ImportReport& rep
     // session opens its own connection.
     std::unique_ptr<RestoreTarget> holder;
     KeyRules probe_rules = rules;
-    if (open_stream_target(options, probe_rules, report, holder,
-                           "importing by replication into a cluster target is not supported "
-                           "yet; use --mode scan") == nullptr) {
+    holder = open_live_target(options, probe_rules, report);
+    if (!holder) {
       return;
+    }
+    if (holder->only_db()) {
+      // A cluster target: every database the sources hold keys in must map to its only one,
+      // known before the first write (a later SELECT of another stops the stream too).
+      std::map<uint64_t, uint64_t> target_dbs;
+      for (const SyncSource& source : sources) {
+        engine::RespEndpoint at = source.endpoint;
+        at.db = 0;
+        auto conn = engine::RespConnection::connect(at);
+        if (!conn) {
+          report.error = conn.error();
+          return;
+        }
+        auto keyspace = conn->call({"INFO", "keyspace"});
+        if (!keyspace || keyspace->is_error()) {
+          report.error = at.describe() + ": INFO keyspace failed";
+          return;
+        }
+        for (const auto& [db, keys] : keyspace_key_counts(keyspace->str)) {
+          target_dbs[target_db_of(rules, db)] += keys;
+        }
+      }
+      if (!check_target_dbs(*holder, target_dbs, report)) {
+        return;
+      }
     }
     start.target = report.target;
   } else {

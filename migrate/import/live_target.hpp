@@ -101,6 +101,11 @@ class RestoreTarget {
   virtual engine::Expected<bool, std::string> send_last(
       PendingKey pending, std::span<const std::string_view> args,
       std::span<const std::string_view> cleanup = {});
+  /// Queues a command that names no key (FUNCTION LOAD, FLUSHALL) for the whole target:
+  /// the server, or every primary of a cluster. Its reply acknowledges `pending`; an error
+  /// reply is an error.
+  virtual engine::Expected<bool, std::string> command_everywhere(
+      PendingKey pending, std::span<const std::string_view> argv) = 0;
   /// Waits until every queued write is answered.
   virtual engine::Expected<bool, std::string> drain() = 0;
   /// Which of `keys` (in database `db`) exist in the target; the names in order.
@@ -155,6 +160,10 @@ class LiveTarget final : public RestoreTarget {
   engine::Expected<bool, std::string> command(PendingKey pending,
                                               std::span<const std::string_view> argv,
                                               std::optional<uint64_t> db);
+  engine::Expected<bool, std::string> command_everywhere(
+      PendingKey pending, std::span<const std::string_view> argv) override {
+    return command(std::move(pending), argv, std::nullopt);
+  }
   engine::Expected<bool, std::string> send_part(uint64_t db, std::string_view key,
                                                 std::span<const std::string_view> args) override;
   engine::Expected<bool, std::string> send_last(

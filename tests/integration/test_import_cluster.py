@@ -31,8 +31,8 @@ import time
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (HOST, Server, SetupError, Skip, ensure_tools, eq, keyshift_bin,  # noqa: E402
-                     ok, read_json_file, redis_module, run_tests, test, wait_for)
+from harness import (HOST, Server, SetupError, Skip, encode_command, ensure_tools, eq,  # noqa: E402
+                     keyshift_bin, ok, read_json_file, redis_module, run_tests, test, wait_for)
 
 CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared",
                       "corpus", "rdb")
@@ -350,13 +350,14 @@ def keys_of_a_database_other_than_0_are_refused_before_anything_is_written(h):
     eq(rc, 1, out + err)
     ok("database" in out + err, out + err)
     eq(c.dbsize(), 0, "nothing written")
-    # a scan source with keys in db 1 is refused the same way
+    # a server source with keys in db 1 is refused the same way, by replication and by scan
     src = single(h, "multi-db-source")
     src.cli("-n", "1", "SET", "in-db-1", "x")
     src.cli("SET", "in-db-0", "x")
-    doc = import_json(surl(src), "--to", c.url(), "--no-checkpoint", check=1)
-    ok("only database 0" in doc["error"], doc["error"])
-    eq(c.dbsize(), 0, "nothing written")
+    for mode in ("sync", "scan"):
+        doc = import_json(surl(src), "--to", c.url(), "--mode", mode, "--no-checkpoint", check=1)
+        ok("only database 0" in doc["error"], doc["error"])
+        eq(c.dbsize(), 0, "nothing written (%s)" % mode)
     doc = import_json(path, "--to", c.url(), "--no-checkpoint", "--db-map", "1:0",
                       "--db-map", "2:0", "--db-map", "3:0", "--db-map", "4:0",
                       "--db-map", "5:0", "--db-map", "6:0", "--db-map", "7:0", "--db-map",
@@ -601,8 +602,8 @@ def a_cluster_scan_killed_midway_resumes_per_node_and_cluster_to_cluster_verifie
     import_json(path, "--to", a.url(), "--no-checkpoint")
     b = cluster(h, "cluster-b")
     ckpt = h.path("scan2.checkpoint")
-    p = subprocess.Popen([keyshift_bin(), "import", a.url(), "--to", b.url(), "--checkpoint",
-                          ckpt, "--scan-count", "50"],
+    p = subprocess.Popen([keyshift_bin(), "import", a.url(), "--to", b.url(), "--mode", "scan",
+                          "--checkpoint", ckpt, "--scan-count", "50"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
     while p.poll() is None and time.monotonic() < deadline and b.dbsize() < 12000:
@@ -613,7 +614,7 @@ def a_cluster_scan_killed_midway_resumes_per_node_and_cluster_to_cluster_verifie
         state = json.load(f)
     nodes = {s.get("node") for s in state["scans"]}
     ok(len(nodes) >= 1 and None not in nodes, state["scans"])
-    doc = import_json(a.url(), "--to", b.url(), "--checkpoint", ckpt)
+    doc = import_json(a.url(), "--to", b.url(), "--mode", "scan", "--checkpoint", ckpt)
     ok(doc["ok"], doc)
     eq(b.dbsize(), a.dbsize())
     v = verify(a.url(), b.url(2))
@@ -806,6 +807,168 @@ def a_cluster_replicated_into_the_embedded_engine_saves_a_file_equal_to_it(h):
     eq(len(doc["replication"]["streams"]), 3)
     eq(doc["keys"]["written"], c.dbsize())
     eq(verify(os.path.join(out_dir, "dump.rdb"), c.url())["keys_compared"], c.dbsize())
+
+
+class SingleWriter:
+    """Keeps changing a single server from its own thread with what a cluster must cut by
+    slot: SET, INCR, pushes of unique elements (a doubled command shows as a doubled
+    element), MSET and DEL over keys of several slots, and MULTI/EXEC over several slots."""
+
+    def __init__(self, srv):
+        self.srv = srv
+        self.stop_flag = threading.Event()
+        self.count = 0
+        self.error = None
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        try:
+            r = self.srv.redis()
+            rnd = random.Random(5)
+            while not self.stop_flag.is_set():
+                i = rnd.randint(0, 3000)
+                op = rnd.randint(0, 5)
+                if op == 0:
+                    r.set("k:%d" % (i * 6), "w%d" % self.count)
+                elif op == 1:
+                    r.incr("counter:%d" % (i % 10))
+                elif op == 2:
+                    r.rpush("log:%d" % (i % 50), self.count)
+                elif op == 3:
+                    r.mset({"m:%d" % i: self.count, "m:%d" % (i + 1): self.count})
+                elif op == 4:
+                    r.delete("k:%d" % (i * 6 + 3), "m:%d" % i)
+                else:
+                    p = r.pipeline(transaction=True)
+                    p.incr("tx:a")
+                    p.rpush("tx:log", self.count)
+                    p.execute()
+                self.count += 1
+        except Exception as e:  # reported by stop()
+            self.error = e
+
+    def stop(self):
+        self.stop_flag.set()
+        self.thread.join()
+        if self.error is not None:
+            raise AssertionError("the writer failed: %r" % (self.error,))
+
+
+def markers_in(c):
+    return [k for n in c.nodes for k in n.redis().scan_iter(match="__keyshift_import_offset__*")]
+
+
+@test
+def a_server_replicated_into_a_cluster_is_cut_by_slot_and_a_kill_resumes_without_doubling(h):
+    src = single(h, "tocluster-src")
+    fill(src, 6000, tag_share=5, tag="tc")
+    c = cluster(h)
+    ckpt = h.path("tocluster.checkpoint")
+    writer = SingleWriter(src)
+    p = subprocess.Popen([keyshift_bin(), "import", surl(src), "--to", c.url(), "--checkpoint",
+                          ckpt, "--until", "sigterm"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    wait_for(lambda: read_json_file(ckpt).get("synced") or p.poll() is not None,
+             "the full sync")
+    offset = lambda: read_json_file(ckpt).get("repl_offset", 0)
+    start = offset()
+    wait_for(lambda: offset() > start + 30000 or p.poll() is not None,
+             "streamed commands acknowledged")
+    if p.poll() is not None:
+        raise AssertionError("the import ended early: %r" % (p.communicate(),))
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    writer.stop()
+    # Each slot the stream wrote has its marker, set in the same transaction as the writes.
+    marks = markers_in(c)
+    ok(len(marks) > 10, "slot markers left by the killed run: %d" % len(marks))
+    doc = import_json(surl(src), "--to", c.url(), "--checkpoint", ckpt)
+    ok(doc["resumed"], doc)
+    eq(doc["replication"]["sync"], "partial", doc["replication"])
+    ok(any("split into one per slot" in w for w in doc["warnings"]), doc["warnings"])
+    ok(any("spanned several slots" in w for w in doc["warnings"]), doc["warnings"])
+    eq(markers_in(c), [], "a clean stop removes every slot marker")
+    # Equal key by key: no list element pushed twice, no INCR counted twice.
+    eq(c.dbsize(), int(src.cli("DBSIZE")))
+    v = verify(surl(src), c.url(1))
+    eq(v["keys_compared"], int(src.cli("DBSIZE")))
+    # A command no cluster can run (RENAME across slots) stops the import and names it.
+    src.cli("SET", "rename:a", "1")
+    src.cli("RENAME", "rename:a", "rename:b")
+    rc, out, err = run("import", surl(src), "--to", c.url(), "--checkpoint", ckpt,
+                       "--format", "json")
+    eq(rc, 1, out + err)
+    doc = json.loads(out)
+    ok("RENAME" in doc["error"] and "CROSSSLOT" in doc["error"], doc["error"])
+
+
+@test
+def a_cluster_replicated_into_another_cluster_while_a_writer_runs_ends_equal(h):
+    a = replicated_cluster(h, "c2c", 6000)
+    b = cluster(h, "cluster-b")
+    writer = ClusterWriter(a)
+    p = subprocess.Popen([keyshift_bin(), "import", a.url(), "--to", b.url(1), "--no-checkpoint",
+                          "--until", "sigterm", "--format", "json"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    wait_for(lambda: b.dbsize() >= 6000 or p.poll() is not None, "the full syncs")
+    start = writer.count
+    wait_for(lambda: writer.count > start + 3000 or p.poll() is not None, "the writer")
+    writer.stop()
+    if p.poll() is not None:
+        raise AssertionError("the import ended early: %r" % (p.communicate(),))
+    for n in a.nodes:
+        eq(n.cli("WAIT", "1", "20000"), "1", "WAIT on %d" % n.port)
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=60)
+    eq(p.returncode, 0, err.decode())
+    doc = json.loads(out)
+    ok(doc["cluster"]["source"] and doc["cluster"]["target"], doc["cluster"])
+    ok(doc["replication"]["commands_applied"] > 3000, doc["replication"])
+    eq(markers_in(b), [])
+    eq(b.dbsize(), a.dbsize())
+    eq(verify(a.url(), b.url())["keys_compared"], a.dbsize())
+
+
+def command_file(path, count):
+    """A RESP command file (as redis-cli --pipe takes) of `count` rounds: SET, INCR, pushes of
+    unique elements, MSET and DEL over several slots, MULTI/EXEC over several slots."""
+    with open(path, "wb") as f:
+        for i in range(count):
+            f.write(encode_command(["SET", "k:%d" % (i % 700), "v%d" % i]))
+            f.write(encode_command(["INCR", "counter:%d" % (i % 13)]))
+            f.write(encode_command(["RPUSH", "log:%d" % (i % 40), i]))
+            if i % 7 == 0:
+                f.write(encode_command(["MSET", "m:%d" % i, i, "m:%d" % (i + 1), i]))
+                f.write(encode_command(["DEL", "k:%d" % ((i + 3) % 700), "m:%d" % (i - 6)]))
+            if i % 11 == 0:
+                f.write(encode_command(["MULTI"]))
+                f.write(encode_command(["INCR", "tx:a"]))
+                f.write(encode_command(["RPUSH", "tx:log", i]))
+                f.write(encode_command(["EXEC"]))
+    return path
+
+
+@test
+def a_command_file_goes_into_a_cluster_slot_by_slot_and_a_kill_reruns_exactly_once(h):
+    path = command_file(h.path("commands.resp"), 40000)
+    ref = single(h, "cmdfile-ref")
+    import_json(path, "--to", surl(ref), "--no-checkpoint")
+    c = cluster(h)
+    ckpt = h.path("cmdfile.checkpoint")
+    p = subprocess.Popen([keyshift_bin(), "import", path, "--to", c.url(), "--checkpoint", ckpt],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_for(lambda: len(markers_in(c)) > 20 or p.poll() is not None, "slot markers")
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    if p.returncode != -signal.SIGKILL:
+        raise Skip("the import ended before the kill (rc %d)" % p.returncode)
+    doc = import_json(path, "--to", c.url(), "--checkpoint", ckpt)
+    ok(doc["resumed"], doc)
+    eq(markers_in(c), [], "a clean end removes every slot marker")
+    # Equal to the same file imported into one server: nothing applied twice or lost.
+    eq(c.dbsize(), int(ref.cli("DBSIZE")))
+    eq(verify(surl(ref), c.url())["keys_compared"], int(ref.cli("DBSIZE")))
 
 
 if __name__ == "__main__":
