@@ -6,6 +6,7 @@
 #include "compat/process/server_process.hpp"
 #include "compat/replay/replay.hpp"
 #include "engine/resp/server_url.hpp"
+#include "engine/util/atomic_file.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
@@ -23,7 +24,9 @@ namespace {
 struct ReplayCliOptions {
   std::string file;
   std::string to;
+  std::string compare;
   std::string format = "text";
+  std::string out;
   int timeout_ms = 5000;
   size_t examples = 20;
   std::string speed = "max";
@@ -85,6 +88,13 @@ void run_replay(const ReplayCliOptions& o) {
     }
     options.target = *endpoint;
   }
+  if (!o.compare.empty()) {
+    auto endpoint = engine::parse_redis_url(o.compare, o.tls);
+    if (!endpoint) {
+      throw UserError("keyshift: replay: --compare " + o.compare + ": " + endpoint.error(), 2);
+    }
+    options.compare = *endpoint;
+  }
   auto report = compat::replay::replay_capture(options);
   if (!report) {
     throw UserError("keyshift: replay: " + report.error(), 2);
@@ -92,10 +102,15 @@ void run_replay(const ReplayCliOptions& o) {
   if (engine) {
     report->target = "keyshift (embedded)";
   }
-  std::string text = o.format == "json" ? compat::replay::render_replay_json(*report)
-                                        : compat::replay::render_replay_text(*report);
-  std::fputs(text.c_str(), stdout);
-  std::fflush(stdout);
+  std::string text = o.format == "json"   ? compat::replay::render_replay_json(*report)
+                     : o.format == "html" ? compat::replay::render_replay_html(*report)
+                                          : compat::replay::render_replay_text(*report);
+  if (o.out.empty() || o.out == "-") {
+    std::fputs(text.c_str(), stdout);
+    std::fflush(stdout);
+  } else if (auto failed = engine::write_file_atomically(o.out, text)) {
+    throw UserError("keyshift: replay: " + failed->message(), 2);
+  }
   if (!report->same() || report->damage) {
     throw UserError("", 1);
   }
@@ -108,8 +123,9 @@ void add_replay(CLI::App& app) {
       "replay", "Replay a capture against a target and compare every reply with the recorded one");
   replay->footer(
       "Usage:\n"
-      "  keyshift replay FILE [--to URL] [--format text|json] [--speed max|1x|Nx] [--read-only]\n"
-      "                  [--from S] [--until S] [--timeout-ms N] [--examples N]\n"
+      "  keyshift replay FILE [--to URL] [--compare URL] [--format text|json|html] [--out F]\n"
+      "                  [--speed max|1x|Nx] [--read-only] [--from S] [--until S]\n"
+      "                  [--timeout-ms N] [--examples N]\n"
       "Without --to the target is keyshift's own engine. Exit 0 when every reply matched,\n"
       "1 when one differed or the file is damaged, 2 for bad input. See man keyshift-replay.\n");
   auto opts = std::make_shared<ReplayCliOptions>();
@@ -117,8 +133,12 @@ void add_replay(CLI::App& app) {
   replay->add_option("--to", opts->to,
                      "Target server URL: redis://, rediss://, unix:// (default: keyshift's "
                      "own engine)");
-  replay->add_option("--format", opts->format, "Output format: text or json")
-      ->check(CLI::IsMember({"text", "json"}));
+  replay->add_option("--compare", opts->compare,
+                     "A second server: compare the target's replies with its replies instead "
+                     "of the recorded ones");
+  replay->add_option("--format", opts->format, "Output format: text, json or html")
+      ->check(CLI::IsMember({"text", "json", "html"}));
+  replay->add_option("--out", opts->out, "Write the report to this file (atomically)");
   replay
       ->add_option("--timeout-ms", opts->timeout_ms,
                    "How long to wait for one reply before that connection stops (default 5000)")

@@ -2,6 +2,7 @@
 
 #include "compat/capture/capture_record.hpp"
 #include "compat/kb/knowledge_base.hpp"
+#include "compat/report/html_page.hpp"
 #include "compat/report/json_text.hpp"
 #include "engine/resp/pipelined_connection.hpp"
 #include "engine/resp/request_parser.hpp"
@@ -39,6 +40,7 @@ struct Pending {
 /// One recorded connection and its counterpart on the target.
 struct Conn {
   std::optional<engine::PipelinedConnection> link;
+  std::optional<engine::PipelinedConnection> ref;  // --compare: the same requests there
   std::deque<Pending> pending;
   std::string last_command;
   bool last_skipped = false;  // the request the last reply answered was not sent
@@ -209,6 +211,13 @@ class Replayer {
       }
       c.link = std::move(*link);
       ++m_report.connections;
+      if (m_options.compare) {
+        auto ref = engine::PipelinedConnection::connect(*m_options.compare, k_window);
+        if (!ref) {
+          return engine::Unexpected{ref.error()};
+        }
+        c.ref = std::move(*ref);
+      }
     }
     std::vector<std::string_view> args;
     engine::RequestParser parser;
@@ -242,6 +251,9 @@ class Replayer {
       if (p.command == "hello") {
         std::vector<std::string_view> bare = hello_without_auth(args);
         c.link->send(std::span<const std::string_view>(bare));
+        if (c.ref) {
+          c.ref->send(std::span<const std::string_view>(bare));
+        }
       } else {
         // AUTH, CONFIG SET requirepass, ...: the secret is gone; the target's own URL
         // carries its credentials.
@@ -250,11 +262,17 @@ class Replayer {
       }
     } else {
       c.link->send_raw(e.bytes, 1);
+      if (c.ref) {
+        c.ref->send_raw(e.bytes, 1);
+      }
     }
     if (!p.skip) {
       ++m_report.requests;
       if (c.link->flush() == engine::PipelinedConnection::Io::failed) {
         return engine::Unexpected{c.link->error()};
+      }
+      if (c.ref && c.ref->flush() == engine::PipelinedConnection::Io::failed) {
+        return engine::Unexpected{c.ref->error()};
       }
     }
     p.sent = std::chrono::steady_clock::now();
@@ -287,6 +305,9 @@ class Replayer {
       p.sent = std::chrono::steady_clock::now();
       p.recorded_start_ns = e.start_ns;
       c.link->send_raw(std::string_view("", 0), 1);
+      if (c.ref) {
+        c.ref->send_raw(std::string_view("", 0), 1);
+      }
     }
     if (p.skip) {
       return true;
@@ -306,8 +327,12 @@ class Replayer {
     if (e.end_ns >= p.recorded_start_ns && p.recorded_start_ns > 0) {
       m_recorded_ns.push_back(e.end_ns - p.recorded_start_ns);
     }
+    std::string got_bytes(got->bytes);
+    if (c.ref) {
+      return against_reference(e, c, p, *got, std::move(got_bytes), counts);
+    }
     ReplyVerdict v = compare(p.command, e.bytes, *got);
-    note(e, p, v, std::string(got->bytes), counts);
+    note(e, p, v, got_bytes, counts);
     return true;
   }
 
@@ -362,13 +387,34 @@ class Replayer {
     m_replayed_ns.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                 std::chrono::steady_clock::now() - p.sent)
                                 .count());
+    if (c.ref) {
+      return against_reference(e, c, p, *got, std::string(got->bytes), counts);
+    }
     note(e, p, got->is_error ? ReplyVerdict::refused : ReplyVerdict::accepted,
          std::string(got->bytes), counts);
     return true;
   }
 
+  /// --compare: the target's reply `got` (its bytes also in `got_bytes`) is judged against
+  /// the reference server's reply to the same request, not against the recording.
+  engine::Expected<bool, std::string> against_reference(const CaptureEvent& e, Conn& c,
+                                                        const Pending& p,
+                                                        const engine::ReplyView& got,
+                                                        std::string got_bytes,
+                                                        ReplayCommandCounts& counts) {
+    auto ref = c.ref->wait_reply(m_options.reply_timeout);
+    if (!ref) {
+      return engine::Unexpected{m_options.compare->describe() + ": " + ref.error()};
+    }
+    ReplyVerdict v = compare(p.command, ref->bytes, got);
+    note(e, p, v, got_bytes, counts, std::string(ref->bytes));
+    return true;
+  }
+
+  /// Counts verdict `v` of `got`, compared with the recorded reply or, when given, with
+  /// `reference` (--compare).
   void note(const CaptureEvent& e, const Pending& p, ReplyVerdict v, const std::string& got,
-            ReplayCommandCounts& counts) {
+            ReplayCommandCounts& counts, std::optional<std::string> reference = std::nullopt) {
     ++m_report.verdicts[v];
     switch (v) {
       case ReplyVerdict::same:
@@ -389,7 +435,8 @@ class Replayer {
         break;
     }
     if (m_report.examples.size() < m_options.max_examples) {
-      m_report.examples.push_back({e.conn_id, p.command, p.request, shown_reply(e.bytes),
+      m_report.examples.push_back({e.conn_id, p.command, p.request,
+                                   shown_reply(reference ? *reference : e.bytes),
                                    v == ReplyVerdict::no_reply ? got : shown_reply(got), v});
     }
   }
@@ -448,6 +495,9 @@ engine::Expected<ReplayReport, std::string> replay_capture(const ReplayOptions& 
   report.file = options.file;
   report.speed = options.speed;
   report.target = options.target.describe();
+  if (options.compare) {
+    report.compared_with = options.compare->describe();
+  }
   const std::string* method = reader->header().find("capture.method");
   report.replies_recorded = method == nullptr || !method->starts_with("monitor");
   Replayer replayer(options, report, !report.replies_recorded);
@@ -489,12 +539,16 @@ engine::Expected<ReplayReport, std::string> replay_capture(const ReplayOptions& 
 
 std::string render_replay_text(const ReplayReport& r) {
   std::string out = fmt::format("replay of {} against {}\n", r.file, r.target);
+  if (!r.compared_with.empty()) {
+    out += fmt::format("  replies compared with those of {}, not with the recorded ones\n",
+                       r.compared_with);
+  }
   out += fmt::format("  {} connection(s), {} request(s) sent, {} reply(ies) compared in {:.2f} s\n",
                      r.connections, r.requests, r.replies, r.seconds);
   for (const auto& [v, n] : r.verdicts) {
     out += fmt::format("  {:<15} {}\n", verdict_name(v), n);
   }
-  if (!r.replies_recorded) {
+  if (!r.replies_recorded && r.compared_with.empty()) {
     out +=
         "  the capture holds no replies (MONITOR): each reply is judged alone, an error "
         "being a command the target refused\n";
@@ -535,8 +589,13 @@ std::string render_replay_text(const ReplayReport& r) {
         "was replayed\n",
         r.damage->offset, r.damage->reason);
   }
-  out += r.same() ? "verdict: the target answered as recorded\n"
-                  : "verdict: the target answered differently\n";
+  if (r.compared_with.empty()) {
+    out += r.same() ? "verdict: the target answered as recorded\n"
+                    : "verdict: the target answered differently\n";
+  } else {
+    out += r.same() ? "verdict: the target answered as " + r.compared_with + " did\n"
+                    : "verdict: the target answered differently from " + r.compared_with + "\n";
+  }
   return out;
 }
 
@@ -545,6 +604,12 @@ std::string render_replay_json(const ReplayReport& r) {
   append_json_bytes(j, r.file);
   j += ",\"target\":";
   append_json_bytes(j, r.target);
+  j += ",\"compared_with\":";
+  if (r.compared_with.empty()) {
+    j += "null";
+  } else {
+    append_json_bytes(j, r.compared_with);
+  }
   j += fmt::format(
       ",\"connections\":{},\"requests\":{},\"skipped_redacted\":{},\"skipped_nested\":{},"
       "\"replies_recorded\":{},\"replies\":{},\"same\":{},\"verdicts\":{{",
@@ -603,6 +668,111 @@ std::string render_replay_json(const ReplayReport& r) {
   }
   j += fmt::format(",\"seconds\":{:.3f}}}\n", r.seconds);
   return j;
+}
+
+std::string render_replay_html(const ReplayReport& r) {
+  std::string out =
+      html_page_start("keyshift replay",
+                      ".v-same,.v-same-unordered,.v-accepted{color:#1a7f37}"
+                      ".v-differs,.v-no-reply,.v-refused{color:#cf222e;font-weight:600}"
+                      ".v-varies,.v-error-text{color:#9a6700;font-weight:600}"
+                      "td code{white-space:pre-wrap;word-break:break-all}");
+  out += "<p class=\"meta\">" +
+         html_escape(fmt::format("{} replayed against {}", r.file, r.target)) + "</p>\n";
+  if (!r.compared_with.empty()) {
+    out += "<p class=\"meta\">" +
+           html_escape("replies compared with those of " + r.compared_with +
+                       ", not with the recorded ones") +
+           "</p>\n";
+  }
+  out += "<p class=\"meta\">" +
+         html_escape(fmt::format("{} connection(s), {} request(s) sent, {} reply(ies) compared "
+                                 "in {:.2f} s; speed {}",
+                                 r.connections, r.requests, r.replies, r.seconds,
+                                 r.speed == 0 ? std::string("max") : fmt::format("{}x", r.speed))) +
+         "</p>\n";
+  std::string verdict = r.same() ? "the target answered alike" : "the target answered differently";
+  out += fmt::format("<p class=\"{}\"><strong>{}</strong></p>\n", r.same() ? "meta" : "warning",
+                     html_escape(verdict));
+  if (r.damage) {
+    out += "<p class=\"warning\">" +
+           html_escape(fmt::format("the file is damaged at byte {} ({}): what came before it was "
+                                   "replayed",
+                                   r.damage->offset, r.damage->reason)) +
+           "</p>\n";
+  }
+  if (r.dropped_bytes > 0) {
+    out +=
+        "<p class=\"warning\">" +
+        html_escape(fmt::format("the capture lost {} byte(s) while recording", r.dropped_bytes)) +
+        "</p>\n";
+  }
+  // Replies by verdict, as bars.
+  uint64_t most = 1;
+  for (const auto& [v, n] : r.verdicts) {
+    most = std::max(most, n);
+  }
+  out += fmt::format(
+      "<figure class=\"chart\"><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"560\" "
+      "height=\"{}\" role=\"img\" aria-label=\"replies by verdict\">\n",
+      static_cast<int>(r.verdicts.size()) * 28 + 8);
+  int y = 4;
+  for (const auto& [v, n] : r.verdicts) {
+    int width = static_cast<int>(360.0 * static_cast<double>(n) / static_cast<double>(most));
+    bool good =
+        v == ReplyVerdict::same || v == ReplyVerdict::same_unordered || v == ReplyVerdict::accepted;
+    bool bad =
+        v == ReplyVerdict::differs || v == ReplyVerdict::no_reply || v == ReplyVerdict::refused;
+    out += fmt::format(
+        "<text x=\"0\" y=\"{}\" font-size=\"13\">{}</text><rect x=\"120\" y=\"{}\" "
+        "width=\"{}\" height=\"20\" fill=\"{}\"/><text x=\"{}\" y=\"{}\" "
+        "font-size=\"13\">{}</text>\n",
+        y + 15, verdict_name(v), y, std::max(width, 1),
+        good ? "#1a7f37" : (bad ? "#cf222e" : "#bf8700"), 126 + width, y + 15, n);
+    y += 28;
+  }
+  out += "</svg><figcaption>Replies by verdict</figcaption></figure>\n";
+  out +=
+      "<h2>Latency</h2>\n<div class=\"scroll\"><table><thead><tr><th></th><th>samples</th>"
+      "<th>p50 us</th><th>p90 us</th><th>p99 us</th><th>p99.9 us</th><th>max us</th></tr>"
+      "</thead><tbody>\n";
+  for (auto [name, l] : {std::pair{"recorded", &r.recorded}, {"replayed", &r.replayed}}) {
+    out += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td>{:.1f}</td><td>{:.1f}</td><td>{:.1f}</td><td>{:.1f}</td>"
+        "<td>{:.1f}</td></tr>\n",
+        name, l->samples, l->p50_us, l->p90_us, l->p99_us, l->p999_us, l->max_us);
+  }
+  out += "</tbody></table></div>\n";
+  out +=
+      "<h2>Commands</h2>\n<div class=\"scroll\"><table><thead><tr><th>command</th>"
+      "<th>replies</th><th>same</th><th>varies</th><th>error text</th><th>differs</th></tr>"
+      "</thead><tbody>\n";
+  for (const auto& [name, c] : r.commands) {
+    out += fmt::format(
+        "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td{}>{}</td>"
+        "<td{}>{}</td></tr>\n",
+        html_escape(name), c.replies, c.same, c.varies,
+        c.error_text > 0 ? " class=\"v-error-text\"" : "", c.error_text,
+        c.differs > 0 ? " class=\"v-differs\"" : "", c.differs);
+  }
+  out += "</tbody></table></div>\n";
+  if (!r.examples.empty()) {
+    out += fmt::format(
+        "<h2>Examples</h2>\n<div class=\"scroll\"><table><thead><tr><th>verdict</th>"
+        "<th>connection</th><th>request</th><th>{}</th><th>replayed</th></tr></thead>"
+        "<tbody>\n",
+        r.compared_with.empty() ? "recorded" : "reference");
+    for (const ReplayExample& x : r.examples) {
+      out += fmt::format(
+          "<tr><td class=\"v-{0}\">{0}</td><td>{1}</td><td><code>{2}</code></td>"
+          "<td><code>{3}</code></td><td><code>{4}</code></td></tr>\n",
+          verdict_name(x.verdict), x.conn, html_escape(x.request), html_escape(x.recorded),
+          html_escape(x.replayed));
+    }
+    out += "</tbody></table></div>\n";
+  }
+  out += html_page_end();
+  return out;
 }
 
 }  // namespace keyshift::compat::replay

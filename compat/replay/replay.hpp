@@ -37,6 +37,9 @@ struct ReplayOptions {
   /// Only requests recorded this many seconds after the capture's first one, and before.
   std::optional<double> from_s;
   std::optional<double> until_s;
+  /// A second server: every request goes to it too, and the target's replies are compared
+  /// with its replies instead of the recorded ones (a MONITOR capture then gets compared).
+  std::optional<engine::RespEndpoint> compare;
   /// Waits while pacing; tests pass one that does not sleep.
   std::function<void(std::chrono::nanoseconds)> wait;
 };
@@ -90,6 +93,7 @@ struct ReplayLatency {
 struct ReplayReport {
   std::string file;
   std::string target;
+  std::string compared_with;  ///< the --compare server; empty: the recorded replies
   uint64_t connections = 0;
   uint64_t requests = 0;          ///< sent to the target
   uint64_t skipped_redacted = 0;  ///< redacted at capture time (AUTH, ...): not sent
@@ -120,5 +124,7 @@ engine::Expected<ReplayReport, std::string> replay_capture(const ReplayOptions& 
 std::string render_replay_text(const ReplayReport& report);
 /// The report as one JSON object (keyshift-replay(1)), newline-terminated.
 std::string render_replay_json(const ReplayReport& report);
+/// The report as a self-contained HTML page (the style of every keyshift report).
+std::string render_replay_html(const ReplayReport& report);
 
 }  // namespace keyshift::compat::replay

@@ -619,6 +619,39 @@ class Harness:
 _TESTS = []
 
 
+class BackgroundWriter:
+    """Keeps changing a server from its own thread until stop(): a subclass's connect()
+    returns its clients, and step(clients, rnd) makes one change. `count` is the changes
+    made; stop() raises what the thread failed with."""
+
+    seed = 7
+
+    def __init__(self):
+        import random
+        import threading
+        self.stop_flag = threading.Event()
+        self.count = 0
+        self.error = None
+        self.rnd = random.Random(self.seed)
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        try:
+            clients = self.connect()
+            while not self.stop_flag.is_set():
+                self.step(clients, self.rnd)
+                self.count += 1
+        except Exception as e:  # reported by stop()
+            self.error = e
+
+    def stop(self):
+        self.stop_flag.set()
+        self.thread.join()
+        if self.error is not None:
+            raise AssertionError("the writer failed: %r" % (self.error,))
+
+
 class CaptureProxy:
     """A running `keyshift capture`; stop() ends it with SIGTERM and returns its exit code."""
 

@@ -19,20 +19,18 @@ Run: KEYSHIFT_BIN=build/keyshift /usr/bin/python3 tests/integration/test_import_
 
 import json
 import os
-import random
 import shutil
 import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (HOST, Server, SetupError, Skip, encode_command, ensure_tools, eq,  # noqa: E402
-                     keyshift_bin, ok, read_json_file, redis_module, run_tests, test, wait_for)
+from harness import (HOST, BackgroundWriter, Server, SetupError, Skip, encode_command,  # noqa: E402
+                     ensure_tools, eq, keyshift_bin, ok, read_json_file, redis_module, run_tests, test, wait_for)
 
 CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared",
                       "corpus", "rdb")
@@ -625,55 +623,43 @@ def a_cluster_scan_killed_midway_resumes_per_node_and_cluster_to_cluster_verifie
     ok(v is not None and v["differences"], v)
 
 
-class ClusterWriter:
-    """Keeps changing a cluster from its own thread: SET, INCR, list pushes of unique
-    elements (a doubled command shows as a doubled element), hash writes, DEL, EXPIRE, and
-    MULTI/EXEC on one node (keys under one hash tag)."""
+class ClusterWriter(BackgroundWriter):
+    """Keeps changing a cluster: SET, INCR, list pushes of unique elements (a doubled command
+    shows as a doubled element), hash writes, DEL, EXPIRE, and MULTI/EXEC on one node (keys
+    under one hash tag)."""
+
+    seed = 11
 
     def __init__(self, c):
         self.c = c
-        self.stop_flag = threading.Event()
-        self.count = 0
-        self.error = None
-        self.thread = threading.Thread(target=self.run, daemon=True)
-        self.thread.start()
+        super().__init__()
 
-    def run(self):
-        try:
-            redis = redis_module()
-            rc = self.c.client()
-            tx_port = rc.nodes_manager.get_node_from_slot(rc.keyslot("{tx}")).port
-            tx = redis.Redis(host=HOST, port=tx_port, socket_timeout=10)
-            rnd = random.Random(11)
-            while not self.stop_flag.is_set():
-                i = rnd.randint(0, 3000)
-                op = rnd.randint(0, 6)
-                if op == 0:
-                    rc.set("k:%d" % (i * 6), "w%d" % self.count)
-                elif op == 1:
-                    rc.incr("counter:%d" % (i % 10))
-                elif op == 2:
-                    rc.rpush("log:%d" % (i % 50), self.count)
-                elif op == 3:
-                    rc.hset("k:%d" % (i * 6 + 2), "w", self.count)
-                elif op == 4:
-                    rc.delete("k:%d" % (i * 6 + 3))
-                elif op == 5:
-                    rc.expire("k:%d" % (i * 6), 3600)
-                else:
-                    p = tx.pipeline(transaction=True)
-                    p.incr("{tx}:a")
-                    p.rpush("{tx}:log", self.count)
-                    p.execute()
-                self.count += 1
-        except Exception as e:  # reported by stop()
-            self.error = e
+    def connect(self):
+        rc = self.c.client()
+        tx_port = rc.nodes_manager.get_node_from_slot(rc.keyslot("{tx}")).port
+        return rc, redis_module().Redis(host=HOST, port=tx_port, socket_timeout=10)
 
-    def stop(self):
-        self.stop_flag.set()
-        self.thread.join()
-        if self.error is not None:
-            raise AssertionError("the cluster writer failed: %r" % (self.error,))
+    def step(self, clients, rnd):
+        rc, tx = clients
+        i = rnd.randint(0, 3000)
+        op = rnd.randint(0, 6)
+        if op == 0:
+            rc.set("k:%d" % (i * 6), "w%d" % self.count)
+        elif op == 1:
+            rc.incr("counter:%d" % (i % 10))
+        elif op == 2:
+            rc.rpush("log:%d" % (i % 50), self.count)
+        elif op == 3:
+            rc.hset("k:%d" % (i * 6 + 2), "w", self.count)
+        elif op == 4:
+            rc.delete("k:%d" % (i * 6 + 3))
+        elif op == 5:
+            rc.expire("k:%d" % (i * 6), 3600)
+        else:
+            p = tx.pipeline(transaction=True)
+            p.incr("{tx}:a")
+            p.rpush("{tx}:log", self.count)
+            p.execute()
 
 
 def all_synced(path):
@@ -809,50 +795,38 @@ def a_cluster_replicated_into_the_embedded_engine_saves_a_file_equal_to_it(h):
     eq(verify(os.path.join(out_dir, "dump.rdb"), c.url())["keys_compared"], c.dbsize())
 
 
-class SingleWriter:
-    """Keeps changing a single server from its own thread with what a cluster must cut by
-    slot: SET, INCR, pushes of unique elements (a doubled command shows as a doubled
-    element), MSET and DEL over keys of several slots, and MULTI/EXEC over several slots."""
+class SingleWriter(BackgroundWriter):
+    """Keeps changing a single server with what a cluster must cut by slot: SET, INCR,
+    pushes of unique elements, MSET and DEL over keys of several slots, and MULTI/EXEC over
+    several slots."""
+
+    seed = 5
 
     def __init__(self, srv):
         self.srv = srv
-        self.stop_flag = threading.Event()
-        self.count = 0
-        self.error = None
-        self.thread = threading.Thread(target=self.run, daemon=True)
-        self.thread.start()
+        super().__init__()
 
-    def run(self):
-        try:
-            r = self.srv.redis()
-            rnd = random.Random(5)
-            while not self.stop_flag.is_set():
-                i = rnd.randint(0, 3000)
-                op = rnd.randint(0, 5)
-                if op == 0:
-                    r.set("k:%d" % (i * 6), "w%d" % self.count)
-                elif op == 1:
-                    r.incr("counter:%d" % (i % 10))
-                elif op == 2:
-                    r.rpush("log:%d" % (i % 50), self.count)
-                elif op == 3:
-                    r.mset({"m:%d" % i: self.count, "m:%d" % (i + 1): self.count})
-                elif op == 4:
-                    r.delete("k:%d" % (i * 6 + 3), "m:%d" % i)
-                else:
-                    p = r.pipeline(transaction=True)
-                    p.incr("tx:a")
-                    p.rpush("tx:log", self.count)
-                    p.execute()
-                self.count += 1
-        except Exception as e:  # reported by stop()
-            self.error = e
+    def connect(self):
+        return self.srv.redis()
 
-    def stop(self):
-        self.stop_flag.set()
-        self.thread.join()
-        if self.error is not None:
-            raise AssertionError("the writer failed: %r" % (self.error,))
+    def step(self, r, rnd):
+        i = rnd.randint(0, 3000)
+        op = rnd.randint(0, 5)
+        if op == 0:
+            r.set("k:%d" % (i * 6), "w%d" % self.count)
+        elif op == 1:
+            r.incr("counter:%d" % (i % 10))
+        elif op == 2:
+            r.rpush("log:%d" % (i % 50), self.count)
+        elif op == 3:
+            r.mset({"m:%d" % i: self.count, "m:%d" % (i + 1): self.count})
+        elif op == 4:
+            r.delete("k:%d" % (i * 6 + 3), "m:%d" % i)
+        else:
+            p = r.pipeline(transaction=True)
+            p.incr("tx:a")
+            p.rpush("tx:log", self.count)
+            p.execute()
 
 
 def markers_in(c):

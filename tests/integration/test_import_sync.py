@@ -12,13 +12,12 @@ import random
 import signal
 import subprocess
 import sys
-import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (HOST, eq, keyshift_bin, ok, read_json_file, run_tests, test,  # noqa: E402
-                     wait_for)
+from harness import (HOST, BackgroundWriter, eq, keyshift_bin, ok, read_json_file,  # noqa: E402
+                     run_tests, test, wait_for)
 from redis_sources import (expect_field_ttl_differences, fill_newer, redis74_server,  # noqa: E402
                            redis8_server, verify_data)
 
@@ -79,52 +78,44 @@ def fill(srv, n, seed=1):
         p.execute()
 
 
-class Writer:
-    """Keeps changing the source from its own thread until stopped: SET, INCR, list pushes
-    and pops, hash and zset writes, DEL, EXPIRE and MULTI/EXEC transactions."""
+class Writer(BackgroundWriter):
+    """Keeps changing the source: SET, INCR, list pushes and pops, hash and zset writes, DEL,
+    EXPIRE and MULTI/EXEC transactions."""
 
     def __init__(self, srv):
         self.srv = srv
-        self.stop_flag = threading.Event()
-        self.count = 0
-        self.thread = threading.Thread(target=self.run, daemon=True)
-        self.thread.start()
+        super().__init__()
 
-    def run(self):
-        r = client(self.srv)
-        r1 = client(self.srv, 1)
-        rnd = random.Random(7)
-        while not self.stop_flag.is_set():
-            i = rnd.randint(0, 3000)
-            op = rnd.randint(0, 8)
-            if op == 0:
-                r.set("str:%d" % (i * 7), "w%d" % self.count)
-            elif op == 1:
-                r.incr("counter:%d" % (i % 10))
-            elif op == 2:
-                r.lpush("list:%d" % (i * 7 + 1), "new")
-                r.rpop("list:%d" % (i * 7 + 1))
-            elif op == 3:
-                r.hset("hash:%d" % (i * 7 + 2), "w", self.count)
-            elif op == 4:
-                r.delete("set:%d" % (i * 7 + 3))
-            elif op == 5:
-                r.zincrby("zset:%d" % (i * 7 + 4), 2, "m1")
-            elif op == 6:
-                r.expire("str:%d" % (i * 7), 3600)
-            elif op == 7:
-                p = r.pipeline(transaction=True)
-                p.incr("tx:a")
-                p.incr("tx:b")
-                p.lpush("tx:log", self.count)
-                p.execute()
-            else:
-                r1.set("db1:%d" % i, self.count)
-            self.count += 1
+    def connect(self):
+        return client(self.srv), client(self.srv, 1)
 
-    def stop(self):
-        self.stop_flag.set()
-        self.thread.join()
+    def step(self, clients, rnd):
+        r, r1 = clients
+        i = rnd.randint(0, 3000)
+        op = rnd.randint(0, 8)
+        if op == 0:
+            r.set("str:%d" % (i * 7), "w%d" % self.count)
+        elif op == 1:
+            r.incr("counter:%d" % (i % 10))
+        elif op == 2:
+            r.lpush("list:%d" % (i * 7 + 1), "new")
+            r.rpop("list:%d" % (i * 7 + 1))
+        elif op == 3:
+            r.hset("hash:%d" % (i * 7 + 2), "w", self.count)
+        elif op == 4:
+            r.delete("set:%d" % (i * 7 + 3))
+        elif op == 5:
+            r.zincrby("zset:%d" % (i * 7 + 4), 2, "m1")
+        elif op == 6:
+            r.expire("str:%d" % (i * 7), 3600)
+        elif op == 7:
+            p = r.pipeline(transaction=True)
+            p.incr("tx:a")
+            p.incr("tx:b")
+            p.lpush("tx:log", self.count)
+            p.execute()
+        else:
+            r1.set("db1:%d" % i, self.count)
 
 
 def run_import(*args, check=0):

@@ -19,8 +19,8 @@ import time
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (HOST, CaptureProxy, eq, keyshift_bin, ok, redis_module,  # noqa: E402
-                     run_tests, test)
+from harness import (HOST, CaptureProxy, chromium, eq, keyshift_bin, ok,  # noqa: E402
+                     redis_module, run_tests, test)
 
 
 def capture_traffic(h, upstream, out):
@@ -279,6 +279,58 @@ def a_monitor_log_becomes_a_capture_whose_replay_finds_what_the_target_refuses(h
     eq(p.returncode, 2)
     ok(bad + ":2:" in p.stderr.decode(), p.stderr)
     ok(not os.path.exists(h.path("bad.ksc")), "a capture was left behind")
+
+
+@test
+def compared_with_a_second_server_the_target_is_judged_against_its_replies(h):
+    src = h.redis_server(name="captured6")
+    path = capture_traffic(h, src, h.path("compare.ksc"))
+    reference = h.redis_server(name="reference")
+    target = h.redis_server(name="target")
+    target.cli("SET", "missing", "now here")
+    # Both start empty but for the planted key: only that GET differs, whatever was recorded.
+    rc, doc, err = replay(path, "--to", "redis://%s:%d" % (HOST, target.port), "--compare",
+                          "redis://%s:%d" % (HOST, reference.port))
+    eq(rc, 1, err)
+    eq(doc["compared_with"], "%s:%d" % (HOST, reference.port))
+    eq(doc["commands"]["get"]["differs"], 1, doc["commands"]["get"])
+    shown = [(x["command"], x["recorded"], x["replayed"]) for x in doc["examples"]]
+    ok(("get", "(nil)", '"now here"') in shown, shown)
+    eq(doc["verdicts"].get("differs"), 1, doc["verdicts"])
+    # the reference received the traffic too
+    eq(reference.cli("GET", "greeting"), "hello")
+    # against an equal reference, everything is the same
+    again = h.redis_server(name="reference2")
+    clean = h.redis_server(name="target2")
+    rc, doc, err = replay(path, "--to", "redis://%s:%d" % (HOST, clean.port), "--compare",
+                          "redis://%s:%d" % (HOST, again.port))
+    eq(rc, 0, "%r %s" % (doc, err))
+    ok(doc["same"], doc["examples"])
+
+
+@test
+def the_html_report_renders_in_headless_chromium(h):
+    browser = chromium()
+    src = h.redis_server(name="captured7")
+    path = capture_traffic(h, src, h.path("html.ksc"))
+    other = h.redis_server(name="other-html")
+    other.cli("SET", "missing", "<b>now here</b>")
+    page = h.path("replay.html")
+    p = subprocess.run([keyshift_bin(), "replay", path, "--to",
+                        "redis://%s:%d" % (HOST, other.port), "--format", "html", "--out", page],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    eq(p.returncode, 1, p.stderr)
+    eq(p.stdout, b"", "the report went to the file")
+    html = open(page, encoding="utf-8").read()
+    ok("<script" not in html and "https://" not in html, "self-contained")
+    ok("<b>now here</b>" not in html, "reply bytes are escaped")
+    dom = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu",
+                          "--no-first-run", "--user-data-dir=" + h.path("chromium-profile"),
+                          "--dump-dom", "file://" + page], stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, timeout=120).stdout.decode()
+    eq(dom.count("<table>"), 3, "latency, commands, examples")
+    ok(dom.count("<rect ") >= 2, "a bar per verdict that occurs")
+    ok('class="v-differs"' in dom and "now here" in dom, "the differing GET is shown")
 
 
 if __name__ == "__main__":
