@@ -2,6 +2,7 @@
 
 #include "compat/capture/capture_record.hpp"
 #include "compat/kb/knowledge_base.hpp"
+#include "compat/replay/replay_target.hpp"
 #include "compat/report/html_page.hpp"
 #include "compat/report/json_text.hpp"
 #include "engine/resp/pipelined_connection.hpp"
@@ -32,6 +33,8 @@ constexpr size_t k_example_chars = 300;
 struct Pending {
   std::string command;
   std::string request;
+  SentRequest sent_request;  // where its reply comes from
+  std::string raw;           // into a cluster: the bytes, sent again after MOVED/ASK
   int64_t recorded_start_ns = 0;
   std::chrono::steady_clock::time_point sent;
   bool skip = false;  // not sent (redacted): its recorded reply is passed over
@@ -39,9 +42,10 @@ struct Pending {
 
 /// One recorded connection and its counterpart on the target.
 struct Conn {
-  std::optional<engine::PipelinedConnection> link;
+  std::optional<TargetSide> target;
   std::optional<engine::PipelinedConnection> ref;  // --compare: the same requests there
   std::deque<Pending> pending;
+  SentRequest last_request;  // the request the last reply answered
   std::string last_command;
   bool last_skipped = false;  // the request the last reply answered was not sent
   bool broken = false;        // a reply did not come: the rest of this connection is not compared
@@ -192,8 +196,9 @@ std::vector<std::string_view> hello_without_auth(const std::vector<std::string_v
 class Replayer {
  public:
   /// `monitor`: the capture holds no replies (MONITOR), so each reply is judged alone.
-  Replayer(const ReplayOptions& options, ReplayReport& report, bool monitor)
-      : m_options(options), m_report(report), m_monitor(monitor) {}
+  /// `routes`: the target is a cluster (null: one server).
+  Replayer(const ReplayOptions& options, ReplayReport& report, bool monitor, ClusterRoutes* routes)
+      : m_options(options), m_report(report), m_monitor(monitor), m_routes(routes) {}
 
   engine::Expected<bool, std::string> request(const CaptureEvent& e) {
     if ((e.flags & capture::k_flag_nested) != 0) {
@@ -204,13 +209,8 @@ class Replayer {
     if (c.broken) {
       return true;
     }
-    if (!c.link) {
-      auto link = engine::PipelinedConnection::connect(m_options.target, k_window);
-      if (!link) {
-        return engine::Unexpected{link.error()};
-      }
-      c.link = std::move(*link);
-      ++m_report.connections;
+    if (!c.target) {
+      c.target.emplace(m_options.target, m_routes, k_window);
       if (m_options.compare) {
         auto ref = engine::PipelinedConnection::connect(*m_options.compare, k_window);
         if (!ref) {
@@ -250,7 +250,11 @@ class Replayer {
     } else if ((e.flags & capture::k_flag_redacted) != 0) {
       if (p.command == "hello") {
         std::vector<std::string_view> bare = hello_without_auth(args);
-        c.link->send(std::span<const std::string_view>(bare));
+        auto sent = c.target->send_args(bare);
+        if (!sent) {
+          return engine::Unexpected{sent.error()};
+        }
+        p.sent_request = *sent;
         if (c.ref) {
           c.ref->send(std::span<const std::string_view>(bare));
         }
@@ -261,15 +265,22 @@ class Replayer {
         ++m_report.skipped_redacted;
       }
     } else {
-      c.link->send_raw(e.bytes, 1);
+      auto sent = c.target->send(args, e.bytes);
+      if (!sent) {
+        return engine::Unexpected{sent.error()};
+      }
+      p.sent_request = *sent;
+      if (m_routes != nullptr) {
+        p.raw = e.bytes;
+      }
       if (c.ref) {
         c.ref->send_raw(e.bytes, 1);
       }
     }
     if (!p.skip) {
       ++m_report.requests;
-      if (c.link->flush() == engine::PipelinedConnection::Io::failed) {
-        return engine::Unexpected{c.link->error()};
+      if (auto flushed = c.target->flush(); !flushed) {
+        return engine::Unexpected{flushed.error()};
       }
       if (c.ref && c.ref->flush() == engine::PipelinedConnection::Io::failed) {
         return engine::Unexpected{c.ref->error()};
@@ -287,7 +298,7 @@ class Replayer {
 
   engine::Expected<bool, std::string> reply(const CaptureEvent& e) {
     auto it = m_conns.find(e.conn_id);
-    if (it == m_conns.end() || it->second.broken || !it->second.link) {
+    if (it == m_conns.end() || it->second.broken || !it->second.target) {
       return true;
     }
     Conn& c = it->second;
@@ -297,6 +308,7 @@ class Replayer {
       c.pending.pop_front();
       c.last_command = p.command;
       c.last_skipped = p.skip;
+      c.last_request = p.sent_request;
     } else if (c.last_skipped) {
       return true;  // more replies of a request that was not sent (SUBSCRIBE a b, its pushes)
     } else {
@@ -304,7 +316,8 @@ class Replayer {
       p.command = c.last_command;
       p.sent = std::chrono::steady_clock::now();
       p.recorded_start_ns = e.start_ns;
-      c.link->send_raw(std::string_view("", 0), 1);
+      p.sent_request = c.target->expect_more(c.last_request);
+      c.last_request = p.sent_request;
       if (c.ref) {
         c.ref->send_raw(std::string_view("", 0), 1);
       }
@@ -315,7 +328,7 @@ class Replayer {
     ++m_report.replies;
     ReplayCommandCounts& counts = m_report.commands[p.command];
     ++counts.replies;
-    auto got = c.link->wait_reply(m_options.reply_timeout);
+    auto got = c.target->wait(p.sent_request, p.raw, m_options.reply_timeout);
     if (!got) {
       c.broken = true;
       note(e, p, ReplyVerdict::no_reply, got.error(), counts);
@@ -339,11 +352,19 @@ class Replayer {
   void close(const CaptureEvent& e) {
     auto it = m_conns.find(e.conn_id);
     if (it != m_conns.end()) {
+      retire(it->second);
       m_conns.erase(it);
     }
   }
 
   void finish() {
+    for (auto& [id, c] : m_conns) {
+      retire(c);
+    }
+    m_conns.clear();
+    if (m_routes != nullptr) {
+      m_report.redirects = m_routes->redirects();
+    }
     m_report.recorded = percentiles(m_recorded_ns);
     m_report.replayed = percentiles(m_replayed_ns);
   }
@@ -378,7 +399,7 @@ class Replayer {
     ++m_report.replies;
     ReplayCommandCounts& counts = m_report.commands[p.command];
     ++counts.replies;
-    auto got = c.link->wait_reply(m_options.reply_timeout);
+    auto got = c.target->wait(p.sent_request, p.raw, m_options.reply_timeout);
     if (!got) {
       c.broken = true;
       note(e, p, ReplyVerdict::no_reply, got.error(), counts);
@@ -441,9 +462,18 @@ class Replayer {
     }
   }
 
+  /// Counts what a connection opened on the target.
+  void retire(Conn& c) {
+    if (c.target) {
+      m_report.connections += c.target->connections();
+      c.target.reset();
+    }
+  }
+
   const ReplayOptions& m_options;
   ReplayReport& m_report;
   bool m_monitor = false;
+  ClusterRoutes* m_routes = nullptr;
   int64_t m_first_ns = 0;
   std::chrono::steady_clock::time_point m_started;
   std::unordered_map<uint64_t, Conn> m_conns;
@@ -500,7 +530,12 @@ engine::Expected<ReplayReport, std::string> replay_capture(const ReplayOptions& 
   }
   const std::string* method = reader->header().find("capture.method");
   report.replies_recorded = method == nullptr || !method->starts_with("monitor");
-  Replayer replayer(options, report, !report.replies_recorded);
+  auto routes = ClusterRoutes::open(options.target);
+  if (!routes) {
+    return engine::Unexpected{routes.error()};
+  }
+  report.cluster = *routes != nullptr;
+  Replayer replayer(options, report, !report.replies_recorded, routes->get());
   CaptureEvent e;
   while (reader->next(e)) {
     switch (e.kind) {
@@ -542,6 +577,12 @@ std::string render_replay_text(const ReplayReport& r) {
   if (!r.compared_with.empty()) {
     out += fmt::format("  replies compared with those of {}, not with the recorded ones\n",
                        r.compared_with);
+  }
+  if (r.cluster) {
+    out += fmt::format(
+        "  the target is a cluster: each request went to its slot's primary ({} redirect(s) "
+        "followed)\n",
+        r.redirects);
   }
   out += fmt::format("  {} connection(s), {} request(s) sent, {} reply(ies) compared in {:.2f} s\n",
                      r.connections, r.requests, r.replies, r.seconds);
@@ -604,6 +645,7 @@ std::string render_replay_json(const ReplayReport& r) {
   append_json_bytes(j, r.file);
   j += ",\"target\":";
   append_json_bytes(j, r.target);
+  j += fmt::format(",\"cluster\":{},\"redirects\":{}", r.cluster ? "true" : "false", r.redirects);
   j += ",\"compared_with\":";
   if (r.compared_with.empty()) {
     j += "null";

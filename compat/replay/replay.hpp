@@ -94,6 +94,8 @@ struct ReplayReport {
   std::string file;
   std::string target;
   std::string compared_with;  ///< the --compare server; empty: the recorded replies
+  bool cluster = false;       ///< the target is a cluster: requests routed by slot
+  uint64_t redirects = 0;     ///< MOVED/ASK answers followed (a cluster target)
   uint64_t connections = 0;
   uint64_t requests = 0;          ///< sent to the target
   uint64_t skipped_redacted = 0;  ///< redacted at capture time (AUTH, ...): not sent

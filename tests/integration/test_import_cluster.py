@@ -21,7 +21,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -29,116 +28,11 @@ import time
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (HOST, BackgroundWriter, Server, SetupError, Skip, encode_command,  # noqa: E402
-                     ensure_tools, eq, keyshift_bin, ok, read_json_file, redis_module, run_tests, test, wait_for)
+from harness import (HOST, BackgroundWriter, Skip, cluster, encode_command, eq,  # noqa: E402
+                     keyshift_bin, ok, read_json_file, redis_module, run_tests, test, wait_for)
 
 CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared",
                       "corpus", "rdb")
-
-
-def port_free(port):
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        try:
-            s.bind((HOST, port))
-        except OSError:
-            return False
-    return True
-
-
-def cluster_ports(count):
-    """`count` consecutive ports p with p and p + 10000 (the cluster bus) both free."""
-    base = 21000 + (os.getpid() * 7) % 20000
-    for start in range(base, base + 4000, count):
-        ports = list(range(start, start + count))
-        if all(port_free(p) and port_free(p + 10000) for p in ports):
-            return ports
-    raise SetupError("no free range of %d ports for a cluster" % count)
-
-
-class Cluster:
-    """Three redis-server 7.0 primaries in one cluster, every slot assigned."""
-
-    def __init__(self, h, name):
-        ensure_tools(("redis-server", "redis-cli"))
-        self.nodes = []
-        for port in cluster_ports(3):
-            h.counter += 1
-            workdir = os.path.join(h.tmp, "%s-%d-%d" % (name, port, h.counter))
-            os.makedirs(workdir)
-            argv = ["redis-server", "--port", str(port), "--bind", HOST, "--save", "",
-                    "--appendonly", "no", "--enable-debug-command", "yes", "--dir", workdir,
-                    "--daemonize", "no", "--logfile", "", "--cluster-enabled", "yes",
-                    "--cluster-config-file", os.path.join(workdir, "nodes.conf"),
-                    "--cluster-node-timeout", "5000"]
-            srv = Server("%s-%d" % (name, port), argv, port, workdir).start()
-            srv.wait_ready()
-            h.servers.append(srv)
-            self.nodes.append(srv)
-        p = subprocess.run(["redis-cli", "--cluster", "create"] +
-                           ["%s:%d" % (HOST, n.port) for n in self.nodes] +
-                           ["--cluster-replicas", "0", "--cluster-yes"],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60)
-        if p.returncode != 0:
-            raise SetupError("redis-cli --cluster create failed: %s" % p.stdout.decode())
-        self.wait_ok()
-        self.ids = {n.port: n.cli("CLUSTER", "MYID") for n in self.nodes}
-
-    def wait_ok(self):
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if all("cluster_state:ok" in n.cli("CLUSTER", "INFO") for n in self.nodes):
-                # every node must also agree on who serves every slot
-                views = {n.cli("CLUSTER", "SLOTS") for n in self.nodes}
-                if len(views) == 1:
-                    return
-            time.sleep(0.05)
-        raise SetupError("the cluster did not reach cluster_state:ok")
-
-    def url(self, i=0):
-        return "redis://%s:%d" % (HOST, self.nodes[i].port)
-
-    def client(self):
-        from redis.cluster import ClusterNode, RedisCluster
-        return RedisCluster(startup_nodes=[ClusterNode(HOST, self.nodes[0].port)],
-                            socket_timeout=10)
-
-    def dbsize(self):
-        return sum(int(n.cli("DBSIZE")) for n in self.nodes)
-
-    def flush(self):
-        for n in self.nodes:
-            n.cli("FLUSHALL")
-
-    def owner(self, slot):
-        """The node serving `slot`."""
-        for n in self.nodes:
-            if int(n.cli("CLUSTER", "COUNTKEYSINSLOT", slot)) >= 0 and \
-                    self._serves(n, slot):
-                return n
-        raise AssertionError("no node serves slot %d" % slot)
-
-    def _serves(self, n, slot):
-        for line in n.cli("CLUSTER", "NODES").splitlines():
-            fields = line.split()
-            if "myself" not in fields[2]:
-                continue
-            for r in fields[8:]:
-                if r.startswith("["):
-                    continue
-                lo, _, hi = r.partition("-")
-                if int(lo) <= slot <= int(hi or lo):
-                    return True
-        return False
-
-
-def cluster(h, name="cluster"):
-    if not hasattr(h, "clusters"):
-        h.clusters = {}
-    if name not in h.clusters:
-        h.clusters[name] = Cluster(h, name)
-    c = h.clusters[name]
-    c.flush()
-    return c
 
 
 def single(h, name="single"):

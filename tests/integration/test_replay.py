@@ -19,7 +19,7 @@ import time
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (HOST, CaptureProxy, chromium, eq, keyshift_bin, ok,  # noqa: E402
+from harness import (HOST, CaptureProxy, chromium, cluster, eq, keyshift_bin, ok,  # noqa: E402
                      redis_module, run_tests, test)
 
 
@@ -332,6 +332,33 @@ def the_html_report_renders_in_headless_chromium(h):
     ok(dom.count("<rect ") >= 2, "a bar per verdict that occurs")
     ok('class="v-differs"' in dom and "now here" in dom, "the differing GET is shown")
 
+
+@test
+def a_capture_of_one_server_replayed_into_a_cluster_goes_slot_by_slot(h):
+    src = h.redis_server(name="captured8")
+    path = capture_traffic(h, src, h.path("tocluster.ksc"))
+    c = cluster(h)
+    rc, doc, err = replay(path, "--to", c.url(1))
+    ok(doc is not None, err)
+    ok(doc["cluster"], doc)
+    ok(doc["connections"] > 4, "a connection per node a recorded connection used: %r" % doc)
+    # every key went to its slot's primary: the cluster holds what the traffic wrote
+    rcl = c.client()
+    eq(rcl.get("greeting"), b"hello")
+    eq([rcl.get("k:%d" % i) for i in range(50)], [str(i).encode() for i in range(50)])
+    eq(rcl.llen("queue"), 0, "the BLPOP took the pushed job")
+    eq(doc["commands"]["blpop"]["same"], 1, doc["commands"]["blpop"])
+    # the subscriber got the message another connection published, whichever nodes they used
+    eq(doc["commands"]["subscribe"], {"replies": 2, "same": 2, "varies": 0, "error_text": 0,
+                                      "differs": 0})
+    eq(doc["commands"]["get"]["differs"], 0, doc["examples"])
+    # The recorded MULTI spans the slots of "tx" and "tx:log": a cluster refuses that
+    # transaction (CROSSSLOT), and the report says so.
+    eq(rcl.keyslot("tx") == rcl.keyslot("tx:log"), False)
+    eq(doc["commands"]["exec"]["differs"], 1, doc["commands"]["exec"])
+    shown = [(x["command"], x["replayed"]) for x in doc["examples"]]
+    ok(any(c == "exec" and "CROSSSLOT" in r for c, r in shown), shown)
+    eq(rc, 1, err)
 
 if __name__ == "__main__":
     redis_module()
