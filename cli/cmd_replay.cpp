@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,6 +31,7 @@ struct ReplayCliOptions {
   int timeout_ms = 5000;
   size_t examples = 20;
   std::string speed = "max";
+  std::string connections = "as-recorded";
   bool read_only = false;
   std::optional<double> from_s;
   std::optional<double> until_s;
@@ -65,6 +67,16 @@ void run_replay(const ReplayCliOptions& o) {
   options.max_examples = o.examples;
   options.speed = parse_speed(o.speed);
   options.read_only = o.read_only;
+  if (o.connections != "as-recorded") {
+    char* end = nullptr;
+    unsigned long n = std::strtoul(o.connections.c_str(), &end, 10);
+    if (o.connections.empty() || *end != '\0' || n == 0 || n > 100000) {
+      throw UserError("keyshift: replay: --connections " + o.connections +
+                          ": expected as-recorded or a number from 1 to 100000",
+                      2);
+    }
+    options.connections = static_cast<uint32_t>(n);
+  }
   options.from_s = o.from_s;
   options.until_s = o.until_s;
   options.wait = [](std::chrono::nanoseconds d) { std::this_thread::sleep_for(d); };
@@ -124,7 +136,8 @@ void add_replay(CLI::App& app) {
   replay->footer(
       "Usage:\n"
       "  keyshift replay FILE [--to URL] [--compare URL] [--format text|json|html] [--out F]\n"
-      "                  [--speed max|1x|Nx] [--read-only] [--from S] [--until S]\n"
+      "                  [--speed max|1x|Nx] [--connections as-recorded|N] [--read-only]\n"
+      "                  [--from S] [--until S]\n"
       "                  [--timeout-ms N] [--examples N]\n"
       "Without --to the target is keyshift's own engine. Exit 0 when every reply matched,\n"
       "1 when one differed or the file is damaged, 2 for bad input. See man keyshift-replay.\n");
@@ -146,6 +159,9 @@ void add_replay(CLI::App& app) {
   replay->add_option("--examples", opts->examples, "Differing replies to show (default 20)");
   replay->add_option("--speed", opts->speed,
                      "max (default: as fast as the target answers), 1x (the recorded pace), Nx");
+  replay->add_option("--connections", opts->connections,
+                     "as-recorded (default), or N: the recorded connections that keep no state "
+                     "share N target connections");
   replay->add_flag("--read-only", opts->read_only,
                    "Leave out write commands (and their replies): safe against production");
   replay->add_option("--from", opts->from_s,

@@ -17,6 +17,7 @@
 #include <deque>
 #include <memory>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace keyshift::compat::replay {
 namespace {
@@ -42,7 +43,8 @@ struct Pending {
 
 /// One recorded connection and its counterpart on the target.
 struct Conn {
-  std::optional<TargetSide> target;
+  TargetSide* target = nullptr;  // its own (below) or one of the shared ones
+  std::optional<TargetSide> own_target;
   std::optional<engine::PipelinedConnection> ref;  // --compare: the same requests there
   std::deque<Pending> pending;
   SentRequest last_request;  // the request the last reply answered
@@ -193,12 +195,72 @@ std::vector<std::string_view> hello_without_auth(const std::vector<std::string_v
   return out;
 }
 
+/// Whether a request leaves state on its connection that other clients' requests must not
+/// share: a transaction, a subscription, a block, another database or protocol.
+bool keeps_state(const std::vector<std::string_view>& args) {
+  if (args.empty()) {
+    return false;
+  }
+  std::string name = engine::to_lower(args[0]);
+  if (name == "multi" || name == "watch" || name == "subscribe" || name == "psubscribe" ||
+      name == "ssubscribe" || name == "monitor" || name == "reset") {
+    return true;
+  }
+  if (name == "select") {
+    return args.size() < 2 || args[1] != "0";
+  }
+  if (name == "hello") {
+    return args.size() >= 2 && args[1] != "2";
+  }
+  if (name == "client" && args.size() >= 2) {
+    std::string sub = engine::to_lower(args[1]);
+    return sub == "reply" || sub == "tracking" || sub == "no-evict" || sub == "no-touch";
+  }
+  static const kb::ProfileId k_profile = *kb::find_profile("valkey-8.0");
+  const kb::KbCommand* row = kb::find_command(k_profile, name);
+  return row != nullptr &&
+         (" " + std::string(row->flags) + " ").find(" blocking ") != std::string::npos;
+}
+
+/// The recorded connections that send a request which keeps state (a pass over the file).
+engine::Expected<std::unordered_set<uint64_t>, std::string> stateful_connections(
+    const std::string& path) {
+  auto reader = capture::CaptureFileReader::open(path);
+  if (!reader) {
+    return engine::Unexpected{
+        fmt::format("{}: {} (at byte {})", path, reader.error().message, reader.error().offset)};
+  }
+  std::unordered_set<uint64_t> out;
+  CaptureEvent e;
+  engine::RequestParser parser;
+  engine::RequestLimits limits;
+  std::vector<std::string_view> args;
+  while (reader->next(e)) {
+    if (e.kind != EventKind::request || out.count(e.conn_id) != 0) {
+      continue;
+    }
+    parser.reset();
+    args.clear();
+    if (parser.parse(e.bytes.data(), e.bytes.size(), limits) ==
+        engine::RequestParser::Status::ready) {
+      parser.args(e.bytes.data(), args);
+    }
+    if (keeps_state(args)) {
+      out.insert(e.conn_id);
+    }
+  }
+  return out;
+}
+
 class Replayer {
  public:
   /// `monitor`: the capture holds no replies (MONITOR), so each reply is judged alone.
   /// `routes`: the target is a cluster (null: one server).
   Replayer(const ReplayOptions& options, ReplayReport& report, bool monitor, ClusterRoutes* routes)
       : m_options(options), m_report(report), m_monitor(monitor), m_routes(routes) {}
+
+  /// --connections N: the recorded connections that keep state on their connection.
+  void keep_own(std::unordered_set<uint64_t> stateful) { m_stateful = std::move(stateful); }
 
   engine::Expected<bool, std::string> request(const CaptureEvent& e) {
     if ((e.flags & capture::k_flag_nested) != 0) {
@@ -209,8 +271,16 @@ class Replayer {
     if (c.broken) {
       return true;
     }
-    if (!c.target) {
-      c.target.emplace(m_options.target, m_routes, k_window);
+    if (c.target == nullptr) {
+      if (m_options.connections > 0 && m_stateful.count(e.conn_id) == 0) {
+        if (m_pool.size() < m_options.connections) {
+          m_pool.push_back(std::make_unique<TargetSide>(m_options.target, m_routes, k_window));
+        }
+        c.target = m_pool[m_next_shared++ % m_pool.size()].get();
+      } else {
+        c.target = &c.own_target.emplace(m_options.target, m_routes, k_window);
+        m_report.dedicated += m_options.connections > 0 ? 1 : 0;
+      }
       if (m_options.compare) {
         auto ref = engine::PipelinedConnection::connect(*m_options.compare, k_window);
         if (!ref) {
@@ -362,6 +432,10 @@ class Replayer {
       retire(c);
     }
     m_conns.clear();
+    for (const std::unique_ptr<TargetSide>& shared : m_pool) {
+      m_report.connections += shared->connections();
+    }
+    m_report.shared_connections = static_cast<uint32_t>(m_pool.size());
     if (m_routes != nullptr) {
       m_report.redirects = m_routes->redirects();
     }
@@ -464,16 +538,20 @@ class Replayer {
 
   /// Counts what a connection opened on the target.
   void retire(Conn& c) {
-    if (c.target) {
-      m_report.connections += c.target->connections();
-      c.target.reset();
+    if (c.own_target) {
+      m_report.connections += c.own_target->connections();
+      c.own_target.reset();
     }
+    c.target = nullptr;
   }
 
   const ReplayOptions& m_options;
   ReplayReport& m_report;
   bool m_monitor = false;
   ClusterRoutes* m_routes = nullptr;
+  std::unordered_set<uint64_t> m_stateful;  // --connections N: these keep their own
+  std::vector<std::unique_ptr<TargetSide>> m_pool;
+  uint64_t m_next_shared = 0;
   int64_t m_first_ns = 0;
   std::chrono::steady_clock::time_point m_started;
   std::unordered_map<uint64_t, Conn> m_conns;
@@ -536,6 +614,13 @@ engine::Expected<ReplayReport, std::string> replay_capture(const ReplayOptions& 
   }
   report.cluster = *routes != nullptr;
   Replayer replayer(options, report, !report.replies_recorded, routes->get());
+  if (options.connections > 0) {
+    auto stateful = stateful_connections(options.file);
+    if (!stateful) {
+      return engine::Unexpected{stateful.error()};
+    }
+    replayer.keep_own(std::move(*stateful));
+  }
   CaptureEvent e;
   while (reader->next(e)) {
     switch (e.kind) {
@@ -577,6 +662,12 @@ std::string render_replay_text(const ReplayReport& r) {
   if (!r.compared_with.empty()) {
     out += fmt::format("  replies compared with those of {}, not with the recorded ones\n",
                        r.compared_with);
+  }
+  if (r.shared_connections > 0) {
+    out += fmt::format(
+        "  {} shared connection(s) for the recorded ones that keep no state; {} kept their "
+        "own (MULTI, SUBSCRIBE, blocking, SELECT, ...)\n",
+        r.shared_connections, r.dedicated);
   }
   if (r.cluster) {
     out += fmt::format(
@@ -645,7 +736,8 @@ std::string render_replay_json(const ReplayReport& r) {
   append_json_bytes(j, r.file);
   j += ",\"target\":";
   append_json_bytes(j, r.target);
-  j += fmt::format(",\"cluster\":{},\"redirects\":{}", r.cluster ? "true" : "false", r.redirects);
+  j += fmt::format(",\"cluster\":{},\"redirects\":{},\"shared_connections\":{},\"dedicated\":{}",
+                   r.cluster ? "true" : "false", r.redirects, r.shared_connections, r.dedicated);
   j += ",\"compared_with\":";
   if (r.compared_with.empty()) {
     j += "null";

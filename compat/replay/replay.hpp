@@ -37,6 +37,11 @@ struct ReplayOptions {
   /// Only requests recorded this many seconds after the capture's first one, and before.
   std::optional<double> from_s;
   std::optional<double> until_s;
+  /// 0: one target connection per recorded connection. N: the recorded connections that
+  /// keep no state on their connection share N (round robin); those that do (MULTI, WATCH,
+  /// SUBSCRIBE, blocking commands, SELECT, HELLO 3, CLIENT REPLY/TRACKING, MONITOR) keep
+  /// their own.
+  uint32_t connections = 0;
   /// A second server: every request goes to it too, and the target's replies are compared
   /// with its replies instead of the recorded ones (a MONITOR capture then gets compared).
   std::optional<engine::RespEndpoint> compare;
@@ -93,9 +98,11 @@ struct ReplayLatency {
 struct ReplayReport {
   std::string file;
   std::string target;
-  std::string compared_with;  ///< the --compare server; empty: the recorded replies
-  bool cluster = false;       ///< the target is a cluster: requests routed by slot
-  uint64_t redirects = 0;     ///< MOVED/ASK answers followed (a cluster target)
+  std::string compared_with;        ///< the --compare server; empty: the recorded replies
+  bool cluster = false;             ///< the target is a cluster: requests routed by slot
+  uint32_t shared_connections = 0;  ///< --connections N
+  uint64_t dedicated = 0;           ///< recorded connections that kept their own (state)
+  uint64_t redirects = 0;           ///< MOVED/ASK answers followed (a cluster target)
   uint64_t connections = 0;
   uint64_t requests = 0;          ///< sent to the target
   uint64_t skipped_redacted = 0;  ///< redacted at capture time (AUTH, ...): not sent

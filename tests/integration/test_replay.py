@@ -360,6 +360,37 @@ def a_capture_of_one_server_replayed_into_a_cluster_goes_slot_by_slot(h):
     ok(any(c == "exec" and "CROSSSLOT" in r for c, r in shown), shown)
     eq(rc, 1, err)
 
+@test
+def many_recorded_connections_share_n_and_those_with_state_keep_their_own(h):
+    src = h.redis_server(name="captured9")
+    proxy = CaptureProxy(None, "%s:%d" % (HOST, src.port), h.path("many.ksc"))
+    redis = redis_module()
+    for i in range(12):
+        r = redis.Redis(host=HOST, port=proxy.port, socket_timeout=10)
+        r.set("user:%d" % i, "v%d" % i)
+        r.incr("visits")
+        r.get("user:%d" % i)
+        r.close()
+    tx = redis.Redis(host=HOST, port=proxy.port, socket_timeout=10)
+    p = tx.pipeline(transaction=True)
+    p.incr("tx:a")
+    p.get("visits")
+    p.execute()
+    eq(proxy.stop(), 0)
+    fresh = h.redis_server(name="fresh-many")
+    rc, doc, err = replay(h.path("many.ksc"), "--to", "redis://%s:%d" % (HOST, fresh.port),
+                          "--connections", "2")
+    eq(rc, 0, "%r %s" % (doc, err))
+    ok(doc["same"], doc["examples"])
+    eq(doc["shared_connections"], 2)
+    eq(doc["dedicated"], 1, "the MULTI connection keeps its own")
+    eq(doc["connections"], 3)
+    eq(fresh.cli("GET", "visits"), "12")
+    eq(fresh.cli("GET", "user:11"), "v11")
+    rc, _, err = replay(h.path("many.ksc"), "--connections", "0")
+    eq(rc, 2, err)
+
+
 if __name__ == "__main__":
     redis_module()
     sys.exit(run_tests())
