@@ -283,7 +283,8 @@ Expected<std::unique_ptr<VerifySide>, std::string> open_verify_side(
 Expected<SideFacts, std::string> probe_side(VerifySide& side) {
   auto replies = side.run({{"INFO", "server"},
                            {"INFO", "keyspace"},
-                           {"DEBUG", "DIGEST-VALUE", "__keyshift_verify_probe__"}});
+                           {"DEBUG", "DIGEST-VALUE", "__keyshift_verify_probe__"},
+                           {"HPEXPIRETIME", "__keyshift_verify_probe__", "FIELDS", "1", "f"}});
   if (!replies) {
     return Unexpected{replies.error()};
   }
@@ -298,6 +299,9 @@ Expected<SideFacts, std::string> probe_side(VerifySide& side) {
   facts.score_format = score_format_of(server.str);
   facts.keys_per_db = keyspace_of(keyspace.str);
   facts.digest_value = (*replies)[2].type == RespValue::Type::array;
+  // Redis 7.4 answers an absent key with an empty array, later versions with [-2]: any
+  // reply but an error means the command exists.
+  facts.field_ttls = !(*replies)[3].is_error();
   return facts;
 }
 

@@ -118,6 +118,8 @@ engine::Expected<std::unique_ptr<VerifySide>, std::string> open_verify_side(
 struct SideFacts {
   /// DEBUG DIGEST-VALUE answers (enable-debug-command allows this client).
   bool digest_value = false;
+  /// HPEXPIRETIME answers (Redis 7.4+ and keyshift: hash fields may have TTLs).
+  bool field_ttls = false;
   /// How the side's DEBUG DIGEST-VALUE formats sorted-set scores.
   engine::ScoreFormat score_format = engine::ScoreFormat::grisu2;
   /// The server's version text from INFO ("7.0.15"); empty when unknown.
@@ -126,7 +128,7 @@ struct SideFacts {
   std::map<int, uint64_t> keys_per_db;
 };
 
-/// Asks `side` INFO and a DEBUG DIGEST-VALUE probe.
+/// Asks `side` INFO, a DEBUG DIGEST-VALUE probe and an HPEXPIRETIME probe.
 engine::Expected<SideFacts, std::string> probe_side(VerifySide& side);
 
 }  // namespace keyshift::compat

@@ -2,6 +2,7 @@
 
 #include "engine/util/hash.hpp"
 
+#include <algorithm>
 #include <utility>
 
 namespace keyshift::compat {
@@ -11,6 +12,7 @@ using engine::RespValue;
 
 constexpr uint64_t k_seen_seed = 0x5ca9d11e5ull;
 constexpr size_t k_string_chunk_factor = 1024;
+constexpr uint64_t k_field_seed = 0x6669656c64ull;
 
 bool is_bulk(const RespValue& v) {
   return v.type == RespValue::Type::bulk || v.type == RespValue::Type::simple;
@@ -23,10 +25,26 @@ bool is_array(const RespValue& v) {
 
 }  // namespace
 
-ValueReader::ValueReader(std::string key, ValueKind kind, size_t chunk)
-    : m_key(std::move(key)), m_kind(kind), m_chunk(chunk == 0 ? 1 : chunk), m_builder(kind) {}
+ValueReader::ValueReader(std::string key, ValueKind kind, size_t chunk, bool field_ttls)
+    : m_key(std::move(key)),
+      m_kind(kind),
+      m_chunk(chunk == 0 ? 1 : chunk),
+      m_builder(kind),
+      m_field_ttls(field_ttls && kind == ValueKind::hash) {}
+
+std::vector<std::pair<uint64_t, int64_t>> ValueReader::field_expiries() const {
+  std::vector<std::pair<uint64_t, int64_t>> out = m_expiries;
+  std::sort(out.begin(), out.end());
+  return out;
+}
 
 std::vector<std::string> ValueReader::next_command() const {
+  if (m_expiry_next) {
+    std::vector<std::string> cmd{"HPEXPIRETIME", m_key, "FIELDS",
+                                 std::to_string(m_page_fields.size())};
+    cmd.insert(cmd.end(), m_page_fields.begin(), m_page_fields.end());
+    return cmd;
+  }
   switch (m_kind) {
     case ValueKind::string: {
       uint64_t bytes = m_chunk * k_string_chunk_factor;
@@ -61,6 +79,10 @@ void ValueReader::feed(const RespValue& reply) {
   ++m_commands;
   if (reply.is_error()) {
     fail(reply.str);
+    return;
+  }
+  if (m_expiry_next) {
+    feed_expiries(reply);
     return;
   }
   switch (m_kind) {
@@ -123,11 +145,15 @@ void ValueReader::feed(const RespValue& reply) {
         }
         if (m_kind == ValueKind::hash) {
           m_builder.add_pair(items[i].str, items[i + 1].str);
+          if (m_field_ttls) {
+            m_page_fields.push_back(items[i].str);
+          }
         } else {
           m_builder.add_member(items[i].str);
         }
       }
-      if (m_cursor == "0") {
+      m_expiry_next = !m_page_fields.empty();
+      if (m_cursor == "0" && !m_expiry_next) {
         m_done = true;
       }
       return;
@@ -154,6 +180,32 @@ void ValueReader::feed(const RespValue& reply) {
       }
       return;
     }
+  }
+}
+
+void ValueReader::feed_expiries(const RespValue& reply) {
+  if (!is_array(reply) || reply.elements.size() != m_page_fields.size()) {
+    fail("HPEXPIRETIME did not return one time per field");
+    return;
+  }
+  for (size_t i = 0; i < m_page_fields.size(); ++i) {
+    const RespValue& t = reply.elements[i];
+    if (t.type != RespValue::Type::integer) {
+      fail("HPEXPIRETIME returned something other than an integer");
+      return;
+    }
+    if (t.integer == -2) {
+      fail("a field went away while the hash was read");
+      return;
+    }
+    if (t.integer >= 0) {
+      m_expiries.emplace_back(engine::hash_bytes(m_page_fields[i], k_field_seed), t.integer);
+    }
+  }
+  m_page_fields.clear();
+  m_expiry_next = false;
+  if (m_cursor == "0") {
+    m_done = true;
   }
 }
 

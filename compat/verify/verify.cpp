@@ -98,6 +98,9 @@ class Verifier {
   Expected<bool, std::string> compare_values(const std::vector<std::string>& keys,
                                              const std::vector<size_t>& which,
                                              std::vector<Outcome>& out);
+  /// Adds field_ttl to `o` when the hash fields' expiry times differ beyond the tolerance.
+  void compare_field_ttls(const std::vector<std::pair<uint64_t, int64_t>>& s,
+                          const std::vector<std::pair<uint64_t, int64_t>>& t, Outcome& o) const;
   /// One pass over a side's keys with SCAN; `reverse` scans the target and compares only
   /// keys the forward pass did not list.
   Expected<bool, std::string> scan_pass(int db, bool reverse, DbSummary& summary);
@@ -119,6 +122,9 @@ class Verifier {
   bool m_dump = false;
   bool m_digest = false;
   bool m_zset_digest = false;
+  bool m_field_ttls = false;  // either side has field TTLs
+  bool m_source_field_ttls = false;
+  bool m_target_field_ttls = false;
   std::vector<uint64_t> m_seen;     // the forward pass's keys of the current database, hashed
   std::vector<uint64_t> m_present;  // those of them the target has, hashed
   std::vector<KeyDifference> m_pending;
@@ -134,7 +140,8 @@ bool Verifier::sampled(std::string_view key) const {
 }
 
 bool Verifier::digest_usable(const std::string& type) const {
-  return m_digest && (type != "zset" || m_zset_digest);
+  // A server digest may leave field TTLs out: hashes are read where they can have them.
+  return m_digest && (type != "zset" || m_zset_digest) && (type != "hash" || !m_field_ttls);
 }
 
 std::vector<std::string> Verifier::scan_command(const std::string& cursor) const {
@@ -364,8 +371,8 @@ Expected<bool, std::string> Verifier::compare_values(const std::vector<std::stri
       out[i].detail = "values of type " + out[i].source.type + " cannot be read here";
       continue;
     }
-    readers.push_back({i, ValueReader(keys[i], kind, m_options.chunk),
-                       ValueReader(keys[i], kind, m_options.chunk)});
+    readers.push_back({i, ValueReader(keys[i], kind, m_options.chunk, m_source_field_ttls),
+                       ValueReader(keys[i], kind, m_options.chunk, m_target_field_ttls)});
   }
   m_report.values_read += readers.size();
   CommandBatch s_batch;
@@ -410,9 +417,41 @@ Expected<bool, std::string> Verifier::compare_values(const std::vector<std::stri
                  (p.source.failed() ? p.source.failure() : p.target.failure());
     } else if (p.source.fingerprint() != p.target.fingerprint()) {
       o.reasons.push_back(DiffReason::value);
+    } else if (m_field_ttls) {
+      compare_field_ttls(p.source.field_expiries(), p.target.field_expiries(), o);
     }
   }
   return true;
+}
+
+void Verifier::compare_field_ttls(const std::vector<std::pair<uint64_t, int64_t>>& s,
+                                  const std::vector<std::pair<uint64_t, int64_t>>& t,
+                                  Outcome& o) const {
+  // Both lists are sorted by field: walk them together.
+  size_t differ = 0;
+  size_t i = 0;
+  size_t j = 0;
+  while (i < s.size() || j < t.size()) {
+    if (j == t.size() || (i < s.size() && s[i].first < t[j].first)) {
+      ++differ;
+      ++i;
+    } else if (i == s.size() || t[j].first < s[i].first) {
+      ++differ;
+      ++j;
+    } else {
+      differ += std::llabs(s[i].second - t[j].second) > m_options.ttl_tolerance_ms ? 1 : 0;
+      ++i;
+      ++j;
+    }
+  }
+  if (differ > 0) {
+    o.reasons.push_back(DiffReason::field_ttl);
+    o.detail = fmt::format("{} field TTL(s) differ (fields with a TTL: source {}, target {}{})",
+                           differ, s.size(), t.size(),
+                           !m_target_field_ttls   ? ", which has no field TTLs"
+                           : !m_source_field_ttls ? "; the source has no field TTLs"
+                                                  : "");
+  }
 }
 
 Expected<bool, std::string> Verifier::target_may_have_more(int db) {
@@ -573,7 +612,11 @@ Expected<VerifyReport, std::string> Verifier::run() {
   m_dump = m_options.dump;
   m_digest = m_options.server_digest && s_facts->digest_value && t_facts->digest_value;
   m_zset_digest = s_facts->score_format == t_facts->score_format;
+  m_source_field_ttls = s_facts->field_ttls;
+  m_target_field_ttls = t_facts->field_ttls;
+  m_field_ttls = m_source_field_ttls || m_target_field_ttls;
   m_report.server_digest = m_digest;
+  m_report.field_ttls = m_field_ttls;
 
   std::set<int> dbs;
   std::optional<int> pinned = m_source.url_db() ? m_source.url_db() : m_target.url_db();
@@ -721,6 +764,9 @@ std::string reason_text(const KeyDifference& d) {
       case DiffReason::value:
         out += "value differs";
         break;
+      case DiffReason::field_ttl:
+        out += "field TTLs differ";
+        break;
     }
   }
   out += fmt::format(" (source: {}, {}; target: {}, {})", d.source.type, ttl_text(d.source.pttl),
@@ -801,6 +847,8 @@ std::string_view diff_reason_name(DiffReason reason) {
       return "ttl";
     case DiffReason::value:
       return "value";
+    case DiffReason::field_ttl:
+      return "field_ttl";
   }
   return "value";
 }
@@ -834,6 +882,11 @@ std::string render_verify_text(const VerifyReport& r, size_t max_listed) {
           ? " (not for sorted sets: the servers format digest scores differently)"
           : "",
       r.values_read);
+  if (r.field_ttls) {
+    out += fmt::format("hash field TTLs compared (HPEXPIRETIME: source {}, target {})\n",
+                       r.source_facts.field_ttls ? "yes" : "no, so none",
+                       r.target_facts.field_ttls ? "yes" : "no, so none");
+  }
   for (const DbSummary& db : r.dbs) {
     std::string types;
     for (const auto& [type, count] : db.types) {
@@ -866,14 +919,15 @@ std::string render_verify_json(const VerifyReport& r, size_t max_listed) {
   append_json_bytes(out, r.target);
   out += fmt::format(
       ",\"equal\":{},\"keys_compared\":{},\"rounds\":{},\"sample_percent\":{},"
-      "\"ttl_tolerance_ms\":{},\"value_check\":\"{}\",\"zset_digest\":{},"
+      "\"ttl_tolerance_ms\":{},\"value_check\":\"{}\",\"zset_digest\":{},\"field_ttls\":{},"
       "\"values_by_dump\":{},\"values_by_digest\":{},\"values_read\":{},\"seconds\":{:.3f},"
       "\"databases\":[",
       r.equal() ? "true" : "false", r.keys_compared, r.rounds_run, r.options.sample_percent,
       r.options.ttl_tolerance_ms, value_check_text(r),
       r.server_digest && r.source_facts.score_format == r.target_facts.score_format ? "true"
                                                                                     : "false",
-      r.values_by_dump, r.values_by_digest, r.values_read, r.seconds);
+      r.field_ttls ? "true" : "false", r.values_by_dump, r.values_by_digest, r.values_read,
+      r.seconds);
   for (size_t i = 0; i < r.dbs.size(); ++i) {
     const DbSummary& db = r.dbs[i];
     out += fmt::format("{}{{\"db\":{},\"keys\":{},\"types\":{{", i == 0 ? "" : ",", db.db, db.keys);

@@ -22,7 +22,15 @@
 namespace keyshift::compat {
 
 /// Why a key differs.
-enum class DiffReason : uint8_t { missing_on_target, missing_on_source, type, ttl, value };
+enum class DiffReason : uint8_t {
+  missing_on_target,
+  missing_on_source,
+  type,
+  ttl,
+  value,
+  /// A hash's fields are equal but their TTLs (HPEXPIRETIME) are not.
+  field_ttl,
+};
 
 /// "missing_on_target", ... (the JSON names).
 std::string_view diff_reason_name(DiffReason reason);
@@ -69,7 +77,7 @@ struct VerifyProgress {
 
 /// How to compare.
 struct VerifyOptions {
-  /// PTTLs further apart than this (ms) are a difference.
+  /// PTTLs (and hash field expiry times) further apart than this (ms) are a difference.
   int64_t ttl_tolerance_ms = 1000;
   /// Compare only this share of the keys (0 < p <= 100), chosen by a hash of the key so the
   /// same keys are picked on both sides.
@@ -111,6 +119,9 @@ struct VerifyReport {
   /// DEBUG DIGEST-VALUE compared values (of every type but, across server generations,
   /// sorted sets).
   bool server_digest = false;
+  /// Hash field TTLs were compared (either side has HPEXPIRETIME; the other, if it lacks
+  /// it, holds none).
+  bool field_ttls = false;
   std::vector<DbSummary> dbs;
   uint64_t keys_compared = 0;
   /// Values found equal by their DUMP payloads and by server digests.

@@ -145,9 +145,10 @@ def differing_keys(report):
     return {(d["db"], d["key"]): d["reasons"] for d in report["differences"]}
 
 
-def expect_field_ttl_differences(report, field_ttl):
-    """After --field-ttl drop-field, the hashes that held field TTLs lost those fields and
-    nothing else differs; their other fields keep them as keys."""
-    want = {(db, k): ["value"] for db, keys in field_ttl.items() for k in keys}
+def expect_field_ttl_differences(report, field_ttl, reason="value"):
+    """After --field-ttl drop-field, the hashes that held field TTLs lost those fields
+    ("value"); after drop-ttl they kept the fields without their TTLs ("field_ttl"); nothing
+    else differs."""
+    want = {(db, k): [reason] for db, keys in field_ttl.items() for k in keys}
     return differing_keys(report) == want, (sorted(differing_keys(report).items())[:10],
                                             len(report["differences"]), len(want))

@@ -265,6 +265,51 @@ def keyshift_serve_as_one_side(h):
 
 
 @test
+def hash_field_ttls_are_compared_where_a_side_has_them(h):
+    # Two keyshift servers (HPEXPIRETIME answers) and Debian's redis-server 7.0 (it does not).
+    k1 = h.keyshift()
+    k2 = h.keyshift()
+    a = start_redis(h, name="redis-no-field-ttls")
+    for srv in (k1, k2, a):
+        r = srv.redis(unix=True)
+        p = r.pipeline(transaction=False)
+        p.hset("big", mapping={"f%d" % i: i for i in range(3000)})
+        p.hset("small", mapping={"a": 1, "b": 2})
+        p.set("plain", "v")
+        p.execute()
+    for srv in (k1, k2):
+        srv.redis(unix=True).execute_command("HPEXPIRE", "big", 600000, "FIELDS", 2, "f10",
+                                             "f2999")
+        srv.redis(unix=True).execute_command("HPEXPIRE", "small", 600000, "FIELDS", 1, "b")
+    rc, report, err = verify(url(k1), url(k2), "--chunk", "100")
+    eq(rc, 0, "%s %s" % (err, report and report["differences"][:3]))
+    eq(report["field_ttls"], True)
+    # One field's TTL moved by a minute, another field's TTL gone: both hashes differ.
+    k2.redis(unix=True).execute_command("HPEXPIRE", "big", 660000, "FIELDS", 1, "f2999")
+    k2.redis(unix=True).execute_command("HPERSIST", "small", "FIELDS", 1, "b")
+    rc, report, err = verify(url(k1), url(k2), "--pause", "0", "--rounds", "1", "--chunk", "100")
+    eq(rc, 1, err)
+    eq(reasons(report), {(0, "big"): ["field_ttl"], (0, "small"): ["field_ttl"]})
+    big = [d for d in report["differences"] if d["key"] == "big"][0]
+    ok("1 field TTL(s) differ" in big["detail"], big)
+    # Within the tolerance the moved TTL agrees.
+    rc, report, err = verify(url(k1), url(k2), "--pause", "0", "--rounds", "1",
+                             "--ttl-tolerance", "120000")
+    eq(reasons(report), {(0, "small"): ["field_ttl"]})
+    # Redis 7.0 holds no field TTLs: the hashes that have them differ, in both directions.
+    rc, report, err = verify(url(k1), url(a), "--pause", "0", "--rounds", "1")
+    eq(rc, 1, err)
+    eq(reasons(report), {(0, "big"): ["field_ttl"], (0, "small"): ["field_ttl"]})
+    rc, report, err = verify(url(a), url(k2), "--pause", "0", "--rounds", "1")
+    eq(reasons(report), {(0, "big"): ["field_ttl"]})
+    text = subprocess.run([keyshift_bin(), "verify", "data", url(a), url(k2), "--no-progress",
+                           "--pause", "0", "--rounds", "1"], stdout=subprocess.PIPE,
+                          timeout=60).stdout.decode()
+    ok("hash field TTLs compared (HPEXPIRETIME: source no, so none, target yes)" in text, text)
+    ok("field TTLs differ" in text, text)
+
+
+@test
 def a_database_in_the_url_pins_that_side(h):
     a, b = two_equal(h)
     rb = b.redis(unix=True)

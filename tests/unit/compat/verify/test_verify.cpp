@@ -197,6 +197,32 @@ TEST_SUITE("verify value reader") {
     }
   }
 
+  TEST_CASE("a hash read with field TTLs keeps only the fields that have one") {
+    ks::ManualClock clock;
+    ks::Engine engine{ks::EngineConfig{}, clock};
+    for (int i = 0; i < 1000; ++i) {  // past the listpack size: HSCAN pages
+      engine.run({"HSET", "h", "f" + std::to_string(i), "v"});
+    }
+    engine.run({"HPEXPIREAT", "h", "4000000000000", "FIELDS", "2", "f3", "f777"});
+    EngineSide side(engine, "e");
+    ValueReader reader("h", ValueKind::hash, 10, true);
+    int expiry_reads = 0;
+    while (!reader.done()) {
+      std::vector<std::string> cmd = reader.next_command();
+      expiry_reads += cmd[0] == "HPEXPIRETIME" ? 1 : 0;
+      auto replies = side.run({cmd});
+      REQUIRE(replies);
+      reader.feed((*replies)[0]);
+    }
+    REQUIRE_FALSE(reader.failed());
+    CHECK(expiry_reads > 5);
+    auto expiries = reader.field_expiries();
+    REQUIRE(expiries.size() == 2);
+    CHECK(expiries[0].second == 4000000000000);
+    CHECK(expiries[1].second == 4000000000000);
+    CHECK(reader.fingerprint() == read_all(engine, "h", ValueKind::hash, 10));
+  }
+
   TEST_CASE("a key that changed type meanwhile fails the reader") {
     ks::ManualClock clock;
     ks::Engine engine{ks::EngineConfig{}, clock};
@@ -234,8 +260,10 @@ TEST_SUITE("verify data") {
       CHECK(r.keys_compared == 7);
       // DUMP compares the five aggregates; the two strings are read, as without either.
       CHECK(r.values_by_dump == (mode == 0 ? 5 : 0));
-      CHECK(r.values_by_digest == (mode == 1 ? 7 : 0));
-      CHECK(r.values_read == (mode == 0 ? 2 : mode == 1 ? 0 : 7));
+      // Engines have field TTLs, which server digests leave out: the hash is read.
+      CHECK(r.field_ttls);
+      CHECK(r.values_by_digest == (mode == 1 ? 6 : 0));
+      CHECK(r.values_read == (mode == 0 ? 2 : mode == 1 ? 1 : 7));
       CHECK_FALSE(r.dbs[0].reverse_scanned);
       REQUIRE(r.dbs.size() == 2);
       CHECK(r.dbs[1].db == 3);
@@ -284,6 +312,51 @@ TEST_SUITE("verify data") {
       CHECK(r.dbs[0].differences == 6);
       CHECK(r.dbs[0].reverse_scanned);
     }
+  }
+
+  TEST_CASE("hash field TTLs that differ beyond the tolerance are a field_ttl difference") {
+    Pair p;
+    for (int i = 0; i < 1000; ++i) {
+      p.both({"HSET", "big", "f" + std::to_string(i), "v"});
+    }
+    p.both({"HSET", "small", "a", "1", "b", "2"});
+    p.both({"HSET", "same", "a", "1"});
+    p.both({"HPEXPIRE", "same", "100000", "FIELDS", "1", "a"});
+    p.a.run({"HPEXPIRE", "small", "100000", "FIELDS", "1", "a"});
+    p.b.run({"HPEXPIRE", "small", "99500", "FIELDS", "1", "a"});  // within 1000 ms
+    p.a.run({"HPEXPIRE", "big", "100000", "FIELDS", "2", "f7", "f250"});
+    p.b.run({"HPEXPIRE", "big", "100000", "FIELDS", "1", "f7"});
+    p.both({"HSET", "valued", "a", "1"});
+    p.b.run({"HSET", "valued", "a", "2"});
+    p.a.run({"HPEXPIRE", "valued", "100000", "FIELDS", "1", "a"});
+    for (int mode = 0; mode < 3; ++mode) {
+      CAPTURE(mode);
+      VerifyOptions options;
+      options.dump = mode == 0;
+      options.server_digest = mode == 1;
+      options.chunk = 16;  // many HSCAN pages, each followed by HPEXPIRETIME
+      VerifyReport r = p.verify(options);
+      CHECK(r.field_ttls);
+      REQUIRE(r.differences.size() == 2);
+      const auto* big = find(r.differences, "big");
+      REQUIRE(big != nullptr);
+      CHECK(big->reasons == std::vector<DiffReason>{DiffReason::field_ttl});
+      CHECK(big->detail.find("1 field TTL(s) differ") != std::string::npos);
+      CHECK(big->detail.find("source 2, target 1") != std::string::npos);
+      // A value that differs is reported as such; its field TTLs are not looked at.
+      CHECK(find(r.differences, "valued")->reasons == std::vector<DiffReason>{DiffReason::value});
+      std::string json = keyshift::compat::render_verify_json(r, 10);
+      CHECK(json.find("\"reasons\":[\"field_ttl\"]") != std::string::npos);
+      CHECK(json.find("\"field_ttls\":true") != std::string::npos);
+    }
+    // With a wider tolerance only the field that has no TTL on one side remains.
+    p.b.run({"HPEXPIRE", "big", "100000", "FIELDS", "1", "f250"});
+    p.b.run({"HPEXPIRE", "small", "50000", "FIELDS", "1", "a"});
+    VerifyOptions loose;
+    loose.ttl_tolerance_ms = 60000;
+    VerifyReport r = p.verify(loose);
+    CHECK(r.differences.size() == 1);
+    CHECK(find(r.differences, "valued") != nullptr);
   }
 
   TEST_CASE("a key that changes between rounds is reported apart from real differences") {
