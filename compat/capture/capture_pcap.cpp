@@ -422,6 +422,12 @@ void Converter::packet(int dlt, const pcap_pkthdr& h, const uint8_t* data) {
   if ((s.flags & k_tcp_syn) != 0) {
     stream.start_at_syn(s.seq);
   }
+  // The acknowledgement first: a gap it reveals in the other direction must stop the
+  // recording before this segment's bytes (a reply to the lost request) are parsed.
+  if ((s.flags & k_tcp_ack) != 0 && (s.flags & k_tcp_rst) == 0) {
+    reverse.acknowledged(s.ack);
+    check_gaps(*f, now);
+  }
   if (s.cut) {
     ++m_report.truncated_packets;
     stream.lost(s.seq + ((s.flags & k_tcp_syn) != 0 ? 1 : 0), s.payload_len);
@@ -431,9 +437,6 @@ void Converter::packet(int dlt, const pcap_pkthdr& h, const uint8_t* data) {
   if ((s.flags & k_tcp_fin) != 0) {
     stream.fin(s.seq + ((s.flags & k_tcp_syn) != 0 ? 1 : 0) + s.payload_len);
     (to_server ? f->client_fin : f->server_fin) = true;
-  }
-  if ((s.flags & k_tcp_ack) != 0 && (s.flags & k_tcp_rst) == 0) {
-    reverse.acknowledged(s.ack);
   }
   check_gaps(*f, now);
   if ((s.flags & k_tcp_rst) != 0 || (f->client_fin && f->server_fin)) {
