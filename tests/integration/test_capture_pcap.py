@@ -217,6 +217,38 @@ def ipv6_loopback_traffic_is_read(h):
 
 
 @test
+def a_connection_open_before_tcpdump_started_is_partial_and_its_later_traffic_replays(h):
+    import redis
+    srv = h.redis_server(name="captured-late")
+    r = redis.Redis(host=HOST, port=srv.port)
+    r.set("before", "x" * 100000)  # the connection is up and has spoken
+    pcap = h.path("late.pcap")
+    dump = Tcpdump(pcap, srv.port)
+    p = r.pipeline(transaction=False)
+    for i in range(50):
+        p.incr("n")
+        p.get("before")
+    p.execute()
+    r.set("after", "1")
+    r.close()
+    eq(dump.stop(), 0, "tcpdump dropped packets")
+    out = h.path("late.ksc")
+    rc, _, err = from_pcap(pcap, out, "--port", srv.port)
+    eq(rc, 0, err)
+    ok("1 partial" in err, err)
+    header, events, _ = read_capture(out)
+    eq(header["capture.pcap.partial_connections"], "1")
+    eq(len(of(events, "request")), 101)
+    eq(len(of(events, "reply")), 101)
+    ok(all(e["flags"] & 1 for e in events if e["kind"] != "close"), "flagged partial")
+    fresh = h.redis_server(name="fresh-late")
+    fresh.cli("SET", "before", "x" * 100000)
+    rc, doc, err = replay(out, fresh.port)
+    eq(rc, 0, "%r %s" % (doc, err))
+    eq(doc["verdicts"], {"same": 101}, doc["examples"])
+
+
+@test
 def a_pcap_cut_mid_way_converts_up_to_the_cut_and_says_so(h):
     src, port = getattr(h, "lo_pcap", (None, None))
     if src is None:
@@ -257,17 +289,24 @@ CLIENT4, SERVER4 = bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2])
 CLIENT6 = bytes(15) + b"\x01"
 SERVER6 = bytes(15) + b"\x02"
 SYN, ACK, PSH, FIN, RST = 0x02, 0x10, 0x08, 0x01, 0x04
-LINK_NULL, LINK_EN10MB, LINK_RAW, LINK_SLL = 0, 1, 101, 113
+LINK_NULL, LINK_EN10MB, LINK_RAW, LINK_LOOP, LINK_SLL = 0, 1, 101, 108, 113
 
 
 class Pcap:
     """A classic pcap file of TCP segments between one client and server port 6379."""
 
-    def __init__(self, path, link=LINK_EN10MB, v6=False):
+    def __init__(self, path, link=LINK_EN10MB, v6=False, ng=False, vlan=False, step_ns=1_000_000):
         self.f = open(path, "wb")
-        self.f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, link))
-        self.link, self.v6 = link, v6
-        self.t = 1_700_000_000.0
+        self.link, self.v6, self.ng, self.vlan, self.step = link, v6, ng, vlan, step_ns
+        self.t = 1_700_000_000 * 10**9
+        if ng:
+            # pcapng: a section header, then one interface with nanosecond times (if_tsresol 9)
+            self.f.write(struct.pack("<IIIHHqI", 0x0A0D0D0A, 28, 0x1A2B3C4D, 1, 0, -1, 28))
+            opts = struct.pack("<HHB3x", 9, 1, 9) + struct.pack("<HH", 0, 0)
+            self.f.write(struct.pack("<IIHHI", 1, 20 + len(opts), link, 0, 262144) + opts +
+                         struct.pack("<I", 20 + len(opts)))
+        else:
+            self.f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, link))
 
     def segment(self, to_server, seq, ack, flags, payload=b"", cut=0):
         src, dst = (CLIENT6, SERVER6) if self.v6 else (CLIENT4, SERVER4)
@@ -283,17 +322,27 @@ class Pcap:
         else:
             ip = struct.pack("!BBHHHBBH", 0x45, 0, 20 + len(tcp), 0, 0x4000, 64, 6, 0) + src + dst
         pkt = ip + tcp
+        ethertype = b"\x86\xdd" if self.v6 else b"\x08\x00"
         if self.link == LINK_EN10MB:
-            pkt = b"\x00" * 12 + (b"\x86\xdd" if self.v6 else b"\x08\x00") + pkt
+            tag = b"\x81\x00\x00\x07" if self.vlan else b""
+            pkt = b"\x00" * 12 + tag + ethertype + pkt
         elif self.link == LINK_NULL:
             pkt = struct.pack("<I", 10 if self.v6 else 2) + pkt
+        elif self.link == LINK_LOOP:
+            pkt = struct.pack("!I", 10 if self.v6 else 2) + pkt
         elif self.link == LINK_SLL:
-            pkt = struct.pack("!HHH8sH", 0, 772, 6, b"", 0x86dd if self.v6 else 0x0800) + pkt
-        self.t += 0.001
-        sec = int(self.t)
-        usec = int(round((self.t - sec) * 1e6))
+            pkt = struct.pack("!HHH8s", 0, 772, 6, b"") + ethertype + pkt
+        self.t += self.step
         captured = pkt[:len(pkt) - cut]
-        self.f.write(struct.pack("<IIII", sec, usec, len(captured), len(pkt)) + captured)
+        if self.ng:
+            pad = b"\x00" * (-len(captured) % 4)
+            total = 32 + len(captured) + len(pad)
+            self.f.write(struct.pack("<IIIIIII", 6, total, 0, self.t >> 32, self.t & 0xffffffff,
+                                     len(captured), len(pkt)) + captured + pad +
+                         struct.pack("<I", total))
+        else:
+            sec, usec = self.t // 10**9, self.t % 10**9 // 1000
+            self.f.write(struct.pack("<IIII", sec, usec, len(captured), len(pkt)) + captured)
 
     def handshake(self, cisn=1000, sisn=5000):
         self.segment(True, cisn, 0, SYN)
@@ -354,6 +403,23 @@ def out_of_order_segments_are_put_back_in_order(h):
 
 
 @test
+def pcapng_with_nanosecond_times_and_vlan_tags_is_read(h):
+    path = h.path("ng.pcapng")
+    p = Pcap(path, LINK_EN10MB, ng=True, vlan=True, step_ns=1_000_123)
+    c, s = p.handshake()
+    p.segment(True, c, s, ACK | PSH, GET_REQ[:9])
+    p.segment(True, c + 9, s, ACK | PSH, GET_REQ[9:])
+    p.segment(False, s, c + len(GET_REQ), ACK | PSH, GET_REP)
+    p.close()
+    header, events = convert(h, "ng", path)
+    eq(of(events, "request"), [GET_REQ])
+    eq(of(events, "reply"), [GET_REP])
+    t0 = 1_700_000_000 * 10**9
+    eq(events[1]["start"], t0 + 4 * 1_000_123, "the first segment's time, to the ns")
+    eq(events[1]["end"], t0 + 5 * 1_000_123)
+
+
+@test
 def retransmits_and_overlaps_are_trimmed_over_raw_ipv6_with_an_extension_header(h):
     path = h.path("rtx.pcap")
     p = Pcap(path, LINK_RAW, v6=True)
@@ -397,6 +463,17 @@ def a_connection_without_its_syn_is_partial_and_synced_at_its_first_request(h):
     eq(of(events, "reply"), [GET_REP, b"+OK\r\n"])
     ok(all(e["flags"] & 1 for e in events if e["kind"] != "close"), "flagged partial")
     eq(events[-1]["kind"], "close")
+    # the same over DLT_LOOP (OpenBSD's loopback: the family in network order), IPv6
+    path = h.path("nosyn-loop.pcap")
+    p = Pcap(path, LINK_LOOP, v6=True)
+    p.segment(True, 10, 20, ACK | PSH, b"*2\r\n$3\r\nGET\r\n$3\r\nkey")  # ends mid-request
+    p.segment(True, 10 + 20, 20, ACK | PSH, b"\r\n" + GET_REQ)
+    p.segment(False, 20, 10 + 22 + len(GET_REQ), ACK | PSH, GET_REP + GET_REP)
+    p.close()
+    header, events = convert(h, "nosyn-loop", path)
+    eq(header["capture.pcap.link_type"], "LOOP")
+    eq(of(events, "request"), [b"*2\r\n$3\r\nGET\r\n$3\r\nkey\r\n", GET_REQ])
+    eq(of(events, "reply"), [GET_REP, GET_REP])
 
 
 @test
