@@ -266,6 +266,8 @@ def a_pcap_cut_mid_way_converts_up_to_the_cut_and_says_so(h):
     header, events, complete = read_capture(out)
     ok(complete, "the capture itself is whole")
     ok("truncated" in header["capture.pcap.file_error"], header)
+    rc, text, _ = ks("capture", "info", out)
+    ok("pcap ends early: truncated" in text, text)
     ok(sum(1 for e in events if e["kind"] == "request") > 100, "requests up to the cut")
     for e in events:
         if e["kind"] == "request":
@@ -501,6 +503,9 @@ def a_lost_segment_is_a_gap_and_nothing_after_it_is_parsed(h):
     eq(of(events, "drop"), [b"20"])
     rc, doc, _ = info_json(h.path("gap.ksc"))
     eq(doc["drops"], 1, doc)
+    rc, text, _ = ks("capture", "info", h.path("gap.ksc"))
+    eq(rc, 0)
+    ok("1 damaged by 1 gap(s) (20 bytes lost)" in text, text)
 
 
 @test
