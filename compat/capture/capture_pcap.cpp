@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace keyshift::compat::capture {
 namespace {
@@ -342,6 +343,9 @@ class Converter {
   uint64_t m_next_id = 1;
   std::map<uint64_t, std::unique_ptr<Flow>> m_flows;  // by id: the end closes them in order
   std::unordered_map<FlowKey, uint64_t, FlowKeyHash> m_by_key;
+  // Connections closed (FIN both ways, RST): their late packets (a retransmit, data in
+  // flight after a RST) are not a new partial connection; a new SYN reopens the key.
+  std::unordered_set<FlowKey, FlowKeyHash> m_closed;
   std::string m_out;
   int64_t m_last_ns = 0;
 };
@@ -365,6 +369,9 @@ Flow* Converter::find_or_open(const Segment& s, bool& to_server, int64_t now) {
   }
   // A new connection: a SYN says who the client is; otherwise the port does.
   bool syn_ack = (s.flags & (k_tcp_syn | k_tcp_ack)) == (k_tcp_syn | k_tcp_ack);
+  if (!syn_only && !syn_ack && (m_closed.contains(forward) || m_closed.contains(backward))) {
+    return nullptr;
+  }
   if (syn_only) {
     to_server = true;
   } else if (syn_ack) {
@@ -375,6 +382,7 @@ Flow* Converter::find_or_open(const Segment& s, bool& to_server, int64_t now) {
     to_server = is_port(s.dport);
   }
   FlowKey key = to_server ? forward : backward;
+  m_closed.erase(key);
   auto flow = std::make_unique<Flow>(m_next_id++, m_options.redact, m_options.max_held_bytes);
   flow->key = key;
   Flow& f = *flow;
@@ -498,6 +506,7 @@ void Converter::close(FlowKey key, int64_t now) {
   m_report.redacted += c.redacted;
   m_report.skipped_bytes += c.skipped_bytes;
   f.recorder.close(now, m_sink);
+  m_closed.insert(key);
   m_flows.erase(flow);
   m_by_key.erase(it);
 }

@@ -457,6 +457,7 @@ def a_connection_without_its_syn_is_partial_and_synced_at_its_first_request(h):
     c += len(GET_REQ + SET_REQ)
     p.segment(False, s, c, ACK | PSH, GET_REP + b"+OK\r\n")
     p.segment(True, c, s + len(GET_REP) + 5, ACK | RST)
+    p.segment(False, s + len(GET_REP) + 5, c, ACK | PSH, b"+late\r\n")  # after the RST
     p.close()
     header, events = convert(h, "nosyn", path)
     eq(header["capture.pcap.partial_connections"], "1")
@@ -465,6 +466,7 @@ def a_connection_without_its_syn_is_partial_and_synced_at_its_first_request(h):
     eq(of(events, "reply"), [GET_REP, b"+OK\r\n"])
     ok(all(e["flags"] & 1 for e in events if e["kind"] != "close"), "flagged partial")
     eq(events[-1]["kind"], "close")
+    eq(header["capture.pcap.connections"], "1", "bytes after the RST open no connection")
     # the same over DLT_LOOP (OpenBSD's loopback: the family in network order), IPv6
     path = h.path("nosyn-loop.pcap")
     p = Pcap(path, LINK_LOOP, v6=True)
