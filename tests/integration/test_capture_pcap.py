@@ -300,6 +300,7 @@ class Pcap:
     def __init__(self, path, link=LINK_EN10MB, v6=False, ng=False, vlan=False, step_ns=1_000_000):
         self.f = open(path, "wb")
         self.link, self.v6, self.ng, self.vlan, self.step = link, v6, ng, vlan, step_ns
+        self.sport = 40000
         self.t = 1_700_000_000 * 10**9
         if ng:
             # pcapng: a section header, then one interface with nanosecond times (if_tsresol 9)
@@ -312,7 +313,7 @@ class Pcap:
 
     def segment(self, to_server, seq, ack, flags, payload=b"", cut=0):
         src, dst = (CLIENT6, SERVER6) if self.v6 else (CLIENT4, SERVER4)
-        sport, dport = 40000, 6379
+        sport, dport = self.sport, 6379
         if not to_server:
             src, dst, sport, dport = dst, src, dport, sport
         tcp = struct.pack("!HHIIBBHHH", sport, dport, seq & 0xffffffff, ack & 0xffffffff,
@@ -527,6 +528,48 @@ def a_packet_cut_by_the_snap_length_is_counted_and_ends_the_connection(h):
     eq(of(events, "request"), [GET_REQ])
     eq(of(events, "reply"), [])
     eq(of(events, "drop"), [str(len(GET_REP)).encode()])
+
+
+@test
+def random_segments_never_crash_the_reader_and_what_it_records_is_resp(h):
+    import random
+    rng = random.Random(15)
+    pieces = [SET_REQ, GET_REQ, GET_REP, b"+OK\r\n", b"*1\r\n", b"$3\r\n", b"\r\n", b"PING\r\n"]
+    for link, v6 in ((LINK_EN10MB, False), (LINK_RAW, True), (LINK_SLL, False)):
+        path = h.path("fuzz-%d.pcap" % link)
+        p = Pcap(path, link, v6=v6)
+        for i in range(400):
+            if i % 20 == 0:  # a new connection now and then: damage ends one, not the test
+                p.sport += 1
+                c, s = p.handshake()
+            data = b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 4)))
+            if rng.random() < 0.2:
+                data = bytes(rng.randrange(256) for _ in range(rng.randint(1, 40)))
+            to_server = rng.random() < 0.6
+            jitter = rng.choice([0, 0, 0, -5, 7, -2000, 1 << 31])
+            flags = ACK | (rng.choice([FIN, RST, SYN]) if rng.random() < 0.01 else PSH)
+            base = c if to_server else s
+            p.segment(to_server, base + jitter, s if to_server else c, flags, data,
+                      cut=rng.choice([0] * 9 + [3]))
+            if jitter == 0:
+                if to_server:
+                    c += len(data)
+                else:
+                    s += len(data)
+        p.close()
+        out = h.path("fuzz-%d.ksc" % link)
+        rc, _, err = from_pcap(path, out)
+        eq(rc, 0, err)
+        header, events, complete = read_capture(out)
+        ok(complete, "end record")
+        for e in events:
+            if e["kind"] == "request":  # multibulk, or an inline line (as the server reads it)
+                ok(e["bytes"][:1] == b"*" or e["bytes"].endswith(b"\n"), e["bytes"])
+            if e["kind"] == "reply":
+                ok(e["bytes"][:1] in b"+-:$*_,#!=(%~>|", e["bytes"])
+        rc, _, err = ks("capture", "info", out)
+        eq(rc, 0, err)
+        ok(sum(1 for e in events if e["kind"] in ("request", "reply")) > 10, len(events))
 
 
 @test
