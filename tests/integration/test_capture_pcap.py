@@ -573,6 +573,28 @@ def random_segments_never_crash_the_reader_and_what_it_records_is_resp(h):
 
 
 @test
+def secrets_are_redacted_as_the_proxy_redacts_them_unless_asked_not_to(h):
+    path = h.path("auth.pcap")
+    p = Pcap(path, LINK_EN10MB)
+    c, s = p.handshake()
+    auth = b"*3\r\n$4\r\nAUTH\r\n$5\r\nalice\r\n$6\r\ns3cret\r\n"
+    p.segment(True, c, s, ACK | PSH, auth[:12])
+    p.segment(True, c + 12, s, ACK | PSH, auth[12:])
+    p.segment(False, s, c + len(auth), ACK | PSH, b"+OK\r\n")
+    p.close()
+    header, events = convert(h, "auth", path)
+    eq(of(events, "request"), [b"*3\r\n$4\r\nAUTH\r\n$5\r\nalice\r\n$10\r\n(redacted)\r\n"])
+    ok([e for e in events if e["kind"] == "request"][0]["flags"] & 2, "flagged redacted")
+    eq(header["capture.redact"], "on")
+    out = h.path("auth-kept.ksc")
+    rc, _, err = from_pcap(path, out, "--no-redact")
+    eq(rc, 0, err)
+    header, events, _ = read_capture(out)
+    eq(of(events, "request"), [auth])
+    eq(header["capture.redact"], "off")
+
+
+@test
 def other_ports_are_ignored_and_several_ports_can_be_given(h):
     path = h.path("ports.pcap")
     p = Pcap(path, LINK_EN10MB)
