@@ -585,6 +585,11 @@ std::string join_ports(const std::vector<uint16_t>& ports) {
 
 engine::Expected<PcapCaptureReport, std::string> capture_from_pcap(
     const PcapCaptureOptions& options) {
+  if (options.pcap == "-") {
+    return engine::Unexpected{std::string(
+        "--from-pcap reads its file twice (the header states the counts): give a file, not "
+        "standard input")};
+  }
   // Two passes: the first counts what the header reports (packets, gaps, cut packets), so
   // the file states its own damage before its first record; the second writes.
   NullSink null;
