@@ -1,5 +1,7 @@
 #include "compat/capture/tcp_reassembly.hpp"
 
+#include <algorithm>
+
 namespace keyshift::compat::capture {
 
 void TcpReassembler::start_at_syn(uint32_t isn) {
@@ -42,9 +44,7 @@ void TcpReassembler::add(uint32_t seq, std::string_view payload, std::string& ou
   }
   uint64_t start = m_next + static_cast<uint64_t>(delta);
   if (start == m_next) {
-    out.append(payload);
-    m_next += payload.size();
-    m_stats.delivered += payload.size();
+    deliver(start, payload, out);
     drain(out);
     return;
   }
@@ -81,9 +81,22 @@ void TcpReassembler::drain(std::string& out) {
     }
     size_t skip = static_cast<size_t>(m_next - start);
     m_stats.retransmitted += skip;
-    out.append(bytes.substr(skip));
-    m_stats.delivered += bytes.size() - skip;
-    m_next = end;
+    deliver(m_next, bytes.substr(skip), out);
+  }
+}
+
+void TcpReassembler::deliver(uint64_t start, std::string_view bytes, std::string& out) {
+  if (m_damaged) {
+    return;
+  }
+  if (m_cut_at >= 0 && start + bytes.size() > static_cast<uint64_t>(m_cut_at)) {
+    bytes = bytes.substr(0, static_cast<size_t>(static_cast<uint64_t>(m_cut_at) - start));
+  }
+  out.append(bytes);
+  m_next = start + bytes.size();
+  m_stats.delivered += bytes.size();
+  if (m_cut_at >= 0 && m_next == static_cast<uint64_t>(m_cut_at)) {
+    gap(m_cut_len);  // everything before the cut segment is out: the hole is its bytes
   }
 }
 
@@ -106,6 +119,9 @@ void TcpReassembler::acknowledged(uint32_t ack) {
   if (acked > m_next) {
     // The hole runs to the first held segment, or to what was acknowledged.
     uint64_t upto = m_hold.empty() || m_hold.begin()->first > acked ? acked : m_hold.begin()->first;
+    if (m_cut_at >= 0) {
+      upto = std::min(upto, static_cast<uint64_t>(m_cut_at));
+    }
     gap(upto - m_next);
   }
 }
@@ -123,12 +139,27 @@ void TcpReassembler::lost(uint32_t seq, uint32_t len) {
     m_stats.retransmitted += len;  // a cut copy of bytes already delivered costs nothing
     return;
   }
+  if (start > m_next) {
+    // Ahead of the stream: the bytes before it may still come (and are delivered).
+    if (m_cut_at < 0 || start < static_cast<uint64_t>(m_cut_at)) {
+      m_cut_at = static_cast<int64_t>(start);
+      m_cut_len = len;
+    }
+    return;
+  }
   gap(start + len - m_next);
 }
 
 void TcpReassembler::finish() {
-  if (!m_damaged && !m_hold.empty()) {
-    gap(m_hold.begin()->first - m_next);
+  if (m_damaged) {
+    return;
+  }
+  if (!m_hold.empty() || m_cut_at >= 0) {
+    uint64_t upto = m_hold.empty() ? static_cast<uint64_t>(m_cut_at) : m_hold.begin()->first;
+    if (m_cut_at >= 0) {
+      upto = std::min(upto, static_cast<uint64_t>(m_cut_at));
+    }
+    gap(upto - m_next);
   }
 }
 

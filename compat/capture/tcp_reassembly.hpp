@@ -38,7 +38,8 @@ class TcpReassembler {
   /// The other side acknowledged everything before `ack`: bytes before it never seen were
   /// lost by the capture.
   void acknowledged(uint32_t ack);
-  /// A segment whose payload the capture cut (caplen < len): its `len` bytes are lost.
+  /// A segment whose payload the capture cut (caplen < len): its `len` bytes are lost. The
+  /// bytes before it are still delivered as they come; the gap opens when they are.
   void lost(uint32_t seq, uint32_t len);
   /// No more segments will come: bytes held behind a hole are lost.
   void finish();
@@ -55,6 +56,8 @@ class TcpReassembler {
   uint64_t offset_of(uint32_t seq) const;
   void gap(uint64_t lost);
   void drain(std::string& out);
+  /// Appends bytes at stream offset `start` (== m_next), stopping at a cut segment.
+  void deliver(uint64_t start, std::string_view bytes, std::string& out);
 
   size_t m_max_held;
   bool m_started = false;
@@ -62,6 +65,8 @@ class TcpReassembler {
   uint32_t m_isn = 0;     // sequence number of stream offset 0, minus 1 (as a SYN has it)
   uint64_t m_next = 0;    // the next stream offset to deliver
   int64_t m_fin_at = -1;  // stream offset the FIN takes, once seen
+  int64_t m_cut_at = -1;  // stream offset of a cut segment ahead of m_next
+  uint64_t m_cut_len = 0;
   std::map<uint64_t, std::string> m_hold;
   size_t m_held = 0;
   TcpStreamStats m_stats;

@@ -100,6 +100,30 @@ TEST_SUITE("compat::capture::tcp_reassembly") {
     CHECK(r.stats().gap_bytes == 100);
   }
 
+  TEST_CASE("a cut segment ahead of the stream lets the bytes before it through first") {
+    capture::TcpReassembler r;
+    r.start_at_syn(0);
+    std::string out;
+    r.add(1, "abc", out);
+    r.lost(7, 50);  // 4..6 not here yet
+    CHECK_FALSE(r.damaged());
+    r.add(4, "defXYZ", out);  // runs into the cut segment: only "def" counts
+    CHECK(out == "abcdef");
+    CHECK(r.damaged());
+    CHECK(r.stats().gap_bytes == 50);
+  }
+
+  TEST_CASE("a cut segment whose earlier bytes never come is a gap at the end") {
+    capture::TcpReassembler r;
+    r.start_at_syn(0);
+    std::string out;
+    r.add(1, "abc", out);
+    r.lost(10, 5);
+    r.finish();
+    CHECK(r.damaged());
+    CHECK(r.stats().gap_bytes == 6);
+  }
+
   TEST_CASE("a stream that ends with a hole reports the hole as lost") {
     capture::TcpReassembler r;
     r.start_at_syn(0);
