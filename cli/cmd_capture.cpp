@@ -4,6 +4,7 @@
 #include "cli/user_error.hpp"
 #include "compat/capture/capture_info.hpp"
 #include "compat/capture/capture_monitor.hpp"
+#include "compat/capture/capture_pcap.hpp"
 #include "compat/capture/capture_proxy.hpp"
 
 #include <CLI/CLI.hpp>
@@ -12,6 +13,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace keyshift::cli {
 namespace {
@@ -19,6 +21,8 @@ namespace {
 struct CaptureCliOptions {
   compat::capture::CaptureProxyOptions proxy;
   std::string from_monitor_log;
+  std::string from_pcap;
+  std::vector<uint16_t> ports;
   bool no_redact = false;
   std::string info_file;
   std::string format = "text";
@@ -47,7 +51,57 @@ void run_monitor_log(const CaptureCliOptions& o) {
              report->commands, report->nested, report->connections, o.proxy.out);
 }
 
+void run_pcap(const CaptureCliOptions& o) {
+  if (!o.proxy.listen.empty() || !o.proxy.upstream.empty() || !o.from_monitor_log.empty()) {
+    throw UserError(
+        "keyshift: capture: --from-pcap reads a file: no --listen/--upstream/--from-monitor-log",
+        2);
+  }
+  if (o.proxy.out.empty()) {
+    throw UserError("keyshift: capture: --from-pcap needs --out FILE", 2);
+  }
+  compat::capture::PcapCaptureOptions options;
+  options.pcap = o.from_pcap;
+  options.out = o.proxy.out;
+  if (!o.ports.empty()) {
+    options.ports = o.ports;
+  }
+  options.redact = !o.no_redact;
+  options.keyshift_version = KEYSHIFT_VERSION;
+  auto report = compat::capture::capture_from_pcap(options);
+  if (!report) {
+    throw UserError("keyshift: capture: " + report.error(), 2);
+  }
+  const auto& r = *report;
+  fmt::print(stderr,
+             "keyshift capture: {} packets ({}), {} TCP packets on the port(s): {} connections "
+             "({} partial), {} requests, {} replies, {} events written to {}\n",
+             r.packets, r.link_type, r.tcp_packets, r.connections, r.partial_connections,
+             r.requests, r.replies, r.events, o.proxy.out);
+  if (r.gaps > 0 || r.truncated_packets > 0) {
+    fmt::print(stderr,
+               "keyshift capture: {} connection(s) damaged by {} gap(s) ({} bytes lost) and {} "
+               "truncated packet(s): each is recorded up to its gap, then a drop event\n",
+               r.damaged_connections, r.gaps, r.gap_bytes, r.truncated_packets);
+  }
+  if (r.skipped_bytes > 0) {
+    fmt::print(stderr,
+               "keyshift capture: {} bytes of partial connections before their first request "
+               "were skipped\n",
+               r.skipped_bytes);
+  }
+  if (!r.file_error.empty()) {
+    throw UserError("keyshift: capture: " + o.from_pcap + " ends early (" + r.file_error +
+                        "): converted up to there",
+                    1);
+  }
+}
+
 void run_proxy(CaptureCliOptions& o) {
+  if (!o.from_pcap.empty()) {
+    run_pcap(o);
+    return;
+  }
   if (!o.from_monitor_log.empty()) {
     run_monitor_log(o);
     return;
@@ -107,6 +161,7 @@ void add_capture(CLI::App& app) {
       "  keyshift capture --listen unix:PATH|HOST:PORT --upstream unix:PATH|HOST:PORT \\\n"
       "                   --out FILE [--duration S] [--no-redact]\n"
       "  keyshift capture --from-monitor-log LOG --out FILE [--no-redact]\n"
+      "  keyshift capture --from-pcap PCAP [--port 6379]... --out FILE [--no-redact]\n"
       "  keyshift capture info FILE [--format text|json]\n"
       "Every byte is passed through unchanged; stops at SIGINT/SIGTERM or after --duration.\n"
       "See man keyshift-capture and keyshift-capture(5).\n");
@@ -119,6 +174,13 @@ void add_capture(CLI::App& app) {
   capture->add_option("--from-monitor-log", opts->from_monitor_log,
                       "Read a MONITOR log (redis-cli monitor's output; - for stdin) instead of "
                       "proxying");
+  capture->add_option("--from-pcap", opts->from_pcap,
+                      "Read a packet capture (pcap or pcapng, tcpdump -w) instead of proxying");
+  capture
+      ->add_option("--port", opts->ports,
+                   "With --from-pcap: the server's TCP port (default 6379; may be repeated)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   capture->add_option("--duration", opts->proxy.duration_s,
                       "Stop after this many seconds (default: at SIGINT/SIGTERM)");
   capture->add_flag("--no-redact", opts->no_redact,

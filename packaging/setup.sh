@@ -20,11 +20,13 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
 build_deps=(g++ cmake ninja-build pkg-config libcli11-dev libfmt-dev libtomlplusplus-dev
-            doctest-dev libmimalloc-dev liblua5.1-0-dev lua-cjson-dev libssl-dev)
+            doctest-dev libmimalloc-dev liblua5.1-0-dev lua-cjson-dev libssl-dev libpcap-dev)
 # chromium renders the HTML report of `keyshift bench compare` in a test (headless); ruby
-# checks rewritten Rails files (ruby -c); python3-junitparser reads verify clients' JUnit XML.
+# checks rewritten Rails files (ruby -c); python3-junitparser reads verify clients' JUnit XML;
+# tcpdump records the packets capture --from-pcap reads (as root).
 test_deps=(redis-server redis-tools python3 python3-redis clang-format procps clang
-           libclang-rt-14-dev nginx php-cli ansible chromium ruby python3-junitparser openssl)
+           libclang-rt-14-dev nginx php-cli ansible chromium ruby python3-junitparser openssl
+           tcpdump)
 
 want=("${build_deps[@]}")
 [ "$mode" = test ] && want+=("${test_deps[@]}")

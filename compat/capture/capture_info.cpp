@@ -178,6 +178,23 @@ std::string render_capture_summary(const CaptureSummary& s, bool json, size_t to
       out += fmt::format("{:<17}{}\n", std::string(key.substr(key.find('.') + 1)) + ":", *v);
     }
   }
+  if (const std::string* packets = s.header.find("capture.pcap.packets"); packets != nullptr) {
+    // A packet capture says what the packets could not show.
+    auto field = [&s](std::string_view key) {
+      const std::string* v = s.header.find(key);
+      return v != nullptr ? *v : std::string();
+    };
+    out += fmt::format("source:          {}\n", field("capture.source"));
+    out += fmt::format(
+        "packets:         {} ({}), {} partial connection(s), {} damaged by {} gap(s) ({} bytes "
+        "lost), {} truncated packet(s)\n",
+        *packets, field("capture.pcap.link_type"), field("capture.pcap.partial_connections"),
+        field("capture.pcap.damaged_connections"), field("capture.pcap.gaps"),
+        field("capture.pcap.gap_bytes"), field("capture.pcap.truncated_packets"));
+    if (std::string e = field("capture.pcap.file_error"); !e.empty()) {
+      out += fmt::format("pcap ends early: {}\n", e);
+    }
+  }
   out += fmt::format("duration:        {}\n", format_duration_ns(duration));
   out += fmt::format("connections:     {} opened, {} closed\n", s.connections, s.closes);
   out += fmt::format("requests:        {} ({} redacted, {} with replies off)\n", s.requests,

@@ -2,11 +2,8 @@
 
 #include "compat/capture/capture_file.hpp"
 #include "compat/capture/capture_record.hpp"
-#include "compat/capture/capture_session.hpp"
+#include "compat/capture/capture_stream.hpp"
 #include "engine/resp/connection.hpp"
-#include "engine/resp/reply_scanner.hpp"
-#include "engine/resp/request_parser.hpp"
-#include "engine/resp/request_writer.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -236,24 +233,15 @@ struct Side {
 
 /// One client connection, its upstream connection, and what its recording knows.
 struct Connection {
+  explicit Connection(uint64_t conn_id, bool redact) : id(conn_id), recorder(conn_id, redact) {}
+
   uint64_t id = 0;
   Side client;
   Side server;
   bool connecting = true;
   bool shut_server = false;  // the client's EOF was passed on
   std::string peer;
-
-  engine::RequestParser parser;
-  std::string request_partial;  // the start of a request that has not ended yet
-  int64_t request_start_ns = 0;
-  bool requests_broken = false;  // not RESP: recording of requests stopped
-  engine::ReplyScanner scanner;
-  std::string reply_partial;  // the start of a reply that has not ended yet
-  size_t reply_scanned = 0;   // bytes of reply_partial the scanner has consumed
-  int64_t reply_start_ns = 0;
-  bool replies_broken = false;
-  uint64_t batch = 0;
-  SessionState state;
+  StreamRecorder recorder;
   bool dropping = false;       // events were lost since the last drop event
   uint64_t dropped_bytes = 0;  // their traffic bytes, not yet reported
 };
@@ -295,14 +283,21 @@ class Proxy {
   void update(Connection& c);
   void set_interest(Side& side, uint64_t tag, uint32_t events);
   void close_connection(uint64_t id);
-  void record_requests(Connection& c, const char* data, size_t n, int64_t now);
-  void record_replies(Connection& c, const char* data, size_t n, int64_t now);
-  void record_request(Connection& c, std::string_view bytes, int64_t start, int64_t end);
-  void record(Connection& c, EventKind kind, uint16_t flags, int64_t start, int64_t end,
-              std::string_view bytes);
-  void record_as(Connection& c, EventKind kind, uint16_t flags, int64_t start, int64_t end,
-                 std::string_view bytes, uint32_t db, uint8_t resp);
+  void write_event(Connection& c, const CaptureEventView& e, size_t traffic_bytes);
   void hand_over();
+
+  /// A connection's recorder writes through this into the proxy's block.
+  class ConnectionSink : public EventSink {
+   public:
+    ConnectionSink(Proxy& proxy, Connection& c) : m_proxy(proxy), m_c(c) {}
+    void emit(const CaptureEventView& e, size_t traffic_bytes) override {
+      m_proxy.write_event(m_c, e, traffic_bytes);
+    }
+
+   private:
+    Proxy& m_proxy;
+    Connection& m_c;
+  };
 
   const CaptureProxyOptions& m_options;
   SocketAddress m_listen;
@@ -315,10 +310,8 @@ class Proxy {
   uint64_t m_next_id = 1;
   std::unordered_map<uint64_t, std::unique_ptr<Connection>> m_connections;
   std::vector<char> m_read_buf;
-  std::vector<std::string_view> m_args;
   std::string m_block;
   uint64_t m_block_events = 0;
-  engine::RequestLimits m_limits;
   CaptureProxyReport m_report;
 };
 
@@ -452,8 +445,7 @@ void Proxy::accept_all() {
       continue;
     }
     set_nodelay(up, m_upstream);
-    auto c = std::make_unique<Connection>();
-    c->id = m_next_id++;
+    auto c = std::make_unique<Connection>(m_next_id++, m_options.redact);
     c->client.fd = fd;
     c->server.fd = up;
     c->peer = format_peer(ss, m_listen);
@@ -469,8 +461,8 @@ void Proxy::accept_all() {
     }
     c->connecting = rc != 0;
     ++m_report.connections;
-    int64_t now = unix_now_ns();
-    record(*c, EventKind::open, k_flag_none, now, now, {});
+    ConnectionSink sink(*this, *c);
+    c->recorder.open(c->peer, unix_now_ns(), sink);
     uint64_t id = c->id;
     for (Side* s : {&c->client, &c->server}) {
       epoll_event ev{};
@@ -626,155 +618,18 @@ void Proxy::on_readable(Connection& c, bool from_client) {
   // The traffic first, then the recording: the recording never delays a byte.
   forward(c, to, m_read_buf.data(), size);
   int64_t now = unix_now_ns();
+  ConnectionSink sink(*this, c);
   if (from_client) {
-    record_requests(c, m_read_buf.data(), size, now);
+    c.recorder.client_bytes(m_read_buf.data(), size, now, now, sink);
   } else {
-    record_replies(c, m_read_buf.data(), size, now);
+    c.recorder.server_bytes(m_read_buf.data(), size, now, now, sink);
   }
   if (m_block.size() >= 4 * k_block_size) {
     hand_over();
   }
 }
 
-void Proxy::record_requests(Connection& c, const char* data, size_t n, int64_t now) {
-  if (c.requests_broken) {
-    return;
-  }
-  ++c.batch;
-  bool partial = !c.request_partial.empty();
-  const char* base = data;
-  size_t avail = n;
-  if (partial) {
-    c.request_partial.append(data, n);
-    base = c.request_partial.data();
-    avail = c.request_partial.size();
-  } else {
-    c.request_start_ns = now;
-  }
-  size_t off = 0;
-  while (off < avail) {
-    auto st = c.parser.parse(base + off, avail - off, m_limits);
-    if (st == engine::RequestParser::Status::need_more) {
-      break;
-    }
-    if (st == engine::RequestParser::Status::error) {
-      // Not RESP: the server will say so; the recording of this direction ends here.
-      c.requests_broken = true;
-      record(c, EventKind::drop, k_flag_none, now, now, {});
-      c.request_partial.clear();
-      return;
-    }
-    size_t used = c.parser.consumed();
-    if (st == engine::RequestParser::Status::ready) {
-      m_args.clear();
-      c.parser.args(base + off, m_args);
-      record_request(c, std::string_view(base + off, used), c.request_start_ns, now);
-    }
-    c.parser.reset();
-    off += used;
-    c.request_start_ns = now;
-  }
-  if (partial) {
-    c.request_partial.erase(0, off);
-  } else if (off < avail) {
-    c.request_partial.assign(base + off, avail - off);
-  }
-}
-
-void Proxy::record_request(Connection& c, std::string_view bytes, int64_t start, int64_t end) {
-  uint16_t flags = k_flag_none;
-  std::string redacted;
-  if (m_options.redact) {
-    if (auto args = redact_request(m_args)) {
-      engine::append_request(redacted, std::span<const std::string>(*args));
-      bytes = redacted;
-      flags |= k_flag_redacted;
-    }
-  }
-  // A request runs under the state before it (a SELECT in the old database); the name and
-  // lib it sets are recorded on it.
-  uint32_t db = c.state.db();
-  uint8_t resp = c.state.resp();
-  if (c.state.apply(m_args)) {
-    flags |= k_flag_no_reply;
-  }
-  record_as(c, EventKind::request, flags, start, end, bytes, db, resp);
-}
-
-void Proxy::record_replies(Connection& c, const char* data, size_t n, int64_t now) {
-  if (c.replies_broken) {
-    return;
-  }
-  bool partial = !c.reply_partial.empty();
-  const char* base = data;
-  size_t avail = n;
-  size_t scanned = 0;
-  if (partial) {
-    c.reply_partial.append(data, n);
-    base = c.reply_partial.data();
-    avail = c.reply_partial.size();
-    scanned = c.reply_scanned;
-  } else {
-    c.reply_start_ns = now;
-  }
-  size_t off = 0;
-  while (off + scanned < avail) {
-    size_t used = 0;
-    auto st = c.scanner.scan(base + off + scanned, avail - off - scanned, used);
-    scanned += used;
-    if (st == engine::ReplyScanner::Status::need_more) {
-      break;
-    }
-    if (st == engine::ReplyScanner::Status::error) {
-      c.replies_broken = true;
-      record(c, EventKind::drop, k_flag_none, now, now, {});
-      c.reply_partial.clear();
-      return;
-    }
-    record(c, EventKind::reply, k_flag_none, c.reply_start_ns, now,
-           std::string_view(base + off, scanned));
-    off += scanned;
-    scanned = 0;
-    c.reply_start_ns = now;
-  }
-  if (partial) {
-    c.reply_partial.erase(0, off);
-  } else if (off < avail) {
-    c.reply_partial.assign(base + off, avail - off);
-  }
-  c.reply_scanned = scanned;
-}
-
-void Proxy::record(Connection& c, EventKind kind, uint16_t flags, int64_t start, int64_t end,
-                   std::string_view bytes) {
-  record_as(c, kind, flags, start, end, bytes, c.state.db(), c.state.resp());
-}
-
-void Proxy::record_as(Connection& c, EventKind kind, uint16_t flags, int64_t start, int64_t end,
-                      std::string_view bytes, uint32_t db, uint8_t resp) {
-  CaptureEventView e;
-  e.kind = kind;
-  e.flags = flags;
-  e.conn_id = c.id;
-  e.start_ns = start;
-  e.end_ns = end;
-  e.batch = kind == EventKind::request ? c.batch : 0;
-  e.db = db;
-  e.resp = resp;
-  std::string lib = c.state.client_lib();
-  e.client_name = c.state.client_name();
-  e.client_lib = lib;
-  if (kind == EventKind::open) {
-    e.peer = c.peer;
-  }
-  std::string count;
-  if (kind == EventKind::drop) {
-    // A broken stream: the bytes after it are not recorded; the count is unknown (0).
-    count = "0";
-    e.bytes = count;
-  } else {
-    e.bytes = bytes;
-  }
+void Proxy::write_event(Connection& c, const CaptureEventView& e, size_t traffic_bytes) {
   size_t size = encoded_size(e);
   if (c.dropping) {
     std::string dropped = std::to_string(c.dropped_bytes);
@@ -795,9 +650,9 @@ void Proxy::record_as(Connection& c, EventKind kind, uint16_t flags, int64_t sta
   if (c.dropping || !m_sink_ptr->has_room(m_block.size() + size)) {
     // The writer is behind: this event is lost and counted; a drop event will say so.
     c.dropping = true;
-    c.dropped_bytes += bytes.size();
+    c.dropped_bytes += traffic_bytes;
     ++m_report.dropped_events;
-    m_report.dropped_bytes += bytes.size();
+    m_report.dropped_bytes += traffic_bytes;
     return;
   }
   encode_event(e, m_block);
@@ -810,8 +665,8 @@ void Proxy::close_connection(uint64_t id) {
     return;
   }
   Connection& c = *it->second;
-  int64_t now = unix_now_ns();
-  record(c, EventKind::close, k_flag_none, now, now, {});
+  ConnectionSink sink(*this, c);
+  c.recorder.close(unix_now_ns(), sink);
   ::close(c.client.fd);
   ::close(c.server.fd);
   m_connections.erase(it);

@@ -25,6 +25,7 @@ import os
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -886,3 +887,56 @@ def run_tests(argv=None):
         print("%d skipped" % skipped)
     print("%d passed, %d failed" % (passed, failed), flush=True)
     sys.exit(1 if failed or not passed else 0)
+
+
+# --------------------------------------------------------------------------------------
+# Capture files (keyshift-capture(5)), read independently of keyshift.
+# --------------------------------------------------------------------------------------
+
+MAGIC = b"KSCAPTR\x00"
+KINDS = {1: "open", 2: "close", 3: "request", 4: "reply", 5: "drop"}
+
+
+def read_capture(path):
+    """An independent reader of keyshift-capture(5): (header dict, events, complete)."""
+    data = open(path, "rb").read()
+    ok(data[:8] == MAGIC, "magic")
+    version, hlen = struct.unpack_from("<II", data, 8)
+    eq(version, 1, "format version")
+    pos = 16
+    body = data[pos:pos + hlen]
+    (count,) = struct.unpack_from("<I", body, 0)
+    header = {}
+    p = 4
+    for _ in range(count):
+        (n,) = struct.unpack_from("<I", body, p)
+        k = body[p + 4:p + 4 + n].decode()
+        p += 4 + n
+        (n,) = struct.unpack_from("<I", body, p)
+        header.setdefault(k, body[p + 4:p + 4 + n].decode("utf-8", "replace"))
+        p += 4 + n
+    pos += hlen + 8
+    events = []
+    complete = False
+    while pos + 4 <= len(data):
+        (blen,) = struct.unpack_from("<I", data, pos)
+        if pos + 4 + blen + 8 > len(data):
+            break
+        b = data[pos + 4:pos + 4 + blen]
+        pos += 4 + blen + 8
+        if b[0] == 0xFF:
+            complete = True
+            break
+        kind, flags, conn, start, end, batch, db, resp = struct.unpack_from("<BHQqqQIB", b, 0)
+        q = 40
+        strings = []
+        for _ in range(4):
+            (n,) = struct.unpack_from("<I", b, q)
+            strings.append(b[q + 4:q + 4 + n])
+            q += 4 + n
+        eq(q, blen, "strings fill the record body")
+        events.append({"kind": KINDS[kind], "flags": flags, "conn": conn, "start": start,
+                       "end": end, "batch": batch, "db": db, "resp": resp,
+                       "peer": strings[0].decode(), "name": strings[1].decode(),
+                       "lib": strings[2].decode(), "bytes": strings[3]})
+    return header, events, complete

@@ -13,7 +13,6 @@ import json
 import os
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import threading
@@ -22,57 +21,8 @@ import time
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (HOST, CaptureProxy, eq, free_port, keyshift_bin, ok, run_tests,  # noqa: E402
-                     test)
-
-MAGIC = b"KSCAPTR\x00"
-KINDS = {1: "open", 2: "close", 3: "request", 4: "reply", 5: "drop"}
-
-
-def read_capture(path):
-    """An independent reader of keyshift-capture(5): (header dict, events, complete)."""
-    data = open(path, "rb").read()
-    ok(data[:8] == MAGIC, "magic")
-    version, hlen = struct.unpack_from("<II", data, 8)
-    eq(version, 1, "format version")
-    pos = 16
-    body = data[pos:pos + hlen]
-    (count,) = struct.unpack_from("<I", body, 0)
-    header = {}
-    p = 4
-    for _ in range(count):
-        (n,) = struct.unpack_from("<I", body, p)
-        k = body[p + 4:p + 4 + n].decode()
-        p += 4 + n
-        (n,) = struct.unpack_from("<I", body, p)
-        header.setdefault(k, body[p + 4:p + 4 + n].decode("utf-8", "replace"))
-        p += 4 + n
-    pos += hlen + 8
-    events = []
-    complete = False
-    while pos + 4 <= len(data):
-        (blen,) = struct.unpack_from("<I", data, pos)
-        if pos + 4 + blen + 8 > len(data):
-            break
-        b = data[pos + 4:pos + 4 + blen]
-        pos += 4 + blen + 8
-        if b[0] == 0xFF:
-            complete = True
-            break
-        kind, flags, conn, start, end, batch, db, resp = struct.unpack_from("<BHQqqQIB", b, 0)
-        q = 40
-        strings = []
-        for _ in range(4):
-            (n,) = struct.unpack_from("<I", b, q)
-            strings.append(b[q + 4:q + 4 + n])
-            q += 4 + n
-        eq(q, blen, "strings fill the record body")
-        events.append({"kind": KINDS[kind], "flags": flags, "conn": conn, "start": start,
-                       "end": end, "batch": batch, "db": db, "resp": resp,
-                       "peer": strings[0].decode(), "name": strings[1].decode(),
-                       "lib": strings[2].decode(), "bytes": strings[3]})
-    return header, events, complete
-
+from harness import (HOST, CaptureProxy, eq, free_port, keyshift_bin, ok, read_capture,  # noqa: E402
+                     run_tests, test)
 
 def info(path, *flags):
     p = subprocess.run([keyshift_bin(), "capture", "info", path] + list(flags),
