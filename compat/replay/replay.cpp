@@ -335,7 +335,10 @@ class Replayer {
         ++m_report.skipped_redacted;
       }
     } else {
-      auto sent = c.target->send(args, e.bytes);
+      // Sent under CLIENT REPLY OFF/SKIP at the source: no reply comes (a MONITOR capture
+      // flags every command so, and its replies are awaited to judge them alone).
+      bool silent = !m_monitor && (e.flags & capture::k_flag_no_reply) != 0;
+      auto sent = c.target->send(args, e.bytes, !silent);
       if (!sent) {
         return engine::Unexpected{sent.error()};
       }
@@ -344,7 +347,7 @@ class Replayer {
         p.raw = e.bytes;
       }
       if (c.ref) {
-        c.ref->send_raw(e.bytes, 1);
+        c.ref->send_raw(e.bytes, silent ? 0 : 1);
       }
     }
     if (!p.skip) {

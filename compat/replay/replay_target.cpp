@@ -108,17 +108,22 @@ engine::Expected<TargetSide::Link*, std::string> TargetSide::link(int index) {
 
 engine::Expected<SentRequest, std::string> TargetSide::queue(int index,
                                                              std::span<const std::string_view> args,
-                                                             std::string_view raw) {
+                                                             std::string_view raw,
+                                                             bool expect_reply) {
   auto l = link(index);
   if (!l) {
     return engine::Unexpected{l.error()};
+  }
+  uint64_t id = m_next_id++;
+  if (!expect_reply && !raw.empty()) {
+    (*l)->conn.send_raw(raw, 0);
+    return SentRequest{index, id};
   }
   if (raw.empty()) {
     (*l)->conn.send(args);
   } else {
     (*l)->conn.send_raw(raw, 1);
   }
-  uint64_t id = m_next_id++;
   (*l)->order.push_back(id);
   return SentRequest{index, id};
 }
@@ -142,7 +147,7 @@ engine::Expected<int, std::string> TargetSide::route(std::span<const std::string
     if (m_multi_link == k_deferred) {
       // The transaction goes where its first key lives, as a cluster client sends it.
       std::string_view multi_args[] = {"MULTI"};
-      auto sent = queue(node, multi_args, {});
+      auto sent = queue(node, multi_args, {}, true);
       if (!sent) {
         return engine::Unexpected{sent.error()};
       }
@@ -175,7 +180,8 @@ void TargetSide::remember_setup(std::span<const std::string_view> args) {
 }
 
 engine::Expected<SentRequest, std::string> TargetSide::send(std::span<const std::string_view> args,
-                                                            std::string_view raw) {
+                                                            std::string_view raw,
+                                                            bool expect_reply) {
   auto where = route(args);
   if (!where) {
     return engine::Unexpected{where.error()};
@@ -186,7 +192,7 @@ engine::Expected<SentRequest, std::string> TargetSide::send(std::span<const std:
     m_multi_answered = false;
     return SentRequest{k_deferred, id};
   }
-  auto sent = queue(*where, args, raw);
+  auto sent = queue(*where, args, raw, expect_reply);
   if (sent) {
     remember_setup(args);
   }
@@ -293,14 +299,14 @@ engine::Expected<engine::ReplyView, std::string> TargetSide::wait(
       }
       (*l)->conn.send({"ASKING"});
       (*l)->order.push_back(k_nobody);
-      auto sent = queue(node, {}, raw);
+      auto sent = queue(node, {}, raw, true);
       if (!sent) {
         return engine::Unexpected{sent.error()};
       }
       again = *sent;
     } else {
       int node = m_routes->moved(redirect->slot, host, redirect->port);
-      auto sent = queue(node, {}, raw);
+      auto sent = queue(node, {}, raw, true);
       if (!sent) {
         return engine::Unexpected{sent.error()};
       }

@@ -70,8 +70,9 @@ class TargetSide {
   TargetSide(engine::RespEndpoint target, ClusterRoutes* routes, uint32_t window);
 
   /// Queues `raw` (the request's exact bytes; `args` its arguments) where it belongs.
+  /// Without `expect_reply` (sent under CLIENT REPLY OFF/SKIP) no reply is waited for.
   engine::Expected<SentRequest, std::string> send(std::span<const std::string_view> args,
-                                                  std::string_view raw);
+                                                  std::string_view raw, bool expect_reply = true);
   /// Queues a request given by its arguments (HELLO without its redacted AUTH).
   engine::Expected<SentRequest, std::string> send_args(std::span<const std::string_view> args);
   /// One more reply is expected after `after`'s, on its link (a push, a second SUBSCRIBE
@@ -96,7 +97,7 @@ class TargetSide {
   engine::Expected<Link*, std::string> link(int index);
   engine::Expected<SentRequest, std::string> queue(int index,
                                                    std::span<const std::string_view> args,
-                                                   std::string_view raw);
+                                                   std::string_view raw, bool expect_reply);
   /// Where a request of `args` goes, given the transaction state; sends a deferred MULTI.
   engine::Expected<int, std::string> route(std::span<const std::string_view> args);
   engine::Expected<engine::ReplyView, std::string> wait_once(const SentRequest& request,
