@@ -24,6 +24,7 @@ struct CaptureCliOptions {
   std::string from_pcap;
   std::vector<uint16_t> ports;
   bool no_redact = false;
+  bool anonymize = false;
   std::string info_file;
   std::string format = "text";
 };
@@ -40,6 +41,7 @@ void run_monitor_log(const CaptureCliOptions& o) {
   options.log = o.from_monitor_log;
   options.out = o.proxy.out;
   options.redact = !o.no_redact;
+  options.anonymize = o.anonymize;
   options.keyshift_version = KEYSHIFT_VERSION;
   auto report = compat::capture::capture_from_monitor_log(options);
   if (!report) {
@@ -67,6 +69,7 @@ void run_pcap(const CaptureCliOptions& o) {
     options.ports = o.ports;
   }
   options.redact = !o.no_redact;
+  options.anonymize = o.anonymize;
   options.keyshift_version = KEYSHIFT_VERSION;
   auto report = compat::capture::capture_from_pcap(options);
   if (!report) {
@@ -115,6 +118,7 @@ void run_proxy(CaptureCliOptions& o) {
     throw UserError("keyshift: capture: --duration must not be negative", 2);
   }
   o.proxy.redact = !o.no_redact;
+  o.proxy.anonymize = o.anonymize;
   o.proxy.keyshift_version = KEYSHIFT_VERSION;
   auto report = compat::capture::run_capture_proxy(o.proxy, stderr);
   if (!report) {
@@ -159,9 +163,10 @@ void add_capture(CLI::App& app) {
   capture->footer(
       "Usage:\n"
       "  keyshift capture --listen unix:PATH|HOST:PORT --upstream unix:PATH|HOST:PORT \\\n"
-      "                   --out FILE [--duration S] [--no-redact]\n"
-      "  keyshift capture --from-monitor-log LOG --out FILE [--no-redact]\n"
-      "  keyshift capture --from-pcap PCAP [--port 6379]... --out FILE [--no-redact]\n"
+      "                   --out FILE [--duration S] [--no-redact] [--anonymize]\n"
+      "  keyshift capture --from-monitor-log LOG --out FILE [--no-redact] [--anonymize]\n"
+      "  keyshift capture --from-pcap PCAP [--port 6379]... --out FILE [--no-redact] "
+      "[--anonymize]\n"
       "  keyshift capture info FILE [--format text|json]\n"
       "Every byte is passed through unchanged; stops at SIGINT/SIGTERM or after --duration.\n"
       "See man keyshift-capture and keyshift-capture(5).\n");
@@ -185,6 +190,9 @@ void add_capture(CLI::App& app) {
                       "Stop after this many seconds (default: at SIGINT/SIGTERM)");
   capture->add_flag("--no-redact", opts->no_redact,
                     "Keep AUTH passwords and other secrets in the file (off by default)");
+  capture->add_flag("--anonymize", opts->anonymize,
+                    "Replace keys and values with keyed hashes of the same length (hash tags, "
+                    "option words and numbers kept)");
   capture->add_option("--max-queued", opts->proxy.max_queued_bytes,
                       "Bytes of records that may wait for the disk before recording is dropped");
 

@@ -1,5 +1,6 @@
 #include "compat/capture/capture_monitor.hpp"
 
+#include "compat/capture/capture_anonymize.hpp"
 #include "compat/capture/capture_file.hpp"
 #include "compat/capture/capture_session.hpp"
 #include "compat/monitor/monitor_log.hpp"
@@ -19,11 +20,16 @@ engine::Expected<MonitorCaptureReport, std::string> capture_from_monitor_log(
   header.add("capture.method", "monitor-log");
   header.add("capture.source", options.log);
   header.add("capture.redact", options.redact ? "on" : "off");
+  header.add("capture.anonymize", options.anonymize ? "on" : "off");
   auto writer = CaptureFileWriter::create(options.out, header);
   if (!writer) {
     return engine::Unexpected{writer.error().message()};
   }
   MonitorCaptureReport report;
+  std::optional<Anonymizer> anonymizer;
+  if (options.anonymize) {
+    anonymizer.emplace(Anonymizer::with_random_key());
+  }
   std::unordered_map<std::string, uint64_t> conns;
   uint64_t last_caller = 0;
   std::string bytes;
@@ -67,6 +73,10 @@ engine::Expected<MonitorCaptureReport, std::string> capture_from_monitor_log(
       ++report.redacted;
     } else {
       engine::append_request(bytes, std::span<const std::string_view>(args));
+    }
+    if (anonymizer) {
+      anonymizer->request(bytes);
+      flags |= k_flag_anonymized;
     }
     CaptureEventView request;
     request.kind = EventKind::request;

@@ -17,6 +17,7 @@ struct MonitorCaptureOptions {
   std::string log;  ///< the MONITOR log ("-": standard input)
   std::string out;  ///< the capture file to write
   bool redact = true;
+  bool anonymize = false;  ///< keys and values replaced by keyed hashes (capture_anonymize)
   std::string keyshift_version;
 };
 

@@ -280,8 +280,8 @@ struct FlowKeyHash {
 
 /// One connection being followed.
 struct Flow {
-  Flow(uint64_t id, bool redact, size_t max_held)
-      : recorder(id, redact), to_server(max_held), to_client(max_held) {}
+  Flow(uint64_t id, bool redact, const Anonymizer* anonymizer, size_t max_held)
+      : recorder(id, redact, anonymizer), to_server(max_held), to_client(max_held) {}
 
   FlowKey key;
   StreamRecorder recorder;
@@ -321,8 +321,11 @@ class WriterSink : public EventSink {
 /// One pass over a packet capture, recording into a sink.
 class Converter {
  public:
-  Converter(const PcapCaptureOptions& options, EventSink& sink)
-      : m_options(options), m_sink(sink) {}
+  Converter(const PcapCaptureOptions& options, EventSink& sink) : m_options(options), m_sink(sink) {
+    if (options.anonymize) {
+      m_anonymizer.emplace(Anonymizer::with_random_key());
+    }
+  }
 
   void packet(int dlt, const pcap_pkthdr& h, const uint8_t* data);
   void finish();
@@ -338,6 +341,7 @@ class Converter {
   void close(FlowKey key, int64_t now);
 
   const PcapCaptureOptions& m_options;
+  std::optional<Anonymizer> m_anonymizer;  // one key for the whole capture
   EventSink& m_sink;
   PcapCaptureReport m_report;
   uint64_t m_next_id = 1;
@@ -383,7 +387,9 @@ Flow* Converter::find_or_open(const Segment& s, bool& to_server, int64_t now) {
   }
   FlowKey key = to_server ? forward : backward;
   m_closed.erase(key);
-  auto flow = std::make_unique<Flow>(m_next_id++, m_options.redact, m_options.max_held_bytes);
+  auto flow =
+      std::make_unique<Flow>(m_next_id++, m_options.redact, m_anonymizer ? &*m_anonymizer : nullptr,
+                             m_options.max_held_bytes);
   flow->key = key;
   Flow& f = *flow;
   m_by_key.emplace(key, f.recorder.conn_id());
@@ -605,6 +611,7 @@ engine::Expected<PcapCaptureReport, std::string> capture_from_pcap(
   header.add("capture.source", options.pcap);
   header.add("capture.ports", join_ports(options.ports));
   header.add("capture.redact", options.redact ? "on" : "off");
+  header.add("capture.anonymize", options.anonymize ? "on" : "off");
   header.add("capture.pcap.link_type", r.link_type);
   header.add("capture.pcap.packets", std::to_string(r.packets));
   header.add("capture.pcap.tcp_packets", std::to_string(r.tcp_packets));

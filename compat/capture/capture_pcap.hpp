@@ -21,6 +21,7 @@ struct PcapCaptureOptions {
   std::string out;                    ///< the capture file to write
   std::vector<uint16_t> ports{6379};  ///< the server's ports
   bool redact = true;
+  bool anonymize = false;  ///< keys and values replaced by keyed hashes (capture_anonymize)
   size_t max_held_bytes = size_t{16} << 20;  ///< out-of-order bytes held per direction
   std::string keyshift_version;
 };

@@ -233,7 +233,8 @@ struct Side {
 
 /// One client connection, its upstream connection, and what its recording knows.
 struct Connection {
-  explicit Connection(uint64_t conn_id, bool redact) : id(conn_id), recorder(conn_id, redact) {}
+  Connection(uint64_t conn_id, bool redact, const Anonymizer* anonymizer)
+      : id(conn_id), recorder(conn_id, redact, anonymizer) {}
 
   uint64_t id = 0;
   Side client;
@@ -254,7 +255,11 @@ class Proxy {
         m_listen(std::move(listen)),
         m_upstream(std::move(upstream)),
         m_log(log),
-        m_read_buf(k_read_size) {}
+        m_read_buf(k_read_size) {
+    if (options.anonymize) {
+      m_anonymizer.emplace(Anonymizer::with_random_key());
+    }
+  }
   Proxy(const Proxy&) = delete;
   Proxy& operator=(const Proxy&) = delete;
   ~Proxy() {
@@ -300,6 +305,7 @@ class Proxy {
   };
 
   const CaptureProxyOptions& m_options;
+  std::optional<Anonymizer> m_anonymizer;  // one key for the whole capture
   SocketAddress m_listen;
   SocketAddress m_upstream;
   RecordSink* m_sink_ptr = nullptr;
@@ -445,7 +451,8 @@ void Proxy::accept_all() {
       continue;
     }
     set_nodelay(up, m_upstream);
-    auto c = std::make_unique<Connection>(m_next_id++, m_options.redact);
+    auto c = std::make_unique<Connection>(m_next_id++, m_options.redact,
+                                          m_anonymizer ? &*m_anonymizer : nullptr);
     c->client.fd = fd;
     c->server.fd = up;
     c->peer = format_peer(ss, m_listen);
@@ -740,6 +747,7 @@ engine::Expected<CaptureProxyReport, std::string> run_capture_proxy(
       header.add("capture.listen", options.listen);
       header.add("capture.upstream", options.upstream);
       header.add("capture.redact", options.redact ? "on" : "off");
+      header.add("capture.anonymize", options.anonymize ? "on" : "off");
       header.add("capture.max_queued_bytes", std::to_string(options.max_queued_bytes));
       header.add("capture.duration_s",
                  options.duration_s > 0 ? std::to_string(options.duration_s) : "");

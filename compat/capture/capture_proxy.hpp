@@ -16,11 +16,12 @@ namespace keyshift::compat::capture {
 
 /// What `keyshift capture` was asked to do.
 struct CaptureProxyOptions {
-  std::string listen;     ///< "unix:PATH", "HOST:PORT", "[IPV6]:PORT" or "PORT"
-  std::string upstream;   ///< the same forms
-  std::string out;        ///< the capture file
-  double duration_s = 0;  ///< stop after this many seconds; 0: at SIGINT/SIGTERM only
-  bool redact = true;     ///< replace secrets (AUTH, ...) before they are written
+  std::string listen;      ///< "unix:PATH", "HOST:PORT", "[IPV6]:PORT" or "PORT"
+  std::string upstream;    ///< the same forms
+  std::string out;         ///< the capture file
+  double duration_s = 0;   ///< stop after this many seconds; 0: at SIGINT/SIGTERM only
+  bool redact = true;      ///< replace secrets (AUTH, ...) before they are written
+  bool anonymize = false;  ///< keys and values replaced by keyed hashes (capture_anonymize)
   size_t max_queued_bytes = size_t{64} << 20;  ///< records waiting for the disk, at most
   std::string keyshift_version;                ///< written in the header
 };

@@ -184,6 +184,12 @@ void StreamRecorder::record_request(std::string_view bytes, int64_t start, int64
       ++m_counts.redacted;
     }
   }
+  if (m_anonymizer != nullptr) {
+    m_rewritten.assign(bytes);
+    m_anonymizer->request(m_rewritten);
+    bytes = m_rewritten;
+    flags |= k_flag_anonymized;
+  }
   // A request runs under the state before it (a SELECT in the old database); the name and
   // lib it sets are recorded on it.
   uint32_t db = m_state.db();
@@ -237,8 +243,21 @@ void StreamRecorder::server_bytes(const char* data, size_t n, int64_t start, int
       return;
     }
     ++m_counts.replies;
-    emit(EventKind::reply, k_flag_none, m_reply_start_ns, now,
-         std::string_view(base + off, scanned), m_state.db(), m_state.resp(), sink);
+    std::string_view reply(base + off, scanned);
+    uint16_t flags = k_flag_none;
+    if ((m_redact && reply_may_hold_secret(reply)) || m_anonymizer != nullptr) {
+      m_rewritten.assign(reply);
+      if (m_redact && redact_reply(m_rewritten)) {
+        flags |= k_flag_redacted;
+        ++m_counts.redacted_replies;
+      }
+      if (m_anonymizer != nullptr) {
+        m_anonymizer->reply(m_rewritten);
+        flags |= k_flag_anonymized;
+      }
+      reply = m_rewritten;
+    }
+    emit(EventKind::reply, flags, m_reply_start_ns, now, reply, m_state.db(), m_state.resp(), sink);
     off += scanned;
     scanned = 0;
     m_reply_start_ns = now;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "compat/capture/capture_anonymize.hpp"
 #include "compat/capture/capture_file.hpp"
 #include "compat/capture/capture_record.hpp"
 #include "compat/capture/capture_session.hpp"
@@ -34,6 +35,7 @@ struct StreamCounts {
   uint64_t requests = 0;
   uint64_t replies = 0;
   uint64_t redacted = 0;
+  uint64_t redacted_replies = 0;
   uint64_t no_reply = 0;
   uint64_t skipped_bytes = 0;  ///< mid-stream: bytes before the first request (and its replies)
 };
@@ -41,7 +43,10 @@ struct StreamCounts {
 /// One connection's requests and replies, recorded from its two byte streams.
 class StreamRecorder {
  public:
-  StreamRecorder(uint64_t conn_id, bool redact) : m_conn_id(conn_id), m_redact(redact) {}
+  /// `redact`: secrets in requests and replies replaced; `anonymizer` (may be null, must
+  /// outlive the recorder): data hashed.
+  StreamRecorder(uint64_t conn_id, bool redact, const Anonymizer* anonymizer = nullptr)
+      : m_conn_id(conn_id), m_redact(redact), m_anonymizer(anonymizer) {}
 
   /// The connection was seen mid-stream (a packet capture without its SYN): the client's
   /// stream is synced at the first point that parses as the start of a multibulk request,
@@ -72,6 +77,8 @@ class StreamRecorder {
 
   uint64_t m_conn_id;
   bool m_redact;
+  const Anonymizer* m_anonymizer;
+  std::string m_rewritten;  // a request or reply as rewritten for the file
   bool m_mid_stream = false;
   bool m_synced = false;          // mid-stream: a request has been recorded
   bool m_replies_synced = false;  // mid-stream: the reply stream starts at a reply
