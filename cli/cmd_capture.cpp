@@ -6,10 +6,12 @@
 #include "compat/capture/capture_monitor.hpp"
 #include "compat/capture/capture_pcap.hpp"
 #include "compat/capture/capture_proxy.hpp"
+#include "engine/resp/connection.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -21,6 +23,7 @@ namespace {
 struct CaptureCliOptions {
   compat::capture::CaptureProxyOptions proxy;
   std::string from_monitor_log;
+  std::string from_monitor;
   std::string from_pcap;
   std::vector<uint16_t> ports;
   bool no_redact = false;
@@ -30,15 +33,30 @@ struct CaptureCliOptions {
 };
 
 void run_monitor_log(const CaptureCliOptions& o) {
-  if (!o.proxy.listen.empty() || !o.proxy.upstream.empty()) {
-    throw UserError("keyshift: capture: --from-monitor-log reads a file: no --listen/--upstream",
+  std::string flag = o.from_monitor.empty() ? "--from-monitor-log" : "--from-monitor";
+  if (!o.proxy.listen.empty() || !o.proxy.upstream.empty() || !o.from_pcap.empty() ||
+      (!o.from_monitor.empty() && !o.from_monitor_log.empty())) {
+    throw UserError("keyshift: capture: " + flag +
+                        " takes no --listen/--upstream/--from-pcap/--from-monitor-log",
                     2);
   }
   if (o.proxy.out.empty()) {
-    throw UserError("keyshift: capture: --from-monitor-log needs --out FILE", 2);
+    throw UserError("keyshift: capture: " + flag + " needs --out FILE", 2);
   }
   compat::capture::MonitorCaptureOptions options;
   options.log = o.from_monitor_log;
+  if (!o.from_monitor.empty()) {
+    if (o.proxy.duration_s <= 0) {
+      throw UserError("keyshift: capture: --from-monitor needs --duration S (> 0)", 2);
+    }
+    auto endpoint = engine::parse_redis_url(o.from_monitor);
+    if (!endpoint) {
+      throw UserError(
+          "keyshift: capture: --from-monitor " + o.from_monitor + ": " + endpoint.error(), 2);
+    }
+    options.live = *endpoint;
+    options.duration = std::chrono::milliseconds(static_cast<int64_t>(o.proxy.duration_s * 1000));
+  }
   options.out = o.proxy.out;
   options.redact = !o.no_redact;
   options.anonymize = o.anonymize;
@@ -105,7 +123,7 @@ void run_proxy(CaptureCliOptions& o) {
     run_pcap(o);
     return;
   }
-  if (!o.from_monitor_log.empty()) {
+  if (!o.from_monitor_log.empty() || !o.from_monitor.empty()) {
     run_monitor_log(o);
     return;
   }
@@ -165,6 +183,8 @@ void add_capture(CLI::App& app) {
       "  keyshift capture --listen unix:PATH|HOST:PORT --upstream unix:PATH|HOST:PORT \\\n"
       "                   --out FILE [--duration S] [--no-redact] [--anonymize]\n"
       "  keyshift capture --from-monitor-log LOG --out FILE [--no-redact] [--anonymize]\n"
+      "  keyshift capture --from-monitor URL --duration S --out FILE [--no-redact] "
+      "[--anonymize]\n"
       "  keyshift capture --from-pcap PCAP [--port 6379]... --out FILE [--no-redact] "
       "[--anonymize]\n"
       "  keyshift capture info FILE [--format text|json]\n"
@@ -179,6 +199,9 @@ void add_capture(CLI::App& app) {
   capture->add_option("--from-monitor-log", opts->from_monitor_log,
                       "Read a MONITOR log (redis-cli monitor's output; - for stdin) instead of "
                       "proxying");
+  capture->add_option("--from-monitor", opts->from_monitor,
+                      "Run MONITOR on this server (redis://, rediss://, unix://) for --duration "
+                      "seconds instead of proxying (it costs the server throughput)");
   capture->add_option("--from-pcap", opts->from_pcap,
                       "Read a packet capture (pcap or pcapng, tcpdump -w) instead of proxying");
   capture

@@ -370,9 +370,19 @@ void Anonymizer::request(std::string& bytes) const {
       first = 2;
     }
   }
+  // Code is not data: a script's body, its SHA-1, a function's name and a library's
+  // source stay as they are, or they would no longer run.
+  size_t code = 0;
+  if (name == "eval" || name == "eval_ro" || name == "evalsha" || name == "evalsha_ro" ||
+      name == "fcall" || name == "fcall_ro") {
+    code = 1;
+  } else if (first == 2 && (name == "script" || name == "function") &&
+             engine::iequals(arg(1), "load")) {
+    code = args.size() - 1;  // SCRIPT LOAD body, FUNCTION LOAD [REPLACE] code
+  }
   for (size_t i = first; i < args.size(); ++i) {
     std::string_view a = arg(i);
-    if (is_number(a) || (row != nullptr && kb::has_argument(*row, a))) {
+    if (i == code || is_number(a) || (row != nullptr && kb::has_argument(*row, a))) {
       continue;
     }
     if (bytes[0] == '*') {

@@ -2,9 +2,13 @@
 
 #include "compat/capture/capture_anonymize.hpp"
 #include "compat/capture/capture_file.hpp"
+#include "compat/capture/capture_proxy.hpp"
 #include "compat/capture/capture_session.hpp"
+#include "compat/monitor/monitor_live.hpp"
 #include "compat/monitor/monitor_log.hpp"
 #include "engine/resp/request_writer.hpp"
+
+#include <fmt/core.h>
 
 #include <optional>
 #include <unordered_map>
@@ -17,8 +21,12 @@ engine::Expected<MonitorCaptureReport, std::string> capture_from_monitor_log(
   CaptureHeader header;
   header.add("capture.tool", "keyshift capture");
   header.add("capture.keyshift_version", options.keyshift_version);
-  header.add("capture.method", "monitor-log");
-  header.add("capture.source", options.log);
+  header.add("capture.method", options.live ? "monitor" : "monitor-log");
+  header.add("capture.source", options.live ? options.live->describe() : options.log);
+  if (options.live) {
+    header.add("capture.duration_s", fmt::format("{:g}", options.duration.count() / 1000.0));
+    read_source_identity(*options.live, header);
+  }
   header.add("capture.redact", options.redact ? "on" : "off");
   header.add("capture.anonymize", options.anonymize ? "on" : "off");
   auto writer = CaptureFileWriter::create(options.out, header);
@@ -41,7 +49,7 @@ engine::Expected<MonitorCaptureReport, std::string> capture_from_monitor_log(
     }
     return false;
   };
-  auto read = compat::read_monitor_file(options.log, [&](const compat::MonitorEntry& e) {
+  auto handler = [&](const compat::MonitorEntry& e) {
     bool nested = e.peer_kind == compat::MonitorPeerKind::lua;
     uint64_t conn = last_caller;
     if (!nested) {
@@ -91,7 +99,9 @@ engine::Expected<MonitorCaptureReport, std::string> capture_from_monitor_log(
     ++report.commands;
     report.nested += nested ? 1 : 0;
     return true;
-  });
+  };
+  auto read = options.live ? compat::sample_monitor(*options.live, options.duration, handler)
+                           : compat::read_monitor_file(options.log, handler);
   if (!read) {
     return engine::Unexpected{read.error()};
   }

@@ -1,11 +1,15 @@
 #pragma once
 
+#include "engine/resp/connection.hpp"
 #include "engine/util/expected.hpp"
 
+#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 
-// `keyshift capture --from-monitor-log FILE`: a MONITOR log (what `redis-cli monitor`
+// `keyshift capture --from-monitor-log FILE` and `--from-monitor URL --duration S`: a
+// MONITOR log, or a live server's MONITOR stream for a while,  (what `redis-cli monitor`
 // prints, read by compat/monitor exactly) turned into a capture file, so replay and
 // capture info take it like a proxy's capture. MONITOR shows no replies and no rejected
 // commands: every request is flagged k_flag_no_reply, and the commands a script ran (the
@@ -14,7 +18,10 @@ namespace keyshift::compat::capture {
 
 /// How to turn a log into a capture.
 struct MonitorCaptureOptions {
-  std::string log;  ///< the MONITOR log ("-": standard input)
+  std::string log;  ///< the MONITOR log ("-": standard input); empty with `live`
+  /// A live server to run MONITOR on for `duration` instead of reading a log.
+  std::optional<engine::RespEndpoint> live;
+  std::chrono::milliseconds duration{0};
   std::string out;  ///< the capture file to write
   bool redact = true;
   bool anonymize = false;  ///< keys and values replaced by keyed hashes (capture_anonymize)
@@ -30,8 +37,8 @@ struct MonitorCaptureReport {
   uint64_t events = 0;
 };
 
-/// Reads `options.log` and writes `options.out`; the error names the file and line, and
-/// leaves no capture file behind.
+/// Reads `options.log` (or samples `options.live` by MONITOR) and writes `options.out`; the
+/// error names the file and line, and leaves no capture file behind.
 engine::Expected<MonitorCaptureReport, std::string> capture_from_monitor_log(
     const MonitorCaptureOptions& options);
 

@@ -679,7 +679,8 @@ void Proxy::close_connection(uint64_t id) {
   m_connections.erase(it);
 }
 
-void read_source_identity(const SocketAddress& upstream, CaptureHeader& header) {
+/// The endpoint a resolved address names.
+engine::RespEndpoint endpoint_of(const SocketAddress& upstream) {
   engine::RespEndpoint endpoint;
   if (upstream.is_unix) {
     endpoint.unix_path = upstream.unix_path;
@@ -687,6 +688,12 @@ void read_source_identity(const SocketAddress& upstream, CaptureHeader& header) 
     endpoint.host = upstream.host;
     endpoint.port = upstream.port;
   }
+  return endpoint;
+}
+
+}  // namespace
+
+void read_source_identity(const engine::RespEndpoint& endpoint, CaptureHeader& header) {
   auto conn = engine::RespConnection::connect(endpoint, std::chrono::milliseconds(2000));
   if (!conn) {
     header.add("source.error", conn.error());
@@ -712,8 +719,6 @@ void read_source_identity(const SocketAddress& upstream, CaptureHeader& header) 
     header.add("source." + std::string(line.substr(0, colon)), std::string(line.substr(colon + 1)));
   }
 }
-
-}  // namespace
 
 engine::Expected<CaptureProxyReport, std::string> run_capture_proxy(
     const CaptureProxyOptions& options, std::FILE* log) {
@@ -752,7 +757,7 @@ engine::Expected<CaptureProxyReport, std::string> run_capture_proxy(
       header.add("capture.duration_s",
                  options.duration_s > 0 ? std::to_string(options.duration_s) : "");
       header.add("capture.started_ns", std::to_string(unix_now_ns()));
-      read_source_identity(*upstream, header);
+      read_source_identity(endpoint_of(*upstream), header);
       auto writer = CaptureFileWriter::create(options.out, header);
       if (!writer) {
         failure = writer.error().message();

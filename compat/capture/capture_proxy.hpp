@@ -1,5 +1,7 @@
 #pragma once
 
+#include "compat/capture/capture_file.hpp"
+#include "engine/resp/connection.hpp"
 #include "engine/util/expected.hpp"
 
 #include <cstddef>
@@ -40,5 +42,9 @@ struct CaptureProxyReport {
 /// fsync, rename). Messages go to `log` (the listening line once it accepts connections).
 engine::Expected<CaptureProxyReport, std::string> run_capture_proxy(
     const CaptureProxyOptions& options, std::FILE* log);
+
+/// Adds the server's INFO server fields to `header` as source.* (source.error when it does
+/// not answer): who the capture recorded.
+void read_source_identity(const engine::RespEndpoint& endpoint, CaptureHeader& header);
 
 }  // namespace keyshift::compat::capture

@@ -323,6 +323,51 @@ def anonymized_captures_hide_keys_and_values_and_replay_alike(h):
 
 
 @test
+def a_live_server_sampled_by_monitor_for_a_while_becomes_a_capture(h):
+    srv = h.redis_server(name="monitored")
+    out = h.path("live-monitor.ksc")
+    p = subprocess.Popen([keyshift_bin(), "capture", "--from-monitor",
+                          "redis://%s:%d" % (HOST, srv.port), "--duration", "1.5", "--out", out,
+                          "--anonymize"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 10
+    while b"MONITOR" not in subprocess.run(["redis-cli", "-p", str(srv.port), "CLIENT", "LIST"],
+                                           stdout=subprocess.PIPE).stdout.upper():
+        ok(time.monotonic() < deadline and p.poll() is None, "MONITOR never started")
+        time.sleep(0.02)
+    r = srv.redis()
+    r.set("secret-key-name", "payload-one")
+    r.eval("return redis.call('INCR', KEYS[1])", 1, "counter")
+    r.lpush("jobs", "job-a")
+    _, err = p.communicate(timeout=20)
+    eq(p.returncode, 0, err)
+    ok(b"MONITOR shows no replies" in err, err)
+    header, events, complete = read_capture(out)
+    ok(complete, "closed cleanly")
+    eq(header.get("capture.method"), "monitor", header)
+    eq(header.get("source.redis_version", "")[:2], "7.", header)
+    reqs = [e for e in events if e["kind"] == "request"]
+    ok(len(reqs) >= 4, reqs)
+    ok(all(e["flags"] & 4 for e in reqs), "every MONITOR request is flagged no-reply")
+    nested = [e for e in reqs if e["flags"] & 16]
+    eq(len(nested), 1, "the INCR the script ran is nested")
+    data = open(out, "rb").read()
+    for word in (b"secret-key-name", b"payload-one", b"job-a"):
+        ok(word not in data, "%r is in an anonymized capture" % word)
+    rc, doc, _ = replay_json(out, "redis://%s:%d" % (HOST, h.redis_server(name="t").port))
+    eq(doc["verdicts"].get("refused", 0), 0, doc["examples"])
+    ok(doc["verdicts"].get("accepted", 0) >= 3, doc["verdicts"])
+    # Bad uses are refused before anything runs.
+    for args, words in ((["--from-monitor", "redis://%s:%d" % (HOST, srv.port), "--out", out],
+                         "needs --duration"),
+                        (["--from-monitor", "nope://x", "--duration", "1", "--out", out],
+                         "--from-monitor nope://x")):
+        q = subprocess.run([keyshift_bin(), "capture"] + args, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=20)
+        eq(q.returncode, 2, q.stderr)
+        ok(words.encode() in q.stderr, q.stderr)
+
+
+@test
 def unix_sockets_on_both_sides_and_replies_off(h):
     sock = h.path("redis-unix.sock")
     h.redis_server("--unixsocket", sock, "--unixsocketperm", "700")

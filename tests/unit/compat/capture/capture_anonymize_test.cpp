@@ -77,6 +77,21 @@ TEST_SUITE("capture anonymize") {
     CHECK(inline_req.size() == 20);
   }
 
+  TEST_CASE("scripts, their SHA-1s and function names still run") {
+    capture::Anonymizer a = fixed(6);
+    std::string body = "return redis.call('GET', KEYS[1])";
+    std::string eval = request({"EVAL", body, "1", "session:9"});
+    a.request(eval);
+    CHECK(eval.find(body) != std::string::npos);
+    CHECK(eval.find("session") == std::string::npos);
+    std::string load = request({"SCRIPT", "LOAD", body});
+    a.request(load);
+    CHECK(load.find(body) != std::string::npos);
+    std::string fcall = request({"FCALL", "myfunc", "1", "k1"});
+    a.request(fcall);
+    CHECK(fcall.find("$6\r\nmyfunc\r\n") != std::string::npos);
+  }
+
   TEST_CASE("replies keep their framing, numbers and status words") {
     capture::Anonymizer a = fixed(5);
     std::string r = "*4\r\n$5\r\nfield\r\n$2\r\n42\r\n+OK\r\n:7\r\n";
