@@ -123,6 +123,7 @@ void Engine::refresh_settings() {
 
 void Engine::reset_stats() {
   m_stats = EngineStats{};
+  m_users->denied_auth = m_users->denied_cmd = m_users->denied_key = m_users->denied_channel = 0;
   m_keyspace.keyspace_hits = 0;
   m_keyspace.keyspace_misses = 0;
   m_keyspace.expired_keys = 0;
