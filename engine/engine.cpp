@@ -173,9 +173,13 @@ Session& Engine::open_session(SessionHost* host) {
   auto s = std::make_unique<Session>(m_next_session_id++, host);
   s->created_ms = m_clock.now_ms();
   s->last_interaction_ms = s->created_ms;
-  set_default_auth(*s);
   if (host == nullptr) {
+    // The engine's own clients (AOF loading, verify, import) run anything, as Valkey's
+    // clients without a user do; AUTH still makes one a user.
     s->set(k_session_in_process);
+    s->authenticated = true;
+  } else {
+    set_default_auth(*s);
   }
   Session& ref = *s;
   m_sessions.emplace(ref.id(), std::move(s));

@@ -42,13 +42,8 @@ bool Engine::authenticate(Session& session, std::string_view user, std::string_v
 std::string Engine::client_info(Session& session, const Command& cmd,
                                 std::span<const std::string_view> argv) {
   // client_info_line reads the command and its arguments from a context; nothing is replied.
-  std::string scratch;
-  std::string saved;
-  saved.swap(session.out);
   CmdContext ctx(*this, session, const_cast<Command&>(cmd), argv);
-  std::string line = client_info_line(ctx, session);
-  session.out.swap(saved);
-  return line;
+  return client_info_line(ctx, session);
 }
 
 std::optional<std::string> Engine::acl_check(Session& session, const Command& cmd,
@@ -130,7 +125,9 @@ void Engine::load_users_at_startup() {
     }
   }
   for (auto& [id, s] : m_sessions) {
-    set_default_auth(*s);
+    if (s->host() != nullptr) {
+      set_default_auth(*s);
+    }
   }
 }
 

@@ -54,6 +54,13 @@ std::string text(const RespValue& v) {
   return v.str;
 }
 
+// A network host that carries nothing: sessions opened on it are clients, not the engine's
+// own (which run anything).
+struct NoHost : keyshift::engine::SessionHost {
+  void wake(Session&) override {}
+  void request_shutdown() override {}
+};
+
 }  // namespace
 
 TEST_SUITE("engine::acl rules") {
@@ -254,14 +261,15 @@ TEST_SUITE("engine::acl enforcement") {
   TEST_CASE("commands of a restricted user are refused with Valkey's NOPERM texts") {
     ManualClock clock(1700000000000);
     Engine engine(EngineConfig{}, clock);
-    Session& admin = engine.open_session(nullptr);
+    NoHost host;
+    Session& admin = engine.open_session(&host);
     auto run = [&](Session& s, std::initializer_list<std::string_view> argv) {
       std::vector<std::string_view> v(argv);
       return engine.run(s, v);
     };
     CHECK(text(run(admin, {"acl", "setuser", "alice", "on", ">pw", "~app:*", "+@all",
                            "-flushall"})) == "OK");
-    Session& s = engine.open_session(nullptr);
+    Session& s = engine.open_session(&host);
     CHECK(text(run(s, {"auth", "alice", "nope"})) ==
           "WRONGPASS invalid username-password pair or user is disabled.");
     CHECK(text(run(s, {"auth", "alice", "pw"})) == "OK");
@@ -284,8 +292,10 @@ TEST_SUITE("engine::acl enforcement") {
     EngineConfig config;
     config.requirepass = "s3cret";
     Engine engine(config, clock);
-    Session& s = engine.open_session(nullptr);
+    NoHost host;
+    Session& s = engine.open_session(&host);
     CHECK(engine.auth_required(s));
+    CHECK_FALSE(engine.auth_required(engine.open_session(nullptr)));
     std::vector<std::string_view> ping{"ping"};
     CHECK(engine.run(s, ping).str == "NOAUTH Authentication required.");
     std::vector<std::string_view> auth{"auth", "s3cret"};
