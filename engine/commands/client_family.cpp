@@ -232,8 +232,9 @@ void cmd_client_kill(CmdContext& ctx) {
   for (const auto& [sid, s] : ctx.engine().sessions()) {
     if ((addr && s->addr != *addr) || (laddr && s->laddr != *laddr) ||
         (type && client_type(*s) != *type) || (id != 0 && s->id() != id) ||
-        (user != nullptr && s->user != user) || (skipme && s.get() == &ctx.session()) ||
-        (max_age != 0 && client_age(ctx, *s) < max_age)) {
+        (user != nullptr &&
+         (s->user != nullptr ? s->user : &ctx.engine().users().default_user()) != user) ||
+        (skipme && s.get() == &ctx.session()) || (max_age != 0 && client_age(ctx, *s) < max_age)) {
       continue;
     }
     kill_session(ctx, *s, close_self);
