@@ -7,6 +7,7 @@ raw sockets.
 Run: KEYSHIFT_BIN=build/keyshift /usr/bin/python3 tests/integration/test_acl.py [NAME...]
 """
 
+import hashlib
 import os
 import subprocess
 import sys
@@ -112,6 +113,25 @@ def an_aclfile_is_loaded_at_start_saved_and_loaded_again(h):
     out = cli(srv, "acl", "load", user="carol", password="pw")
     ok("users.acl:4: Error in applying operation '+nosuchcommand'" in out, out)
     eq(cli(srv, "acl", "users", user="carol", password="pw"), "carol\ndave\ndefault")
+
+
+@test
+def config_rewrite_writes_the_live_users_as_user_lines(h):
+    srv = h.keyshift(config="user default on nopass ~* &* +@all\nuser alice on >pw ~* +@all\n",
+                     name="ks-rewrite")
+    eq(cli(srv, "acl", "setuser", "bob", "on", ">b", "~b:*", "+get"), "OK")
+    eq(cli(srv, "acl", "deluser", "alice"), "1")
+    eq(cli(srv, "config", "rewrite"), "OK")
+    with open(os.path.join(srv.workdir, "keyshift.conf")) as f:
+        text = f.read()
+    users = [line for line in text.splitlines() if line.startswith("user ")]
+    eq(users[0], "user bob on sanitize-payload #%s ~b:* resetchannels -@all +get"
+       % hashlib.sha256(b"b").hexdigest(), text)
+    eq(users[1], "user default on nopass sanitize-payload ~* &* +@all", text)
+    eq(len(users), 2, text)
+    again = h.keyshift(config=text, name="ks-rewritten")
+    eq(cli(again, "acl", "users"), "bob\ndefault")
+    eq(cli(again, "get", "b:1", user="bob", password="b"), "")
 
 
 # The differential script: each step runs on an admin connection (the open default user)
