@@ -206,8 +206,9 @@ class Engine : public KeyspaceEvents {
   /// not authenticated.
   bool auth_required(const Session& session) const;
   /// Authenticates `session` as `user` with `password` (ACLAuthenticateUser): false after
-  /// logging the failure in the ACL log.
-  bool authenticate(Session& session, std::string_view user, std::string_view password);
+  /// logging the failure in the ACL log under `command` (AUTH or HELLO, as typed).
+  bool authenticate(Session& session, std::string_view user, std::string_view password,
+                    std::string_view command = "AUTH");
   /// Puts `session` back on the default user, authenticated when it needs no password.
   void set_default_auth(Session& session);
   /// ACLCheckAllPerm for `session` running `cmd`: empty when allowed, otherwise the error
@@ -215,6 +216,9 @@ class Engine : public KeyspaceEvents {
   std::optional<std::string> acl_check(Session& session, const Command& cmd,
                                        std::span<const std::string_view> argv,
                                        acl::LogContext context);
+  /// True when `session`'s user may still have every subscription it holds (ACL SETUSER and
+  /// ACL LOAD close the subscribers whose channels were taken away).
+  bool subscriptions_allowed(const Session& session) const;
   /// Closes every session authenticated as `user` (ACL DELUSER, ACL LOAD); the current one
   /// after its reply. Their user becomes the default one, unauthenticated.
   void drop_user_sessions(const acl::User* user, Session* current);

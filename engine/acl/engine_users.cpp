@@ -25,17 +25,22 @@ void Engine::set_default_auth(Session& session) {
   session.authenticated = def.nopass && def.enabled;
 }
 
-bool Engine::authenticate(Session& session, std::string_view user, std::string_view password) {
+bool Engine::authenticate(Session& session, std::string_view user, std::string_view password,
+                          std::string_view command) {
   if (m_users->check_credentials(user, password)) {
     session.authenticated = true;
     session.user = m_users->find(user);
     return true;
   }
-  std::vector<std::string_view> argv{"auth"};
-  const Command* auth = m_registry.find("auth");
+  std::vector<std::string_view> argv{command};
+  const Command* cmd = m_registry.find(command);
+  if (cmd == nullptr) {
+    cmd = m_registry.find("auth");
+  }
   m_users->log(acl::Denial::auth,
                session.has(k_session_multi) ? acl::LogContext::multi : acl::LogContext::toplevel,
-               "AUTH", std::string(user), client_info(session, *auth, argv), m_clock.now_ms());
+               std::string(command), std::string(user), client_info(session, *cmd, argv),
+               m_clock.now_ms());
   return false;
 }
 
@@ -61,6 +66,25 @@ std::optional<std::string> Engine::acl_check(Session& session, const Command& cm
   m_users->log(d, context, std::move(object), session.user->name, client_info(session, cmd, argv),
                m_clock.now_ms());
   return acl::Users::denial_message(d, *session.user, cmd, argv[pos], false);
+}
+
+bool Engine::subscriptions_allowed(const Session& session) const {
+  if (session.user == nullptr) {
+    return true;
+  }
+  for (const std::string& p : session.patterns) {
+    if (!acl::Users::channel_allowed(*session.user, p, true)) {
+      return false;
+    }
+  }
+  for (const auto* set : {&session.channels, &session.shard_channels}) {
+    for (const std::string& c : *set) {
+      if (!acl::Users::channel_allowed(*session.user, c, false)) {
+        return false;
+      }
+    }
+  }
+  return true;
 }
 
 void Engine::drop_user_sessions(const acl::User* user, Session* current) {
@@ -155,7 +179,7 @@ std::optional<std::string> Engine::acl_load(Session* current) {
   for (auto& [session, name] : names) {
     acl::User* user = m_users->find(name);
     session->user = user != nullptr ? user : &m_users->default_user();
-    if (user == nullptr) {
+    if (user == nullptr || !subscriptions_allowed(*session)) {
       session->authenticated = false;
       if (session == current) {
         session->set(k_session_close_after_reply);

@@ -22,19 +22,7 @@ bool has_spaces(std::string_view s) {
 /// (ACLKillPubsubClientsIfNeeded).
 void kill_revoked_subscribers(CmdContext& ctx, const acl::User& user) {
   for (const auto& [id, s] : ctx.engine().sessions()) {
-    if (s->user != &user || s->subscription_count() + s->ssub_count() == 0) {
-      continue;
-    }
-    bool revoked = false;
-    for (const std::string& p : s->patterns) {
-      revoked = revoked || !acl::Users::channel_allowed(user, p, true);
-    }
-    for (const auto* set : {&s->channels, &s->shard_channels}) {
-      for (const std::string& c : *set) {
-        revoked = revoked || !acl::Users::channel_allowed(user, c, false);
-      }
-    }
-    if (!revoked) {
+    if (s->user != &user || ctx.engine().subscriptions_allowed(*s)) {
       continue;
     }
     if (s.get() == &ctx.session()) {

@@ -55,7 +55,7 @@ void cmd_reset(CmdContext& ctx) {
 }
 
 bool check_password(CmdContext& ctx, std::string_view user, std::string_view pass) {
-  if (!ctx.engine().authenticate(ctx.session(), user, pass)) {
+  if (!ctx.engine().authenticate(ctx.session(), user, pass, ctx.arg(0))) {
     ctx.reply().error(errors::k_wrongpass);
     return false;
   }

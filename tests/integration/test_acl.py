@@ -179,6 +179,11 @@ SCRIPT = [
      "changed it to name the user)"),
     ("user", ["PUBLISH", "chan", "m"], None),
     ("user", ["PUBLISH", "other", "m"], "Redis 7.0 words the channel refusal differently"),
+    # Turning a user off refuses new logins only: its connections go on (Valkey 8.0.1 and
+    # Redis 7.0 alike).
+    ("admin", ["ACL", "SETUSER", "alice", "off"], None),
+    ("user", ["PING"], None),
+    ("user", ["AUTH", "alice", "pw"], None),
     ("user", ["HELLO", "3", "AUTH", "alice", "nope"], None),
     ("user", ["HELLO", "2", "AUTH", "bob", "anything"],
      "HELLO names the server and its version"),
