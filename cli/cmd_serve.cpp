@@ -147,6 +147,11 @@ void run_serve(const ServeOptions& opts) {
   engine::SystemClock clock;
   engine::Engine eng(config, clock);
   eng.identity().executable = "keyshift";
+  if (!eng.acl_startup_error().empty()) {
+    // As valkey-server: users that cannot be loaded stop the start.
+    log.warning(eng.acl_startup_error());
+    throw UserError(eng.acl_startup_error(), 1);
+  }
   if (config.appendonly) {
     load_and_open_aof(eng, log);
   } else {

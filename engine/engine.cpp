@@ -1,5 +1,6 @@
 #include "engine/engine.hpp"
 
+#include "engine/acl/acl.hpp"
 #include "engine/blocking.hpp"
 #include "engine/commands/context.hpp"
 #include "engine/commands/effects.hpp"
@@ -54,6 +55,7 @@ Engine::Engine(EngineConfig config, const Clock& clock)
   m_snapshots = std::make_unique<Snapshots>(m_clock.now_ms() / 1000);
   m_aof = std::make_unique<Aof>(*this);
   m_scripting = std::make_unique<ScriptEngine>(*this);
+  m_users = std::make_unique<acl::Users>(m_registry);
   m_special.exec = m_registry.find("exec");
   m_special.discard = m_registry.find("discard");
   m_special.multi = m_registry.find("multi");
@@ -73,6 +75,7 @@ Engine::Engine(EngineConfig config, const Clock& clock)
   m_identity.config_file = m_config.config_file;
   m_identity.replid = random_hex(m_rng, 40);
   refresh_settings();
+  load_users_at_startup();
 }
 
 void InstantaneousMetric::track(uint64_t value, int64_t now_us) {
@@ -106,10 +109,21 @@ void Engine::refresh_settings() {
     m_slowlog.pop_back();
   }
   m_scripting->set_busy_threshold_ms(number("busy-reply-threshold", 5000));
+  m_users->set_pubsub_default_all(
+      directive_value(*find_directive("acl-pubsub-default"), m_config) == "allchannels");
+  m_users->set_log_max_len(
+      static_cast<uint64_t>(std::max<int64_t>(0, number("acllog-max-len", 128))));
+  // requirepass is the default user's password, set again whenever it changes (Valkey's
+  // ACLUpdateDefaultUserPassword); at start the `user` lines come after it.
+  if (m_config.requirepass != m_applied_requirepass) {
+    m_users->set_default_password(m_config.requirepass);
+    m_applied_requirepass = m_config.requirepass;
+  }
 }
 
 void Engine::reset_stats() {
   m_stats = EngineStats{};
+  m_users->denied_auth = m_users->denied_cmd = m_users->denied_key = m_users->denied_channel = 0;
   m_keyspace.keyspace_hits = 0;
   m_keyspace.keyspace_misses = 0;
   m_keyspace.expired_keys = 0;
@@ -159,9 +173,13 @@ Session& Engine::open_session(SessionHost* host) {
   auto s = std::make_unique<Session>(m_next_session_id++, host);
   s->created_ms = m_clock.now_ms();
   s->last_interaction_ms = s->created_ms;
-  s->authenticated = m_config.requirepass.empty();
   if (host == nullptr) {
+    // The engine's own clients (AOF loading, verify, import) run anything, as Valkey's
+    // clients without a user do; AUTH still makes one a user.
     s->set(k_session_in_process);
+    s->authenticated = true;
+  } else {
+    set_default_auth(*s);
   }
   Session& ref = *s;
   m_sessions.emplace(ref.id(), std::move(s));
@@ -485,7 +503,7 @@ void Engine::dispatch(Session& session, std::span<const std::string_view> argv) 
       return;
     }
   }
-  if (!session.authenticated && (spec.flags & k_cmd_no_auth) == 0) {
+  if (auth_required(session) && (spec.flags & k_cmd_no_auth) == 0) {
     reject(session, cmd, errors::k_noauth, argv);
     return;
   }
@@ -493,6 +511,14 @@ void Engine::dispatch(Session& session, std::span<const std::string_view> argv) 
   if (in_multi && (spec.flags & k_cmd_no_multi) != 0) {
     reject(session, cmd, errors::k_multi_not_allowed, argv);
     return;
+  }
+  if (session.user != nullptr && !acl::Users::unrestricted(*session.user)) {
+    auto denied = acl_check(session, *cmd, argv,
+                            in_multi ? acl::LogContext::multi : acl::LogContext::toplevel);
+    if (denied) {
+      reject(session, cmd, "NOPERM " + *denied, argv);
+      return;
+    }
   }
   bool is_exec = cmd == m_special.exec;
   if (m_config.maxmemory != 0) {

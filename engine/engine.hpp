@@ -24,6 +24,10 @@
 
 namespace keyshift::engine {
 
+namespace acl {
+class Users;
+enum class LogContext : uint8_t;
+}  // namespace acl
 class Aof;
 class Blocking;
 class Snapshots;
@@ -193,6 +197,40 @@ class Engine : public KeyspaceEvents {
   /// SWAPDB: swaps the contents of two databases, telling WATCH and blocked clients.
   void swap_databases(int a, int b);
 
+  // --- ACL users (engine/acl): who may run what.
+  acl::Users& users() { return *m_users; }
+  /// Why the `user` lines or the aclfile could not be loaded when the engine started (the
+  /// server stops on it, as Valkey exits); empty when they loaded.
+  const std::string& acl_startup_error() const { return m_acl_startup_error; }
+  /// Valkey's authRequired(): the default user has a password or is off, and `session` has
+  /// not authenticated.
+  bool auth_required(const Session& session) const;
+  /// Authenticates `session` as `user` with `password` (ACLAuthenticateUser): false after
+  /// logging the failure in the ACL log under `command` (AUTH or HELLO, as typed).
+  bool authenticate(Session& session, std::string_view user, std::string_view password,
+                    std::string_view command = "AUTH");
+  /// Puts `session` back on the default user, authenticated when it needs no password.
+  void set_default_auth(Session& session);
+  /// ACLCheckAllPerm for `session` running `cmd`: empty when allowed, otherwise the error
+  /// text (without "NOPERM ") after the refusal was logged in `context`.
+  std::optional<std::string> acl_check(Session& session, const Command& cmd,
+                                       std::span<const std::string_view> argv,
+                                       acl::LogContext context);
+  /// True when `session`'s user may still have every subscription it holds (ACL SETUSER and
+  /// ACL LOAD close the subscribers whose channels were taken away).
+  bool subscriptions_allowed(const Session& session) const;
+  /// Closes every session authenticated as `user` (ACL DELUSER, ACL LOAD); the current one
+  /// after its reply. Their user becomes the default one, unauthenticated.
+  void drop_user_sessions(const acl::User* user, Session* current);
+  /// ACL LOAD: the aclfile's users replace the table; Valkey's error text otherwise.
+  std::optional<std::string> acl_load(Session* current);
+  /// ACL SAVE: the users written to the aclfile; false when the file could not be written.
+  bool acl_save(std::string& error);
+  /// Valkey's catClientInfoString for `session` running `cmd` (CLIENT LIST's line), as the
+  /// ACL log keeps it.
+  std::string client_info(Session& session, const Command& cmd,
+                          std::span<const std::string_view> argv);
+
   // --- Connection features: transactions, pub/sub, blocking commands.
   PubSub& pubsub() { return *m_pubsub; }
   WatchTable& watches() { return *m_watches; }
@@ -248,6 +286,9 @@ class Engine : public KeyspaceEvents {
   void slowlog_push(const Session& session, std::span<const std::string_view> argv,
                     int64_t duration_us);
   void flush_unit(Session& session);
+  // The `user` lines, then the aclfile (Valkey's ACLLoadUsersAtStartup); failures go to
+  // m_acl_startup_error.
+  void load_users_at_startup();
 
   EngineConfig m_config;
   const Clock& m_clock;
@@ -270,6 +311,9 @@ class Engine : public KeyspaceEvents {
   int m_call_depth = 0;
   bool m_force_propagation = false;  // FLUSHALL/FLUSHDB/SWAPDB propagate even with no change
   std::unique_ptr<ScriptEngine> m_scripting;
+  std::unique_ptr<acl::Users> m_users;
+  std::string m_acl_startup_error;
+  std::string m_applied_requirepass;  // what the default user's password was last set from
   // Commands dispatch treats specially (MULTI queueing, subscribed-mode rules).
   struct SpecialCommands {
     Command* exec = nullptr;

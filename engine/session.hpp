@@ -13,6 +13,9 @@ namespace keyshift::engine {
 
 class Session;
 struct Command;
+namespace acl {
+struct User;
+}
 
 /// What an engine needs from whoever carries a session's bytes (the network server, or
 /// nothing for in-process use).
@@ -106,6 +109,9 @@ class Session {
   int db = 0;
   int resp = 2;
   bool authenticated = false;
+  /// The ACL user the session runs as (the default user until AUTH); nullptr for the
+  /// engine's own sessions, which may run anything (Valkey's clients without a user).
+  acl::User* user = nullptr;
   uint32_t flags = 0;
   int fd = -1;
   std::string name;

@@ -1,4 +1,5 @@
 // Connection administration: CLIENT and its subcommands, and MONITOR.
+#include "engine/acl/acl.hpp"
 #include "engine/commands/context.hpp"
 #include "engine/commands/families.hpp"
 #include "engine/commands/info.hpp"
@@ -61,94 +62,6 @@ ClientType client_type(const Session& s) {
 /// Seconds since the session connected, as CLIENT LIST's age= and KILL MAXAGE see it.
 int64_t client_age(CmdContext& ctx, const Session& s) {
   return ctx.now_ms() / 1000 - s.created_ms / 1000;
-}
-
-/// One CLIENT LIST / CLIENT INFO line (without the newline), in Valkey 8's field order.
-std::string client_info_line(CmdContext& ctx, const Session& s) {
-  // The reply buffer every Valkey client has (PROTO_REPLY_CHUNK_BYTES); bytes beyond it
-  // count as the output list.
-  constexpr uint64_t k_reply_buffer = 16 * 1024;
-  bool self = &s == &ctx.session();
-  std::string flags;
-  if (s.has(k_session_monitor)) {
-    flags += 'O';
-  }
-  if (s.has(k_session_pubsub)) {
-    flags += 'P';
-  }
-  if (s.has(k_session_multi)) {
-    flags += 'x';
-  }
-  if (s.has(k_session_blocked)) {
-    flags += 'b';
-  }
-  if (s.has(k_session_close_after_reply)) {
-    flags += 'c';
-  }
-  if (s.has(k_session_close_asap)) {
-    flags += 'A';
-  }
-  if (s.has(k_session_unix_socket)) {
-    flags += 'U';
-  }
-  if (s.has(k_session_no_evict)) {
-    flags += 'e';
-  }
-  if (s.has(k_session_no_touch)) {
-    flags += 'T';
-  }
-  if (flags.empty()) {
-    flags = "N";
-  }
-  uint64_t argv_mem = 0;
-  if (self) {
-    for (std::string_view a : ctx.args()) {
-      argv_mem += a.size();
-    }
-  }
-  uint64_t out = s.out.size();
-  uint64_t obl = std::min(out, k_reply_buffer);
-  uint64_t omem = out > k_reply_buffer ? out - k_reply_buffer : 0;
-  uint64_t tot_mem = sizeof(Session) + k_reply_buffer + s.name.capacity() + s.lib_name.capacity() +
-                     s.lib_ver.capacity() + omem + s.query_buffer_bytes + argv_mem;
-  std::string_view cmd = self ? std::string_view(ctx.command().full_name) : s.last_command;
-  std::string line;
-  line.reserve(400);
-  line += "id=" + std::to_string(s.id());
-  line += " addr=" + s.addr;
-  line += " laddr=" + s.laddr;
-  line += " fd=" + std::to_string(s.fd);
-  line += " name=" + s.name;
-  line += " age=" + std::to_string(client_age(ctx, s));
-  line += " idle=" + std::to_string(ctx.now_ms() / 1000 - s.last_interaction_ms / 1000);
-  line += " flags=" + flags;
-  line += " db=" + std::to_string(s.db);
-  line += " sub=" + std::to_string(s.sub_count());
-  line += " psub=" + std::to_string(s.psub_count());
-  line += " ssub=" + std::to_string(s.ssub_count());
-  line += " multi=" + std::to_string(s.multi_count());
-  line += " watch=" + std::to_string(s.watch_count());
-  line += " qbuf=" + std::to_string(s.query_buffer_bytes);
-  line += " qbuf-free=0";
-  line += " argv-mem=" + std::to_string(argv_mem);
-  line += " multi-mem=0";
-  line += " rbs=" + std::to_string(k_reply_buffer);
-  line += " rbp=" + std::to_string(std::min<uint64_t>(s.out.capacity(), k_reply_buffer));
-  line += " obl=" + std::to_string(obl);
-  line += " oll=" + std::to_string(omem != 0 ? 1 : 0);
-  line += " omem=" + std::to_string(omem);
-  line += " tot-mem=" + std::to_string(tot_mem);
-  line += s.host() != nullptr ? (out > 0 && !self ? " events=rw" : " events=r") : " events=";
-  line += " cmd=";
-  line += cmd;
-  line += " user=default redir=-1";
-  line += " resp=" + std::to_string(s.resp);
-  line += " lib-name=" + s.lib_name;
-  line += " lib-ver=" + s.lib_ver;
-  line += " tot-net-in=" + std::to_string(s.net_input_bytes);
-  line += " tot-net-out=" + std::to_string(s.net_output_bytes);
-  line += " tot-cmds=" + std::to_string(s.total_commands);
-  return line;
 }
 
 void cmd_client_id(CmdContext& ctx) {
@@ -253,6 +166,7 @@ void cmd_client_kill(CmdContext& ctx) {
   std::optional<std::string_view> addr;
   std::optional<std::string_view> laddr;
   std::optional<ClientType> type;
+  const acl::User* user = nullptr;
   uint64_t id = 0;
   int64_t max_age = 0;
   bool skipme = true;
@@ -293,8 +207,8 @@ void cmd_client_kill(CmdContext& ctx) {
       } else if (iequals(opt, "laddr") && more) {
         laddr = value;
       } else if (iequals(opt, "user") && more) {
-        // keyshift has a single ACL user.
-        if (value != "default") {
+        user = ctx.engine().users().find(value);
+        if (user == nullptr) {
           ctx.reply().error(std::string(errors::k_no_such_user_prefix) + std::string(value) + "'");
           return;
         }
@@ -318,6 +232,8 @@ void cmd_client_kill(CmdContext& ctx) {
   for (const auto& [sid, s] : ctx.engine().sessions()) {
     if ((addr && s->addr != *addr) || (laddr && s->laddr != *laddr) ||
         (type && client_type(*s) != *type) || (id != 0 && s->id() != id) ||
+        (user != nullptr &&
+         (s->user != nullptr ? s->user : &ctx.engine().users().default_user()) != user) ||
         (skipme && s.get() == &ctx.session()) || (max_age != 0 && client_age(ctx, *s) < max_age)) {
       continue;
     }
@@ -514,6 +430,95 @@ constexpr CommandSpec k_client_commands[] = {
 };
 
 }  // namespace
+
+std::string client_info_line(CmdContext& ctx, const Session& s) {
+  // The reply buffer every Valkey client has (PROTO_REPLY_CHUNK_BYTES); bytes beyond it
+  // count as the output list.
+  constexpr uint64_t k_reply_buffer = 16 * 1024;
+  bool self = &s == &ctx.session();
+  std::string flags;
+  if (s.has(k_session_monitor)) {
+    flags += 'O';
+  }
+  if (s.has(k_session_pubsub)) {
+    flags += 'P';
+  }
+  if (s.has(k_session_multi)) {
+    flags += 'x';
+  }
+  if (s.has(k_session_blocked)) {
+    flags += 'b';
+  }
+  if (s.has(k_session_close_after_reply)) {
+    flags += 'c';
+  }
+  if (s.has(k_session_close_asap)) {
+    flags += 'A';
+  }
+  if (s.has(k_session_unix_socket)) {
+    flags += 'U';
+  }
+  if (s.has(k_session_no_evict)) {
+    flags += 'e';
+  }
+  if (s.has(k_session_no_touch)) {
+    flags += 'T';
+  }
+  if (flags.empty()) {
+    flags = "N";
+  }
+  uint64_t argv_mem = 0;
+  if (self) {
+    for (std::string_view a : ctx.args()) {
+      argv_mem += a.size();
+    }
+  }
+  uint64_t out = s.out.size();
+  uint64_t obl = std::min(out, k_reply_buffer);
+  uint64_t omem = out > k_reply_buffer ? out - k_reply_buffer : 0;
+  uint64_t tot_mem = sizeof(Session) + k_reply_buffer + s.name.capacity() + s.lib_name.capacity() +
+                     s.lib_ver.capacity() + omem + s.query_buffer_bytes + argv_mem;
+  std::string_view cmd = self ? std::string_view(ctx.command().full_name) : s.last_command;
+  std::string line;
+  line.reserve(400);
+  line += "id=" + std::to_string(s.id());
+  line += " addr=" + s.addr;
+  line += " laddr=" + s.laddr;
+  line += " fd=" + std::to_string(s.fd);
+  line += " name=" + s.name;
+  line += " age=" + std::to_string(client_age(ctx, s));
+  line += " idle=" + std::to_string(ctx.now_ms() / 1000 - s.last_interaction_ms / 1000);
+  line += " flags=" + flags;
+  line += " db=" + std::to_string(s.db);
+  line += " sub=" + std::to_string(s.sub_count());
+  line += " psub=" + std::to_string(s.psub_count());
+  line += " ssub=" + std::to_string(s.ssub_count());
+  line += " multi=" + std::to_string(s.multi_count());
+  line += " watch=" + std::to_string(s.watch_count());
+  line += " qbuf=" + std::to_string(s.query_buffer_bytes);
+  line += " qbuf-free=0";
+  line += " argv-mem=" + std::to_string(argv_mem);
+  line += " multi-mem=0";
+  line += " rbs=" + std::to_string(k_reply_buffer);
+  line += " rbp=" + std::to_string(std::min<uint64_t>(s.out.capacity(), k_reply_buffer));
+  line += " obl=" + std::to_string(obl);
+  line += " oll=" + std::to_string(omem != 0 ? 1 : 0);
+  line += " omem=" + std::to_string(omem);
+  line += " tot-mem=" + std::to_string(tot_mem);
+  line += s.host() != nullptr ? (out > 0 && !self ? " events=rw" : " events=r") : " events=";
+  line += " cmd=";
+  line += cmd;
+  line += " user=";
+  line += s.user != nullptr ? std::string_view(s.user->name) : std::string_view("default");
+  line += " redir=-1";
+  line += " resp=" + std::to_string(s.resp);
+  line += " lib-name=" + s.lib_name;
+  line += " lib-ver=" + s.lib_ver;
+  line += " tot-net-in=" + std::to_string(s.net_input_bytes);
+  line += " tot-net-out=" + std::to_string(s.net_output_bytes);
+  line += " tot-cmds=" + std::to_string(s.total_commands);
+  return line;
+}
 
 void register_client_family(CommandRegistry& registry) {
   registry.add(k_client_commands);

@@ -785,6 +785,7 @@ CommandKeys command_key_positions(const CommandRegistry& registry,
   if (keys) {
     for (const KeyRef& k : *keys) {
       out.positions.push_back(k.pos);
+      out.flags.push_back(k.flags);
     }
   } else {
     out.found =
@@ -793,6 +794,10 @@ CommandKeys command_key_positions(const CommandRegistry& registry,
   }
   out.found = true;
   return out;
+}
+
+uint32_t command_acl_categories(const Command& c) {
+  return acl_bits(c);
 }
 
 }  // namespace keyshift::engine

@@ -1,4 +1,5 @@
 // Connection commands: PING, ECHO, QUIT, RESET, HELLO, AUTH, SELECT.
+#include "engine/acl/acl.hpp"
 #include "engine/commands/context.hpp"
 #include "engine/commands/families.hpp"
 #include "engine/commands/info.hpp"
@@ -42,7 +43,7 @@ void cmd_reset(CmdContext& ctx) {
   s.db = 0;
   s.resp = 2;
   s.name.clear();
-  s.authenticated = ctx.engine().config().requirepass.empty();
+  ctx.engine().set_default_auth(s);
   s.clear(k_session_no_evict);
   s.clear(k_session_no_touch);
   if (s.has(k_session_monitor)) {
@@ -54,13 +55,10 @@ void cmd_reset(CmdContext& ctx) {
 }
 
 bool check_password(CmdContext& ctx, std::string_view user, std::string_view pass) {
-  const std::string& required = ctx.engine().config().requirepass;
-  bool ok = user == "default" && (required.empty() || pass == required);
-  if (!ok) {
+  if (!ctx.engine().authenticate(ctx.session(), user, pass, ctx.arg(0))) {
     ctx.reply().error(errors::k_wrongpass);
     return false;
   }
-  ctx.session().authenticated = true;
   return true;
 }
 
@@ -70,7 +68,7 @@ void cmd_auth(CmdContext& ctx) {
     return;
   }
   if (ctx.argc() == 2) {
-    if (ctx.engine().config().requirepass.empty()) {
+    if (ctx.engine().users().default_user().nopass) {
       ctx.reply().error(errors::k_auth_no_password);
       return;
     }

@@ -52,6 +52,10 @@ class CmdContext {
 /// address (is_local_ip). Protected commands and protected configs in `local` mode ask this.
 bool is_local(const Session& session);
 
+/// One CLIENT LIST / CLIENT INFO line (without the newline), in Valkey 8's field order;
+/// `s` is described as running ctx's command when it is ctx's session.
+std::string client_info_line(CmdContext& ctx, const Session& s);
+
 /// Valkey's addReplySubcommandSyntaxError() text: an unknown subcommand (or a wrong count of
 /// arguments for one) of the container command in `ctx.arg(0)`.
 std::string subcommand_syntax_error(CmdContext& ctx);

@@ -31,6 +31,7 @@ void register_all_families(CommandRegistry& registry) {
   register_hyperloglog_family(registry);
   register_function_family(registry);
   register_module_family(registry);
+  register_acl_family(registry);
 }
 
 }  // namespace keyshift::engine

@@ -31,5 +31,6 @@ void register_geo_family(CommandRegistry& registry);
 void register_hyperloglog_family(CommandRegistry& registry);
 void register_function_family(CommandRegistry& registry);
 void register_module_family(CommandRegistry& registry);
+void register_acl_family(CommandRegistry& registry);
 
 }  // namespace keyshift::engine

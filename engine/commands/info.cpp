@@ -1,5 +1,6 @@
 #include "engine/commands/info.hpp"
 
+#include "engine/acl/acl.hpp"
 #include "engine/blocking.hpp"
 #include "engine/engine.hpp"
 #include "engine/persistence/aof.hpp"
@@ -442,10 +443,11 @@ void stats_section(Engine& engine, InfoWriter& w) {
   w.field("eventloop_duration_cmd_sum", command_usec);
   w.field("instantaneous_eventloop_cycles_per_sec", 0);
   w.field("instantaneous_eventloop_duration_usec", 0);
-  w.field("acl_access_denied_auth", 0);
-  w.field("acl_access_denied_cmd", 0);
-  w.field("acl_access_denied_key", 0);
-  w.field("acl_access_denied_channel", 0);
+  const acl::Users& users = engine.users();
+  w.field("acl_access_denied_auth", users.denied_auth);
+  w.field("acl_access_denied_cmd", users.denied_cmd);
+  w.field("acl_access_denied_key", users.denied_key);
+  w.field("acl_access_denied_channel", users.denied_channel);
 }
 
 void replication_section(Engine& engine, InfoWriter& w) {

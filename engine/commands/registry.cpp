@@ -25,6 +25,7 @@ void CommandRegistry::add(std::span<const CommandSpec> specs) {
     auto cmd = std::make_unique<Command>();
     cmd->spec = spec;
     cmd->full_name = std::string(spec.name);
+    cmd->id = static_cast<uint32_t>(m_all.size());
     size_t bar = spec.name.find('|');
     if (bar != std::string_view::npos) {
       auto it = m_by_name.find(spec.name.substr(0, bar));

@@ -24,6 +24,7 @@ struct CommandStats {
 struct Command {
   CommandSpec spec;
   std::string full_name;  // "get", "config|get"
+  uint32_t id = 0;        // dense index in registration order (ACL permission bitmaps)
   CommandStats stats;
   Command* parent = nullptr;
   std::vector<Command*> subcommands;
@@ -47,6 +48,8 @@ class CommandRegistry {
   Command* find_sub(const Command& container, std::string_view sub) const;
   /// Every top-level command, in registration order.
   const std::vector<Command*>& commands() const { return m_top; }
+  /// Number of commands and subcommands (one more than the largest Command::id).
+  size_t size() const { return m_all.size(); }
   /// Clears every command's counters (CONFIG RESETSTAT).
   void reset_stats();
 

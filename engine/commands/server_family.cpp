@@ -1,5 +1,6 @@
 // Server commands: INFO, CONFIG, FLUSHDB/FLUSHALL, DBSIZE, TIME, SHUTDOWN, ROLE, LOLWUT,
 // LATENCY and SLOWLOG. COMMAND, CLIENT/MONITOR and DEBUG/MEMORY have files of their own.
+#include "engine/acl/acl.hpp"
 #include "engine/commands/context.hpp"
 #include "engine/commands/families.hpp"
 #include "engine/commands/info.hpp"
@@ -113,7 +114,15 @@ void cmd_config_rewrite(CmdContext& ctx) {
     ctx.reply().error(errors::k_no_config_file);
     return;
   }
-  if (auto failed = rewrite_config_file(path, ctx.engine().config())) {
+  // The live users become the file's `user` lines, unless they live in an aclfile (then the
+  // file keeps none), as Valkey's rewriteConfigUserOption.
+  std::vector<std::string> users;
+  if (ctx.engine().config().aclfile.empty()) {
+    for (const auto& [name, user] : ctx.engine().users().all()) {
+      users.push_back("user " + name + " " + ctx.engine().users().describe(*user));
+    }
+  }
+  if (auto failed = rewrite_config_file(path, ctx.engine().config(), &users)) {
     ctx.reply().error(std::string(errors::k_rewriting_config_prefix) + std::strerror(*failed));
     return;
   }

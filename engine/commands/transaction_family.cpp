@@ -1,5 +1,6 @@
 // Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH. Queueing itself happens in the
 // engine's dispatch, after the checks Valkey makes before it queues.
+#include "engine/acl/acl.hpp"
 #include "engine/commands/context.hpp"
 #include "engine/commands/families.hpp"
 #include "engine/watch.hpp"
@@ -54,6 +55,24 @@ void cmd_exec(CmdContext& ctx) {
   std::vector<std::string_view> argv;
   for (QueuedCommand& q : queue) {
     argv.assign(q.argv.begin(), q.argv.end());
+    // The rules may have changed since the command was queued (Valkey checks again).
+    if (s.user != nullptr && !acl::Users::unrestricted(*s.user)) {
+      size_t pos = 0;
+      acl::Denial d = engine.users().check_command(*s.user, *q.cmd, argv, pos);
+      if (d != acl::Denial::none) {
+        engine.acl_check(s, *q.cmd, argv, acl::LogContext::multi);
+        std::string_view why =
+            d == acl::Denial::command ? "no permission to execute the command or subcommand"
+            : d == acl::Denial::key
+                ? "no permission to touch the specified keys"
+                : "no permission to access one of the channels used as arguments";
+        ctx.reply().error(
+            "NOPERM ACLs rules changed between the moment the transaction was accumulated and "
+            "the EXEC call. This command is no longer allowed for the following reason: " +
+            std::string(why));
+        continue;
+      }
+    }
     engine.call(s, *q.cmd, argv);
   }
   if (could_block) {

@@ -1,5 +1,6 @@
 #include "engine/scripting/script_engine.hpp"
 
+#include "engine/acl/acl.hpp"
 #include "engine/commands/context.hpp"
 #include "engine/engine.hpp"
 #include "engine/persistence/snapshots.hpp"
@@ -949,6 +950,8 @@ int ScriptEngine::lua_command(lua_State* lua, bool raise_error) {
     err = "Wrong number of args calling command from script";
   } else if ((cmd->spec.flags & k_cmd_noscript) != 0) {
     err = "This Redis command is not allowed from script";
+  } else if (auto denied = acl_denial(*cmd, views)) {
+    err = "ACL failure in script: " + *denied;
   } else if (m_run->read_only && (cmd->spec.flags & (k_cmd_write | k_cmd_may_replicate)) != 0) {
     err = "Write commands are not allowed from read-only scripts.";
   } else if ((cmd->spec.flags & k_cmd_write) != 0 && !m_run->write_dirty &&
@@ -1070,9 +1073,23 @@ int ScriptEngine::lua_acl_check(lua_State* lua) {
   if (cmd == nullptr) {
     return raise(lua, "Invalid command passed to server.acl_check_cmd()");
   }
-  // keyshift's only user is the default user with every permission.
-  lua_pushboolean(lua, 1);
+  std::vector<std::string_view> views(argv.begin(), argv.end());
+  Session* caller = m_run != nullptr ? m_run->caller : nullptr;
+  size_t pos = 0;
+  bool allowed =
+      caller == nullptr || caller->user == nullptr ||
+      m_engine.users().check_command(*caller->user, *cmd, views, pos) == acl::Denial::none;
+  lua_pushboolean(lua, allowed ? 1 : 0);
   return 1;
+}
+
+std::optional<std::string> ScriptEngine::acl_denial(const Command& cmd,
+                                                    std::span<const std::string_view> argv) {
+  Session* caller = m_run != nullptr ? m_run->caller : nullptr;
+  if (caller == nullptr || caller->user == nullptr || acl::Users::unrestricted(*caller->user)) {
+    return std::nullopt;
+  }
+  return m_engine.acl_check(*caller, cmd, argv, acl::LogContext::lua);
 }
 
 int ScriptEngine::lua_register_function(lua_State* lua) {

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,7 @@ namespace keyshift::engine {
 class CmdContext;
 class Engine;
 class Session;
+struct Command;
 
 /// Script flags of a `#!lua flags=...` shebang or a registered function, as Valkey names them.
 enum ScriptFlag : uint64_t {
@@ -110,6 +112,9 @@ class ScriptEngine {
   int lua_set_repl(lua_State* lua);
   int lua_log(lua_State* lua);
   int lua_acl_check(lua_State* lua);
+  /// The ACL refusal of `cmd` for the script's caller (logged in the lua context), or
+  /// nullopt when it may run.
+  std::optional<std::string> acl_denial(const Command& cmd, std::span<const std::string_view> argv);
   int lua_register_function(lua_State* lua);
 
  private:

@@ -27,6 +27,14 @@ struct OutputBufferLimit {
   int64_t soft_seconds = 0;
 };
 
+/// One `user` line of a config file: the user name, then its rules (selectors merged), and
+/// where it was read, for the errors of loading it at start.
+struct AclUserLine {
+  std::vector<std::string> args;
+  std::string file;
+  int line = 0;
+};
+
 /// Every setting the engine and its server read; filled from a config file, flags or
 /// CONFIG SET. Plain data so that the engine never depends on a parser library. The
 /// keyspace's own settings (notify-keyspace-events, set encodings, maxmemory-policy, LFU)
@@ -48,6 +56,10 @@ struct EngineConfig : KeyspaceSettings {
 
   // Security.
   std::string requirepass;
+  /// `user` lines in file order; the engine loads them after requirepass, as Valkey does.
+  std::vector<AclUserLine> acl_users;
+  /// The ACL file (ACL LOAD/SAVE, loaded at start); empty: users come from `user` lines.
+  std::string aclfile;
 
   // TLS (the tls-* directives): `serve` listens on tls_port too, with a context built from
   // these (engine/net/tls.hpp); tls_auth_clients is a TlsAuthClients value.

@@ -1,5 +1,6 @@
 #include "engine/server/config_table.hpp"
 
+#include "engine/acl/acl.hpp"
 #include "engine/keyspace/notify.hpp"
 #include "engine/util/glob.hpp"
 #include "engine/util/split_args.hpp"
@@ -686,7 +687,7 @@ constexpr DirectiveSpec k_directives[] = {
     yes_no("enable-debug-assert", {}, k_flag_immutable | k_flag_hidden, "no"),
     yes_no("cluster-slot-stats-enabled", {}, 0, "no"),
     yes_no("hide-user-data-from-log", {}, 0, "yes"),
-    free_text("aclfile", {}, k_flag_immutable, ""),
+    free_text("aclfile", {}, k_flag_immutable, "", nullptr, string_field<&EngineConfig::aclfile>()),
     free_text("unixsocket", {}, k_flag_immutable, "", nullptr,
         string_field<&EngineConfig::unixsocket>()),
     free_text("unixsocketgroup", {}, k_flag_immutable, "", nullptr,
@@ -1062,13 +1063,6 @@ ConfigError error_at(const Directive& directive, std::string message) {
   return ConfigError{directive.file, directive.line, std::move(message), directive.text};
 }
 
-constexpr std::string_view k_user_refused =
-    "ACL users are not implemented by keyshift yet and this user line would restrict who may "
-    "do what, which keyshift cannot enforce; the only user line accepted is one that leaves "
-    "the default user open ('user default on nopass ~* &* +@all')";
-constexpr std::string_view k_user_resets_requirepass =
-    "this user line resets the default user after requirepass is applied, so Valkey would run "
-    "without the password; keep only one of them";
 constexpr std::string_view k_rename_command_refused =
     "rename-command is not implemented by keyshift yet: the command would stay reachable "
     "under its own name";
@@ -1082,9 +1076,6 @@ struct RefusedSetting {
   std::string_view why;
 };
 constexpr RefusedSetting k_refused_settings[] = {
-    {"aclfile", "",
-     "ACL files are not implemented by keyshift yet and the users in the file would restrict "
-     "who may do what, which keyshift cannot enforce"},
     {"aof-timestamp-enabled", "no",
      "AOF timestamp annotations are not written by keyshift: the point-in-time recovery the "
      "setting promises would have nothing to go by"},
@@ -1115,56 +1106,6 @@ const std::string_view* refusal(const DirectiveSpec& spec, std::string_view valu
   return nullptr;
 }
 
-// True when the rules of a `user` line leave the user exactly as open as keyshift's only
-// user: the default one, on, without password, with every key, channel and command. As in
-// Valkey the default user is reset before the rules apply; `all_channels_on_reset` is
-// acl-pubsub-default allchannels. Any rule that is not understood counts as restricting.
-bool leaves_default_user_open(std::span<const std::string> args, bool all_channels_on_reset) {
-  if (args.empty() || args[0] != "default") {
-    return false;
-  }
-  bool on = false;
-  bool nopass = false;
-  bool password = false;
-  bool all_keys = false;
-  bool all_channels = all_channels_on_reset;
-  bool all_commands = false;
-  for (const std::string& rule : args.subspan(1)) {
-    if (iequals(rule, "on")) {
-      on = true;
-    } else if (iequals(rule, "off")) {
-      on = false;
-    } else if (iequals(rule, "nopass")) {
-      nopass = true;
-      password = false;
-    } else if (iequals(rule, "resetpass")) {
-      nopass = false;
-      password = false;
-    } else if (!rule.empty() && (rule[0] == '>' || rule[0] == '#')) {
-      nopass = false;
-      password = true;
-    } else if (rule == "~*" || iequals(rule, "allkeys") || iequals(rule, "%RW~*")) {
-      all_keys = true;
-    } else if (iequals(rule, "resetkeys")) {
-      all_keys = false;
-    } else if (rule == "&*" || iequals(rule, "allchannels")) {
-      all_channels = true;
-    } else if (iequals(rule, "resetchannels")) {
-      all_channels = false;
-    } else if (iequals(rule, "+@all") || iequals(rule, "allcommands")) {
-      all_commands = true;
-    } else if (iequals(rule, "-@all") || iequals(rule, "nocommands")) {
-      all_commands = false;
-    } else if (iequals(rule, "reset")) {
-      on = nopass = password = all_keys = all_commands = false;
-      all_channels = all_channels_on_reset;
-    } else if (!iequals(rule, "sanitize-payload") && !iequals(rule, "skip-sanitize-payload")) {
-      return false;
-    }
-  }
-  return on && nopass && !password && all_keys && all_channels && all_commands;
-}
-
 // Reads one directive as loadServerConfigFromString() does; nullopt when accepted.
 class DirectiveApplier {
  public:
@@ -1190,22 +1131,6 @@ class DirectiveApplier {
       return std::nullopt;
     }
     return error_at(directive, std::string(k_bad_directive));
-  }
-
-  // The checks of the `user` lines, which Valkey applies after the whole configuration (and
-  // after requirepass, which a `user default` line therefore resets).
-  std::optional<ConfigError> check_users() const {
-    bool all_channels =
-        directive_value(*find_directive("acl-pubsub-default"), m_config) == "allchannels";
-    for (const Directive* directive : m_users) {
-      if (!leaves_default_user_open(directive->args, all_channels)) {
-        return error_at(*directive, std::string(k_user_refused));
-      }
-      if (!m_config.requirepass.empty()) {
-        return error_at(*directive, std::string(k_user_resets_requirepass));
-      }
-    }
-    return std::nullopt;
   }
 
  private:
@@ -1251,13 +1176,25 @@ class DirectiveApplier {
   std::optional<ConfigError> apply_statement(const DirectiveSpec& spec,
                                              const Directive& directive) {
     if (spec.name == "user") {
-      // A line that restricts whatever acl-pubsub-default says is refused here, in file
-      // order; the others are judged once everything is read (acl-pubsub-default and
-      // requirepass may come later).
-      if (!leaves_default_user_open(directive.args, true)) {
-        return error_at(directive, std::string(k_user_refused));
+      // Valkey's ACLAppendUserForLoading: syntax now, unknown commands when the engine
+      // starts. The word it names is counted from "user" (Valkey's own indexing).
+      const std::string& name = directive.args[0];
+      bool duplicate = std::any_of(m_config.acl_users.begin(), m_config.acl_users.end(),
+                                   [&](const AclUserLine& u) { return u.args[0] == name; });
+      std::optional<std::pair<size_t, acl::RuleError>> bad;
+      if (duplicate) {
+        bad = std::pair<size_t, acl::RuleError>{1, acl::RuleError::duplicate_user};
+      } else {
+        bad = acl::check_user_line(directive.args);
       }
-      m_users.push_back(&directive);
+      if (bad) {
+        size_t at = bad->first;
+        std::string_view word =
+            at == 0 ? std::string_view("user") : std::string_view(directive.args[at - 1]);
+        return error_at(directive, fmt::format("Error in user declaration '{}': {}", word,
+                                               acl::rule_error_text(bad->second)));
+      }
+      m_config.acl_users.push_back({directive.args, directive.file, directive.line});
       return std::nullopt;
     }
     if (spec.name == "rename-command") {
@@ -1286,7 +1223,6 @@ class DirectiveApplier {
   EngineConfig& m_config;
   std::vector<std::string>& m_warnings;
   bool m_save_seen = false;
-  std::vector<const Directive*> m_users;
 };
 
 }  // namespace
@@ -1322,9 +1258,6 @@ std::optional<ConfigError> apply_directives(std::span<const Directive> directive
     if (auto error = applier.apply(directive)) {
       return error;
     }
-  }
-  if (auto error = applier.check_users()) {
-    return error;
   }
   // The checks Valkey makes once the whole configuration is read.
   auto setting = [&](std::string_view name) {

@@ -1,5 +1,6 @@
 #include "engine/server/server.hpp"
 
+#include "engine/acl/acl.hpp"
 #include "engine/persistence/aof.hpp"
 #include "engine/persistence/snapshots.hpp"
 #include "engine/resp/reply_builder.hpp"
@@ -375,7 +376,7 @@ void Server::accept_from(int listen_fd, bool is_unix, bool tls) {
     std::string_view rejection;
     if (m_clients >= static_cast<size_t>(cfg.maxclients)) {
       rejection = k_max_clients_error;
-    } else if (!is_unix && cfg.protected_mode && cfg.requirepass.empty() &&
+    } else if (!is_unix && cfg.protected_mode && m_engine.users().default_user().nopass &&
                !is_local_ip(ip_and_port(sa).first)) {
       rejection = k_protected_mode_error;
     }
@@ -528,7 +529,7 @@ void Server::process_input(Connection& c) {
   while (!c.closing && c.in_start < c.in_end &&
          (s.flags & (k_session_close_after_reply | k_session_close_asap | k_session_blocked)) ==
              0) {
-    limits.auth_required = !s.authenticated;
+    limits.auth_required = m_engine.auth_required(s);
     const char* base = c.in.data() + c.in_start;
     auto status = c.parser.parse(base, c.in_end - c.in_start, limits);
     if (status == RequestParser::Status::need_more) {

@@ -20,8 +20,6 @@ from harness import eq, keyshift_bin, ok, run_tests, test  # noqa: E402
 
 # Valkey 8.0.1 commands keyshift serve does not register yet (issue 16 closes these).
 KEYSHIFT_LACKS = {
-    "acl", "acl|cat", "acl|deluser", "acl|dryrun", "acl|genpass", "acl|getuser", "acl|help",
-    "acl|list", "acl|load", "acl|log", "acl|save", "acl|setuser", "acl|users", "acl|whoami",
     "client|caching", "client|pause", "client|tracking", "client|unpause",
     "psync", "replconf", "replicaof", "slaveof", "sync",
 }

@@ -27,8 +27,6 @@ KNOWN_ERROR_TEXT = {
 }
 # Redis 7.0 commands keyshift does not have yet (issue 16), as test_kb lists them.
 KEYSHIFT_LACKS = {
-    "acl", "acl|cat", "acl|deluser", "acl|dryrun", "acl|genpass", "acl|getuser", "acl|help",
-    "acl|list", "acl|load", "acl|log", "acl|save", "acl|setuser", "acl|users", "acl|whoami",
     "client|caching", "client|pause", "client|tracking", "client|unpause",
     "psync", "replconf", "replicaof", "slaveof", "sync",
 }
