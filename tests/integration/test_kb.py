@@ -22,7 +22,6 @@ from harness import eq, keyshift_bin, ok, run_tests, test  # noqa: E402
 KEYSHIFT_LACKS = {
     "acl", "acl|cat", "acl|deluser", "acl|dryrun", "acl|genpass", "acl|getuser", "acl|help",
     "acl|list", "acl|load", "acl|log", "acl|save", "acl|setuser", "acl|users", "acl|whoami",
-    "client|caching", "client|pause", "client|tracking", "client|unpause",
     "psync", "replconf", "replicaof", "slaveof", "sync",
 }
 # Commands keyshift serve has beyond Valkey 8.0: the hash field expiry family, which holds the
