@@ -556,7 +556,8 @@ void Engine::dispatch(Session& session, std::span<const std::string_view> argv) 
   }
   // CLIENT PAUSE holds the command, unanswered, until the pause ends (Valkey's
   // blockPostponeClient).
-  if (m_pauses->holds(spec.flags | (is_exec ? session.multi_cmd_flags : 0))) {
+  if (m_pauses->active() && m_pauses->holds(m_pauses->command_flags(*cmd, argv) |
+                                            (is_exec ? session.multi_cmd_flags : 0))) {
     m_pauses->postpone(session, argv);
     return;
   }

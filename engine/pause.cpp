@@ -2,6 +2,7 @@
 
 #include "engine/commands/command.hpp"
 #include "engine/engine.hpp"
+#include "engine/scripting/script_engine.hpp"
 
 #include <algorithm>
 #include <string>
@@ -42,6 +43,38 @@ void ClientPause::recompute() {
 bool ClientPause::holds(uint32_t cmd_flags) const {
   return (m_actions & k_pause_all) != 0 || ((m_actions & k_pause_write) != 0 &&
                                             (cmd_flags & (k_cmd_write | k_cmd_may_replicate)) != 0);
+}
+
+uint32_t ClientPause::command_flags(const Command& cmd,
+                                    std::span<const std::string_view> argv) const {
+  uint32_t flags = cmd.spec.flags;
+  const std::string& name = cmd.full_name;
+  bool by_sha = name == "evalsha" || name == "evalsha_ro";
+  if ((!by_sha && name != "eval" && name != "eval_ro") || argv.size() < 2 ||
+      (by_sha && argv[1].size() != 40)) {
+    return flags;
+  }
+  std::string_view body = argv[1];
+  if (by_sha) {
+    const std::string* cached = m_engine.scripting().script_body(argv[1]);
+    if (cached == nullptr) {
+      return flags;
+    }
+    body = *cached;
+  }
+  uint64_t script_flags = 0;
+  size_t shebang_len = 0;
+  std::string error;
+  if (!parse_script_shebang(body, script_flags, shebang_len, error) ||
+      (script_flags & k_script_eval_compat) != 0) {
+    return flags;
+  }
+  // Declared flags say whether the script writes; MAY_REPLICATE no longer applies.
+  flags &= ~static_cast<uint32_t>(k_cmd_write | k_cmd_may_replicate);
+  if ((script_flags & k_script_no_writes) == 0) {
+    flags |= k_cmd_write;
+  }
+  return flags;
 }
 
 void ClientPause::postpone(Session& s, std::span<const std::string_view> argv) {

@@ -9,6 +9,7 @@ namespace keyshift::engine {
 
 class Engine;
 class Session;
+struct Command;
 
 /// CLIENT PAUSE of one engine (Valkey's pauseActions for the client-command purpose):
 /// while a pause lasts, clients' commands are held (k_session_postponed, the host reads no
@@ -26,6 +27,11 @@ class ClientPause {
   void unpause_by_client();
   /// True when a command with flags `cmd_flags` (EXEC: with its queue's) must be held now.
   bool holds(uint32_t cmd_flags) const;
+  /// The flags the pause judges `cmd` by: a script's shebang flags replace EVAL's and
+  /// EVALSHA's write flags (Valkey's evalGetCommandFlags); other commands keep theirs.
+  uint32_t command_flags(const Command& cmd, std::span<const std::string_view> argv) const;
+  /// True while a pause is in force (commands may be held).
+  bool active() const { return m_actions != 0; }
   /// True while keys may not expire or be evicted (any pause in force).
   bool dataset_frozen() const { return m_actions != 0; }
   /// Holds `s`'s command `argv` (copied) until the pause ends.

@@ -189,6 +189,29 @@ TEST_SUITE("engine::client_pause") {
     CHECK(is_int(f.run(c, {"DBSIZE"}), 0));
   }
 
+  TEST_CASE("PAUSE WRITE holds scripts that may write, not those declared no-writes") {
+    Fixture f;
+    Session& admin = f.client();
+    Session& c = f.client();
+    f.run(admin, {"CLIENT", "PAUSE", "10000", "WRITE"});
+    CHECK(is_int(f.run(c, {"EVAL", "#!lua flags=no-writes\nreturn 1", "0"}), 1));
+    CHECK(is_int(f.run(c, {"EVAL_RO", "return 2", "0"}), 2));
+    CHECK(is_simple(f.run(c, {"PING"}), "PONG"));
+    f.send(c, {"EVAL", "#!lua\nreturn 3", "0"});
+    CHECK(c.has(k_session_postponed));
+    f.run(admin, {"CLIENT", "UNPAUSE"});
+    f.engine.handle_blocked_timeouts();
+    auto got = f.drain(c);
+    REQUIRE(got.size() == 1);
+    CHECK(is_int(got[0], 3));
+    f.run(admin, {"CLIENT", "PAUSE", "10000", "WRITE"});
+    f.send(c, {"EVAL", "return 4", "0"});
+    CHECK(c.has(k_session_postponed));
+    f.run(admin, {"CLIENT", "UNPAUSE"});
+    f.engine.handle_blocked_timeouts();
+    CHECK(is_int(f.drain(c).at(0), 4));
+  }
+
   TEST_CASE("CLIENT PAUSE checks its arguments as Valkey does") {
     Fixture f;
     Session& c = f.client();
