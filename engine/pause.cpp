@@ -34,6 +34,7 @@ void ClientPause::recompute() {
     m_end_ms = 0;
     m_actions = 0;
   }
+  m_engine.keyspace().keep_expired = m_actions != 0;
   // ALL > WRITE > none, as Valkey compares its action bits.
   if (m_actions < before) {
     m_released = true;
