@@ -5,12 +5,15 @@
 #include "engine/commands/context.hpp"
 #include "engine/commands/effects.hpp"
 #include "engine/commands/hash_family.hpp"
+#include "engine/pause.hpp"
 #include "engine/persistence/aof.hpp"
 #include "engine/persistence/snapshots.hpp"
 #include "engine/pubsub.hpp"
 #include "engine/scripting/script_engine.hpp"
 #include "engine/server/config_table.hpp"
+#include "engine/tracking.hpp"
 #include "engine/util/strconv.hpp"
+#include "engine/util/strings.hpp"
 #include "engine/watch.hpp"
 
 #include <fmt/format.h>
@@ -52,6 +55,8 @@ Engine::Engine(EngineConfig config, const Clock& clock)
   m_pubsub = std::make_unique<PubSub>();
   m_watches = std::make_unique<WatchTable>(*this);
   m_blocking = std::make_unique<Blocking>(*this);
+  m_tracking = std::make_unique<Tracking>(*this);
+  m_pauses = std::make_unique<ClientPause>(*this);
   m_snapshots = std::make_unique<Snapshots>(m_clock.now_ms() / 1000);
   m_aof = std::make_unique<Aof>(*this);
   m_scripting = std::make_unique<ScriptEngine>(*this);
@@ -119,6 +124,8 @@ void Engine::refresh_settings() {
     m_users->set_default_password(m_config.requirepass);
     m_applied_requirepass = m_config.requirepass;
   }
+  m_tracking_max_keys =
+      static_cast<uint64_t>(std::max<int64_t>(0, number("tracking-table-max-keys", 1000000)));
 }
 
 void Engine::reset_stats() {
@@ -188,6 +195,7 @@ Session& Engine::open_session(SessionHost* host) {
 
 void Engine::close_session(Session& session) {
   reset_connection_state(session);
+  m_pauses->forget(session);
   std::erase(m_monitors, &session);
   if (&session == m_internal) {
     m_internal = nullptr;
@@ -203,7 +211,9 @@ void Engine::on_expired(int db, std::string_view key) {
   // As Valkey's deleteExpiredKeyAndPropagate: the event first, then WATCH, then the
   // deletion goes to the AOF and replicas ahead of the command that found the key expired.
   notify_keyspace_event(k_notify_expired, "expired", key, db);
+  m_change_by_server = true;
   signal_modified_key(db, key);
+  m_change_by_server = false;
   if (!m_sinks.empty()) {
     bool lazy = directive_value(*find_directive("lazyfree-lazy-expire"), m_config) == "yes";
     propagate_now(db, {lazy ? "UNLINK" : "DEL", std::string(key)});
@@ -245,12 +255,14 @@ void Engine::flush_unit(Session& session) {
 
 void Engine::before_replies() {
   m_aof->flush(false);
+  m_tracking->broadcast();
 }
 
 void Engine::signal_modified_key(int db, std::string_view key, uint64_t changes) {
   m_snapshots->note_changes(changes);
   m_watches->touch(db, key);
   m_blocking->signal_key_changed(db, key);
+  m_tracking->invalidate_key(key, m_change_by_server ? nullptr : m_tracking->current());
 }
 
 void Engine::on_new_key(int db, std::string_view key) {
@@ -334,6 +346,7 @@ void Engine::reset_connection_state(Session& session) {
   m_blocking->forget(session);
   m_pubsub->unsubscribe_all(session);
   session.clear(k_session_pubsub);
+  m_tracking->disable(session);
 }
 
 void Engine::handle_blocked_clients() {
@@ -343,6 +356,7 @@ void Engine::handle_blocked_clients() {
 }
 
 void Engine::handle_blocked_timeouts() {
+  m_pauses->update();
   if (m_blocking->next_deadline_ms() < 0) {
     return;
   }
@@ -353,7 +367,9 @@ void Engine::handle_blocked_timeouts() {
 }
 
 int64_t Engine::next_block_deadline_ms() const {
-  return m_blocking->next_deadline_ms();
+  int64_t blocked = m_blocking->next_deadline_ms();
+  int64_t pause = m_pauses->next_end_ms();
+  return blocked < 0 ? pause : pause < 0 ? blocked : std::min(blocked, pause);
 }
 
 bool Engine::unblock_client(uint64_t id, bool with_error) {
@@ -413,7 +429,15 @@ void Engine::execute(Session& session, std::span<const std::string_view> argv) {
   }
   size_t mark = session.out.size();
   m_pubsub->set_current(&session);
+  m_tracking->set_current(&session);
+  if (m_tracking->clients() != 0) {
+    m_tracking->limit_table(m_tracking_max_keys);
+  }
   dispatch(session, argv);
+  // CLIENT CACHING covers the next command, or the next transaction (Valkey's resetClient).
+  if (!session.has(k_session_multi) && !iequals(argv[0], "client")) {
+    session.clear(k_session_tracking_caching);
+  }
   if (session.replies_silenced()) {
     session.out.resize(mark);
   }
@@ -425,6 +449,7 @@ void Engine::execute(Session& session, std::span<const std::string_view> argv) {
   // Messages the command published to its own client come after its reply.
   m_pubsub->flush_pending();
   m_pubsub->set_current(nullptr);
+  m_tracking->set_current(nullptr);
   // As Valkey's processCommand: clients blocked on keys this command made ready are served
   // right after it (after the whole transaction for EXEC).
   handle_blocked_clients();
@@ -555,6 +580,13 @@ void Engine::dispatch(Session& session, std::span<const std::string_view> argv) 
            argv);
     return;
   }
+  // CLIENT PAUSE holds the command, unanswered, until the pause ends (Valkey's
+  // blockPostponeClient).
+  if (m_pauses->active() && m_pauses->holds(m_pauses->command_flags(*cmd, argv) |
+                                            (is_exec ? session.multi_cmd_flags : 0))) {
+    m_pauses->postpone(session, argv);
+    return;
+  }
   if (in_multi && !is_exec && cmd != m_special.discard && cmd != m_special.multi &&
       cmd != m_special.watch && cmd != m_special.quit && cmd != m_special.reset) {
     // A transaction already doomed keeps no more commands, but still answers QUEUED.
@@ -586,6 +618,15 @@ void Engine::call(Session& session, Command& command, std::span<const std::strin
   --m_call_depth;
   int64_t elapsed = m_clock.monotonic_us() - start;
   bool blocked = session.has(k_session_blocked);
+  // Client-side caching remembers what the requesting client read, also through a
+  // script's calls (read-only scripts themselves have no keys of their own to track).
+  if (Session* tracker = m_tracking->current();
+      tracker != nullptr && (spec.flags & k_cmd_readonly) != 0 &&
+      tracker->has(k_session_tracking) && !tracker->has(k_session_tracking_bcast) &&
+      cmd->full_name != "eval_ro" && cmd->full_name != "evalsha_ro" &&
+      cmd->full_name != "fcall_ro") {
+    m_tracking->remember_keys(*tracker, *cmd, argv);
+  }
   // A command whose nested calls (EXEC's queue) propagated themselves adds nothing more.
   if (propagating && !blocked && (spec.flags & (k_cmd_write | k_cmd_may_replicate)) != 0 &&
       (m_snapshots->total_changes() != changes_before || m_force_propagation) &&
@@ -786,7 +827,8 @@ void Engine::cron() {
   int64_t budget_us = 1000000 / hz / 4;
   int64_t deadline = now_us + budget_us;
   m_keyspace.command_time_ms = m_clock.now_ms();
-  if (m_config.active_expire) {
+  // A pause freezes the dataset: no key expires or is evicted by the server meanwhile.
+  if (m_config.active_expire && !m_pauses->dataset_frozen()) {
     for (size_t i = 0; i < m_dbs.size(); ++i) {
       Db& d = *m_dbs[(m_expire_db_cursor + i) % m_dbs.size()];
       d.active_expire(deadline);
@@ -806,12 +848,18 @@ void Engine::cron() {
   if (m_config.maxmemory != 0) {
     perform_evictions();
   }
+  if (m_tracking->clients() != 0) {
+    m_tracking->limit_table(m_tracking_max_keys);
+  }
 }
 
 bool Engine::perform_evictions() {
   uint64_t limit = m_config.maxmemory;
   if (limit == 0 || used_memory() <= limit) {
     return true;
+  }
+  if (m_pauses->dataset_frozen()) {
+    return true;  // as Valkey, no eviction and no OOM while paused
   }
   EvictionPolicy policy = m_config.maxmemory_policy;
   if (policy == EvictionPolicy::noeviction) {
@@ -889,7 +937,9 @@ bool Engine::perform_evictions() {
     }
     if (victim_db->remove(victim_key)) {
       ++m_stats.evicted_keys;
+      m_change_by_server = true;
       signal_modified_key(victim_db->id(), victim_key);
+      m_change_by_server = false;
       notify_keyspace_event(k_notify_evicted, "evicted", victim_key, victim_db->id());
       if (!m_sinks.empty()) {
         bool lazy = directive_value(*find_directive("lazyfree-lazy-eviction"), m_config) == "yes";

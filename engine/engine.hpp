@@ -30,9 +30,11 @@ enum class LogContext : uint8_t;
 }  // namespace acl
 class Aof;
 class Blocking;
+class ClientPause;
 class Snapshots;
 class PubSub;
 class ScriptEngine;
+class Tracking;
 class WatchTable;
 
 /// Server-wide counters that INFO stats reports.
@@ -235,6 +237,10 @@ class Engine : public KeyspaceEvents {
   PubSub& pubsub() { return *m_pubsub; }
   WatchTable& watches() { return *m_watches; }
   Blocking& blocking() { return *m_blocking; }
+  /// Client-side caching: the tracking table and invalidation messages.
+  Tracking& tracking() { return *m_tracking; }
+  /// CLIENT PAUSE: held commands, frozen expiry and eviction.
+  ClientPause& pauses() { return *m_pauses; }
   /// RDB snapshot state: SAVE/BGSAVE, the change counter, the save rules.
   Snapshots& snapshots() { return *m_snapshots; }
   /// The append-only file (off unless appendonly yes).
@@ -267,9 +273,11 @@ class Engine : public KeyspaceEvents {
   void reset_connection_state(Session& session);
   /// Serves clients blocked on keys signalled ready; runs after every command.
   void handle_blocked_clients();
-  /// Replies to blocked clients whose timeout has passed (the host calls this every loop).
+  /// Replies to blocked clients whose timeout has passed, and runs the commands CLIENT PAUSE
+  /// held once it ends (the host calls this every loop).
   void handle_blocked_timeouts();
-  /// The nearest deadline of a blocked client in unix ms, or -1 when none has one.
+  /// The nearest deadline of a blocked client (or of a pause holding commands) in unix ms,
+  /// or -1 when none has one.
   int64_t next_block_deadline_ms() const;
   /// CLIENT UNBLOCK: unblocks session `id` as a timeout or with the UNBLOCKED error; false
   /// when there is no such blocked client.
@@ -303,6 +311,11 @@ class Engine : public KeyspaceEvents {
   std::unique_ptr<PubSub> m_pubsub;
   std::unique_ptr<WatchTable> m_watches;
   std::unique_ptr<Blocking> m_blocking;
+  std::unique_ptr<Tracking> m_tracking;
+  std::unique_ptr<ClientPause> m_pauses;
+  uint64_t m_tracking_max_keys = 1000000;  // tracking-table-max-keys
+  // Expiry and eviction change keys on nobody's behalf (no NOLOOP, no BCAST sender).
+  bool m_change_by_server = false;
   std::unique_ptr<Snapshots> m_snapshots;
   std::unique_ptr<Aof> m_aof;
   std::vector<PropagationSink*> m_sinks;

@@ -43,6 +43,9 @@ class PubSub {
   /// in a side buffer until `flush_pending`, so they follow the reply it is building (even a
   /// whole EXEC), as Valkey's pending push messages do.
   void set_current(Session* s) { m_current = s; }
+  /// Where a push for `s` goes: its output, or the side buffer while its command runs
+  /// (client tracking's invalidations share it, so they keep their order with messages).
+  std::string& output_of(Session& s);
   /// Appends the messages held back for the current session to its output.
   void flush_pending();
   /// Channels, patterns and shard channels with at least one subscriber (INFO stats).
@@ -58,8 +61,6 @@ class PubSub {
   // Subscribers by session id: delivery follows subscription age of the connections.
   using Subscribers = std::map<uint64_t, Session*>;
   using ChannelMap = std::unordered_map<std::string, Subscribers, Hash, std::equal_to<>>;
-
-  std::string& output_of(Session& s);
 
   ChannelMap m_channels;
   ChannelMap m_shard_channels;

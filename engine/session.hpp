@@ -60,11 +60,22 @@ enum SessionFlag : uint32_t {
   k_session_dirty_exec = 1u << 11,
   // Blocking commands answer at once as if timed out (set while EXEC runs its queue).
   k_session_deny_blocking = 1u << 12,
+  // CLIENT TRACKING: on, and its modes; broken_redir once the redirect client is gone;
+  // caching after CLIENT CACHING YES/NO, for the next command (or transaction).
+  k_session_tracking = 1u << 13,
+  k_session_tracking_bcast = 1u << 14,
+  k_session_tracking_optin = 1u << 15,
+  k_session_tracking_optout = 1u << 16,
+  k_session_tracking_noloop = 1u << 17,
+  k_session_tracking_caching = 1u << 18,
+  k_session_tracking_broken_redir = 1u << 19,
   // CLIENT REPLY: OFF drops every reply, SKIP drops the next command's reply only.
   k_session_reply_off = 1u << 20,
   k_session_reply_skip_next = 1u << 21,
   // Set while the command whose reply SKIP drops runs.
   k_session_reply_skip_current = 1u << 22,
+  // CLIENT PAUSE holds this client's command (in postponed_argv) until the pause ends.
+  k_session_postponed = 1u << 23,
 };
 
 /// A command queued between MULTI and EXEC, with its arguments copied.
@@ -149,6 +160,11 @@ class Session {
   std::set<std::string, std::less<>> shard_channels;
   // Set while k_session_blocked.
   BlockState block;
+  // CLIENT TRACKING: the REDIRECT client id (0: none) and the BCAST prefixes.
+  uint64_t tracking_redirect = 0;
+  std::set<std::string, std::less<>> tracking_prefixes;
+  // The command CLIENT PAUSE holds, copied, while k_session_postponed.
+  std::vector<std::string> postponed_argv;
 
   /// True while the running command's reply is dropped (CLIENT REPLY OFF or SKIP).
   bool replies_silenced() const {

@@ -3,6 +3,8 @@
 #include "engine/commands/context.hpp"
 #include "engine/commands/families.hpp"
 #include "engine/commands/info.hpp"
+#include "engine/pause.hpp"
+#include "engine/tracking.hpp"
 #include "engine/util/glob.hpp"
 #include "engine/util/strconv.hpp"
 #include "engine/util/strings.hpp"
@@ -292,20 +294,190 @@ void cmd_client_reply(CmdContext& ctx) {
   }
 }
 
+void cmd_client_tracking(CmdContext& ctx) {
+  Session& s = ctx.session();
+  TrackingOptions options;
+  for (size_t j = 3; j < ctx.argc(); ++j) {
+    bool more = j + 1 < ctx.argc();
+    std::string_view opt = ctx.arg(j);
+    if (iequals(opt, "redirect") && more) {
+      ++j;
+      if (options.redirect != 0) {
+        ctx.reply().error(errors::k_tracking_single_redirect);
+        return;
+      }
+      int64_t id = 0;
+      if (!parse_int_arg(ctx, ctx.arg(j), id)) {
+        return;
+      }
+      if (id <= 0 || !ctx.engine().sessions().contains(static_cast<uint64_t>(id))) {
+        ctx.reply().error(errors::k_tracking_redirect_missing);
+        return;
+      }
+      options.redirect = static_cast<uint64_t>(id);
+    } else if (iequals(opt, "bcast")) {
+      options.bcast = true;
+    } else if (iequals(opt, "optin")) {
+      options.optin = true;
+    } else if (iequals(opt, "optout")) {
+      options.optout = true;
+    } else if (iequals(opt, "noloop")) {
+      options.noloop = true;
+    } else if (iequals(opt, "prefix") && more) {
+      ++j;
+      options.prefixes.emplace_back(ctx.arg(j));
+    } else {
+      ctx.reply().error(errors::k_syntax);
+      return;
+    }
+  }
+  Tracking& tracking = ctx.engine().tracking();
+  if (iequals(ctx.arg(2), "on")) {
+    // Valkey's checks, in its order.
+    std::string_view error;
+    if (!options.bcast && !options.prefixes.empty()) {
+      error = errors::k_tracking_prefix_needs_bcast;
+    } else if (s.has(k_session_tracking) && s.has(k_session_tracking_bcast) != options.bcast) {
+      error = errors::k_tracking_bcast_switch;
+    } else if (options.bcast && (options.optin || options.optout)) {
+      error = errors::k_tracking_optin_bcast;
+    } else if (options.optin && options.optout) {
+      error = errors::k_tracking_optin_optout;
+    } else if ((options.optin && s.has(k_session_tracking_optout)) ||
+               (options.optout && s.has(k_session_tracking_optin))) {
+      error = errors::k_tracking_optin_switch;
+    }
+    if (!error.empty()) {
+      ctx.reply().error(error);
+      return;
+    }
+    if (options.bcast) {
+      if (std::string collision = tracking.prefix_collision(s, options.prefixes);
+          !collision.empty()) {
+        ctx.reply().error(collision);
+        return;
+      }
+    }
+    tracking.enable(s, options);
+  } else if (iequals(ctx.arg(2), "off")) {
+    tracking.disable(s);
+  } else {
+    ctx.reply().error(errors::k_syntax);
+    return;
+  }
+  ctx.reply().ok();
+}
+
+void cmd_client_caching(CmdContext& ctx) {
+  Session& s = ctx.session();
+  if (!s.has(k_session_tracking)) {
+    ctx.reply().error(errors::k_caching_not_tracking);
+    return;
+  }
+  std::string_view opt = ctx.arg(2);
+  if (iequals(opt, "yes")) {
+    if (!s.has(k_session_tracking_optin)) {
+      ctx.reply().error(errors::k_caching_yes_needs_optin);
+      return;
+    }
+  } else if (iequals(opt, "no")) {
+    if (!s.has(k_session_tracking_optout)) {
+      ctx.reply().error(errors::k_caching_no_needs_optout);
+      return;
+    }
+  } else {
+    ctx.reply().error(errors::k_syntax);
+    return;
+  }
+  s.set(k_session_tracking_caching);
+  ctx.reply().ok();
+}
+
 void cmd_client_getredir(CmdContext& ctx) {
-  ctx.reply().integer(-1);  // no client tracking in keyshift
+  const Session& s = ctx.session();
+  ctx.reply().integer(s.has(k_session_tracking) ? static_cast<int64_t>(s.tracking_redirect) : -1);
 }
 
 void cmd_client_trackinginfo(CmdContext& ctx) {
+  const Session& s = ctx.session();
+  std::vector<std::string_view> flags{s.has(k_session_tracking) ? "on" : "off"};
+  bool caching = s.has(k_session_tracking_caching);
+  if (s.has(k_session_tracking_bcast)) {
+    flags.emplace_back("bcast");
+  }
+  if (s.has(k_session_tracking_optin)) {
+    flags.emplace_back("optin");
+    if (caching) {
+      flags.emplace_back("caching-yes");
+    }
+  }
+  if (s.has(k_session_tracking_optout)) {
+    flags.emplace_back("optout");
+    if (caching) {
+      flags.emplace_back("caching-no");
+    }
+  }
+  if (s.has(k_session_tracking_noloop)) {
+    flags.emplace_back("noloop");
+  }
+  if (s.has(k_session_tracking_broken_redir)) {
+    flags.emplace_back("broken_redirect");
+  }
   ReplyBuilder& r = ctx.reply();
   r.map(3);
   r.bulk("flags");
-  r.set(1);
-  r.bulk("off");
+  r.set(flags.size());
+  for (std::string_view f : flags) {
+    r.bulk(f);
+  }
   r.bulk("redirect");
-  r.integer(-1);
+  r.integer(s.has(k_session_tracking) ? static_cast<int64_t>(s.tracking_redirect) : -1);
   r.bulk("prefixes");
-  r.array(0);
+  r.array(s.tracking_prefixes.size());
+  for (const std::string& p : s.tracking_prefixes) {
+    r.bulk(p);
+  }
+}
+
+void cmd_client_pause(CmdContext& ctx) {
+  bool all = true;
+  if (ctx.argc() == 4) {
+    if (iequals(ctx.arg(3), "write")) {
+      all = false;
+    } else if (!iequals(ctx.arg(3), "all")) {
+      ctx.reply().error(errors::k_pause_mode);
+      return;
+    }
+  } else if (ctx.argc() > 4) {
+    ctx.reply().error(subcommand_syntax_error(ctx));
+    return;
+  }
+  // Valkey's getTimeoutFromObjectOrReply in milliseconds: 0 is no pause at all.
+  int64_t ms = 0;
+  if (!parse_i64(ctx.arg(2), ms)) {
+    ctx.reply().error(errors::k_timeout_not_integer);
+    return;
+  }
+  if (ms < 0) {
+    ctx.reply().error(errors::k_timeout_negative);
+    return;
+  }
+  int64_t end = 0;
+  if (ms > 0) {
+    int64_t now = ctx.engine().clock().now_ms();
+    if (ms > INT64_MAX - now) {
+      ctx.reply().error(errors::k_timeout_out_of_range);
+      return;
+    }
+    end = now + ms;
+  }
+  ctx.engine().pauses().pause_by_client(end, all);
+  ctx.reply().ok();
+}
+
+void cmd_client_unpause(CmdContext& ctx) {
+  ctx.engine().pauses().unpause_by_client();
+  ctx.reply().ok();
 }
 
 void cmd_client_unblock(CmdContext& ctx) {
@@ -332,6 +504,9 @@ void cmd_client_capa(CmdContext& ctx) {
 
 void cmd_client_help(CmdContext& ctx) {
   reply_help(ctx, {
+                      "CACHING (YES|NO)",
+                      "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT "
+                      "modes.",
                       "CAPA <option> [options...]",
                       "    The client claims its some capability options. Options are:",
                       "    * REDIRECT",
@@ -367,6 +542,10 @@ void cmd_client_help(CmdContext& ctx) {
                       "    Return information about client connections. Options:",
                       "    * TYPE (NORMAL|PRIMARY|REPLICA|PUBSUB)",
                       "      Return clients of specified type.",
+                      "UNPAUSE",
+                      "    Stop the current client pause, resuming traffic.",
+                      "PAUSE <timeout> [WRITE|ALL]",
+                      "    Suspend all, or just write, clients for <timeout> milliseconds.",
                       "REPLY (ON|OFF|SKIP)",
                       "    Control the replies sent to the current connection.",
                       "SETNAME <name>",
@@ -377,6 +556,9 @@ void cmd_client_help(CmdContext& ctx) {
                       "    * LIB-VER: the client lib version.",
                       "UNBLOCK <clientid> [TIMEOUT|ERROR]",
                       "    Unblock the specified blocked client.",
+                      "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+                      "         [OPTIN] [OPTOUT] [NOLOOP]",
+                      "    Control server assisted client side caching.",
                       "TRACKINGINFO",
                       "    Report tracking status for the current connection.",
                       "NO-EVICT (ON|OFF)",
@@ -409,6 +591,7 @@ constexpr std::string_view k_conn_acl = "@slow @connection";
 
 constexpr CommandSpec k_client_commands[] = {
     {"client", -2, 0, 0, 0, 0, nullptr, "@slow"},
+    {"client|caching", 3, k_cmd_noscript | k_ls, 0, 0, 0, cmd_client_caching, k_conn_acl},
     {"client|capa", -3, k_cmd_noscript | k_ls, 0, 0, 0, cmd_client_capa, k_conn_acl},
     {"client|getname", 2, k_cmd_noscript | k_ls, 0, 0, 0, cmd_client_getname, k_conn_acl},
     {"client|getredir", 2, k_cmd_noscript | k_ls, 0, 0, 0, cmd_client_getredir, k_conn_acl},
@@ -420,11 +603,15 @@ constexpr CommandSpec k_client_commands[] = {
     {"client|no-evict", 3, k_admin, 0, 0, 0, cmd_client_no_evict,
      "@admin @slow @dangerous @connection"},
     {"client|no-touch", 3, k_cmd_noscript | k_ls, 0, 0, 0, cmd_client_no_touch, k_conn_acl},
+    {"client|pause", -3, k_admin, 0, 0, 0, cmd_client_pause, "@admin @slow @dangerous @connection"},
     {"client|reply", 3, k_cmd_noscript | k_ls, 0, 0, 0, cmd_client_reply, k_conn_acl},
     {"client|setinfo", 4, k_cmd_noscript | k_ls, 0, 0, 0, cmd_client_setinfo, k_conn_acl},
     {"client|setname", 3, k_cmd_noscript | k_ls, 0, 0, 0, cmd_client_setname, k_conn_acl},
+    {"client|tracking", -3, k_cmd_noscript | k_ls, 0, 0, 0, cmd_client_tracking, k_conn_acl},
     {"client|trackinginfo", 2, k_cmd_noscript | k_ls, 0, 0, 0, cmd_client_trackinginfo, k_conn_acl},
     {"client|unblock", -3, k_admin, 0, 0, 0, cmd_client_unblock,
+     "@admin @slow @dangerous @connection"},
+    {"client|unpause", 2, k_admin, 0, 0, 0, cmd_client_unpause,
      "@admin @slow @dangerous @connection"},
     {"monitor", 1, k_admin, 0, 0, 0, cmd_monitor, k_admin_acl},
 };
@@ -446,8 +633,17 @@ std::string client_info_line(CmdContext& ctx, const Session& s) {
   if (s.has(k_session_multi)) {
     flags += 'x';
   }
-  if (s.has(k_session_blocked)) {
+  if (s.has(k_session_blocked) || s.has(k_session_postponed)) {
     flags += 'b';
+  }
+  if (s.has(k_session_tracking)) {
+    flags += 't';
+  }
+  if (s.has(k_session_tracking_broken_redir)) {
+    flags += 'R';
+  }
+  if (s.has(k_session_tracking_bcast)) {
+    flags += 'B';
   }
   if (s.has(k_session_close_after_reply)) {
     flags += 'c';
@@ -510,7 +706,8 @@ std::string client_info_line(CmdContext& ctx, const Session& s) {
   line += cmd;
   line += " user=";
   line += s.user != nullptr ? std::string_view(s.user->name) : std::string_view("default");
-  line += " redir=-1";
+  line += " redir=";
+  line += s.has(k_session_tracking) ? std::to_string(s.tracking_redirect) : "-1";
   line += " resp=" + std::to_string(s.resp);
   line += " lib-name=" + s.lib_name;
   line += " lib-ver=" + s.lib_ver;

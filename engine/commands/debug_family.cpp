@@ -12,6 +12,7 @@
 #include "engine/persistence/aof.hpp"
 #include "engine/persistence/rdb_load.hpp"
 #include "engine/persistence/snapshots.hpp"
+#include "engine/tracking.hpp"
 #include "engine/util/mapped_file.hpp"
 #include "engine/util/strconv.hpp"
 #include "engine/util/strings.hpp"
@@ -483,6 +484,7 @@ void debug_reload(CmdContext& ctx) {
       engine.signal_flushed_db(i);
       engine.db(i).flush();
     }
+    engine.tracking().invalidate_all();
   }
   auto file = MappedFile::open(Snapshots::path_of(engine));
   RdbLoadOptions options;
@@ -515,6 +517,7 @@ void debug_loadaof(CmdContext& ctx) {
     engine.signal_flushed_db(i);
     engine.db(i).flush();
   }
+  engine.tracking().invalidate_all();
   auto report = aof.load();
   if (!report || !report->found) {
     ctx.reply().error(k_debug_loadaof_failed);

@@ -270,4 +270,30 @@ inline constexpr std::string_view k_geo_need_from_prefix =
 inline constexpr std::string_view k_geo_need_by_prefix =
     "ERR exactly one of BYRADIUS and BYBOX can be specified for ";
 
+// CLIENT TRACKING, CLIENT CACHING and CLIENT PAUSE (Valkey's networking.c).
+inline constexpr std::string_view k_tracking_single_redirect =
+    "ERR A client can only redirect to a single other client";
+inline constexpr std::string_view k_tracking_redirect_missing =
+    "ERR The client ID you want redirect to does not exist";
+inline constexpr std::string_view k_tracking_prefix_needs_bcast =
+    "ERR PREFIX option requires BCAST mode to be enabled";
+inline constexpr std::string_view k_tracking_bcast_switch =
+    "ERR You can't switch BCAST mode on/off before disabling tracking for this client, and "
+    "then re-enabling it with a different mode.";
+inline constexpr std::string_view k_tracking_optin_bcast =
+    "ERR OPTIN and OPTOUT are not compatible with BCAST";
+inline constexpr std::string_view k_tracking_optin_optout =
+    "ERR You can't specify both OPTIN mode and OPTOUT mode";
+inline constexpr std::string_view k_tracking_optin_switch =
+    "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and "
+    "then re-enabling it with a different mode.";
+inline constexpr std::string_view k_caching_not_tracking =
+    "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or "
+    "OPTOUT mode enabled";
+inline constexpr std::string_view k_caching_yes_needs_optin =
+    "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.";
+inline constexpr std::string_view k_caching_no_needs_optout =
+    "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.";
+inline constexpr std::string_view k_pause_mode = "ERR CLIENT PAUSE mode must be WRITE or ALL";
+
 }  // namespace keyshift::engine::errors

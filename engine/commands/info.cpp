@@ -8,6 +8,7 @@
 #include "engine/pubsub.hpp"
 #include "engine/scripting/script_engine.hpp"
 #include "engine/server/config_table.hpp"
+#include "engine/tracking.hpp"
 #include "engine/util/strings.hpp"
 #include "engine/watch.hpp"
 
@@ -228,7 +229,7 @@ void clients_section(Engine& engine, InfoWriter& w) {
   for (const auto& [id, s] : engine.sessions()) {
     max_in = std::max<uint64_t>(max_in, s->query_buffer_bytes);
     max_out = std::max<uint64_t>(max_out, s->out.size());
-    blocked += s->has(k_session_blocked) ? 1 : 0;
+    blocked += s->has(k_session_blocked) || s->has(k_session_postponed) ? 1 : 0;
     timeout_table += s->has(k_session_blocked) && s->block.deadline_ms != 0 ? 1 : 0;
     pubsub += s->has(k_session_pubsub) ? 1 : 0;
   }
@@ -239,7 +240,7 @@ void clients_section(Engine& engine, InfoWriter& w) {
   w.field("client_recent_max_input_buffer", max_in);
   w.field("client_recent_max_output_buffer", max_out);
   w.field("blocked_clients", blocked);
-  w.field("tracking_clients", 0);
+  w.field("tracking_clients", engine.tracking().clients());
   w.field("pubsub_clients", pubsub);
   w.field("watching_clients", static_cast<uint64_t>(engine.watches().watching_clients()));
   w.field("clients_in_timeout_table", timeout_table);
@@ -419,9 +420,9 @@ void stats_section(Engine& engine, InfoWriter& w) {
   w.field("active_defrag_key_misses", 0);
   w.field("total_active_defrag_time", 0);
   w.field("current_active_defrag_time", 0);
-  w.field("tracking_total_keys", 0);
-  w.field("tracking_total_items", 0);
-  w.field("tracking_total_prefixes", 0);
+  w.field("tracking_total_keys", engine.tracking().total_keys());
+  w.field("tracking_total_items", engine.tracking().total_items());
+  w.field("tracking_total_prefixes", engine.tracking().total_prefixes());
   w.field("unexpected_error_replies", st.unexpected_error_replies);
   w.field("total_error_replies", st.total_error_replies);
   w.field("dump_payload_sanitizations", 0);

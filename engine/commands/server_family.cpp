@@ -9,6 +9,7 @@
 #include "engine/scripting/script_engine.hpp"
 #include "engine/server/config_rewrite.hpp"
 #include "engine/server/config_table.hpp"
+#include "engine/tracking.hpp"
 #include "engine/util/strconv.hpp"
 #include "engine/util/strings.hpp"
 
@@ -160,6 +161,7 @@ void cmd_flushdb(CmdContext& ctx) {
   }
   ctx.engine().signal_flushed_db(ctx.session().db);
   ctx.db().flush();
+  ctx.engine().tracking().invalidate_all();
   ctx.reply().ok();
 }
 
@@ -171,6 +173,7 @@ void cmd_flushall(CmdContext& ctx) {
     ctx.engine().signal_flushed_db(i);
     ctx.engine().db(i).flush();
   }
+  ctx.engine().tracking().invalidate_all();
   ctx.reply().ok();
 }
 

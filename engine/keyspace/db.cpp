@@ -124,7 +124,9 @@ Entry* Db::lookup(std::string_view key, bool touch) {
   }
   Entry* e = *link;
   if (is_expired(e)) {
-    unlink_expired(link);
+    if (!m_shared->keep_expired) {
+      unlink_expired(link);
+    }
     return nullptr;
   }
   if (touch) {
@@ -196,6 +198,12 @@ void Db::replace_entry(Entry** link, Entry* old_e, Entry* new_e) {
 }
 
 Entry* Db::add(std::string_view key, const Entry::ValueSpec& value, int64_t expire_ms) {
+  if (m_shared->keep_expired) {
+    // A lookup left the stale key in place; a write that adds the key replaces it.
+    if (Entry** link = find_link(key); link != nullptr && is_expired(*link)) {
+      unlink_expired(link);
+    }
+  }
   Entry* e = Entry::make(*m_shared->memory, key, value, expire_ms);
   m_shared->memory->add(static_cast<int64_t>(spec_value_bytes(value)));
   touch_entry(e);

@@ -46,6 +46,9 @@ struct KeyspaceShared {
   /// Cached "now" for the current command so one command sees one time (as Valkey's
   /// cmd_time_snapshot); 0 means read the clock.
   int64_t command_time_ms = 0;
+  /// While set (CLIENT PAUSE), lookups hide logically expired keys without deleting them,
+  /// so the dataset stays as it was (Valkey's paused expire action).
+  bool keep_expired = false;
   int64_t now_ms() const { return command_time_ms != 0 ? command_time_ms : clock->now_ms(); }
 };
 

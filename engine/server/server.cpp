@@ -527,8 +527,8 @@ void Server::process_input(Connection& c) {
   limits.proto_max_bulk_len = m_engine.config().proto_max_bulk_len;
   // A blocked client reads no further commands until its blocking one has replied.
   while (!c.closing && c.in_start < c.in_end &&
-         (s.flags & (k_session_close_after_reply | k_session_close_asap | k_session_blocked)) ==
-             0) {
+         (s.flags & (k_session_close_after_reply | k_session_close_asap | k_session_blocked |
+                     k_session_postponed)) == 0) {
     limits.auth_required = m_engine.auth_required(s);
     const char* base = c.in.data() + c.in_start;
     auto status = c.parser.parse(base, c.in_end - c.in_start, limits);
@@ -712,7 +712,8 @@ void Server::after_events() {
   for (size_t i = 0; i < m_resumed.size(); ++i) {
     Connection* c = m_resumed[i];
     c->resumed = false;
-    if (!c->closing && !c->session->has(k_session_blocked)) {
+    if (!c->closing && !c->session->has(k_session_blocked) &&
+        !c->session->has(k_session_postponed)) {
       m_engine.begin_batch();
       process_input(*c);
       m_engine.end_batch();
@@ -763,7 +764,8 @@ void Server::cron() {
     int64_t now = m_engine.clock().now_ms();
     for (auto& c : m_by_fd) {
       if (c && !c->closing && !c->session->has(k_session_monitor) &&
-          !c->session->has(k_session_blocked) && !c->session->has(k_session_pubsub) &&
+          !c->session->has(k_session_blocked) && !c->session->has(k_session_postponed) &&
+          !c->session->has(k_session_pubsub) &&
           now - c->session->last_interaction_ms > static_cast<int64_t>(cfg.timeout) * 1000) {
         close_connection(*c);
       }

@@ -20,7 +20,6 @@ from harness import eq, keyshift_bin, ok, run_tests, test  # noqa: E402
 
 # Valkey 8.0.1 commands keyshift serve does not register yet (issue 16 closes these).
 KEYSHIFT_LACKS = {
-    "client|caching", "client|pause", "client|tracking", "client|unpause",
     "psync", "replconf", "replicaof", "slaveof", "sync",
 }
 # Commands keyshift serve has beyond Valkey 8.0: the hash field expiry family, which holds the
