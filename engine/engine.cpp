@@ -7,6 +7,7 @@
 #include "engine/persistence/aof.hpp"
 #include "engine/persistence/snapshots.hpp"
 #include "engine/pubsub.hpp"
+#include "engine/repl/replication_state.hpp"
 #include "engine/scripting/script_engine.hpp"
 #include "engine/server/config_table.hpp"
 #include "engine/util/strconv.hpp"
@@ -19,6 +20,12 @@
 
 namespace keyshift::engine {
 namespace {
+
+/// replica-read-only (kept as a setting; read when a replica is asked to write).
+bool replica_read_only(const EngineConfig& config) {
+  const DirectiveSpec* spec = find_directive("replica-read-only");
+  return spec == nullptr || directive_value(*spec, config) != "no";
+}
 
 std::string random_hex(std::mt19937_64& rng, size_t len) {
   static constexpr char k_hex[] = "0123456789abcdef";
@@ -71,7 +78,7 @@ Engine::Engine(EngineConfig config, const Clock& clock)
   m_identity.start_time_ms = m_clock.now_ms();
   m_identity.tcp_port = m_config.port;
   m_identity.config_file = m_config.config_file;
-  m_identity.replid = random_hex(m_rng, 40);
+  m_replication = std::make_unique<ReplicationState>(random_hex(m_rng, 40));
   refresh_settings();
 }
 
@@ -511,6 +518,14 @@ void Engine::dispatch(Session& session, std::span<const std::string_view> argv) 
       (((spec.flags | (is_exec ? session.multi_cmd_flags : 0)) & k_cmd_write) != 0 ||
        cmd == m_special.ping)) {
     reject(session, cmd, errors::k_misconf_bgsave, argv);
+    return;
+  }
+  // A replica takes writes only from its primary (Valkey's processCommand: the primary's
+  // link obeys unconditionally).
+  if (m_replication->is_replica() && !session.has(k_session_primary) &&
+      replica_read_only(m_config) &&
+      ((spec.flags | (is_exec ? session.multi_cmd_flags : 0)) & k_cmd_write) != 0) {
+    reject(session, cmd, errors::k_readonly_replica, argv);
     return;
   }
   if (session.has(k_session_pubsub) && session.resp == 2 && cmd != m_special.ping &&

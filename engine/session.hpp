@@ -57,6 +57,8 @@ enum SessionFlag : uint32_t {
   k_session_dirty_exec = 1u << 11,
   // Blocking commands answer at once as if timed out (set while EXEC runs its queue).
   k_session_deny_blocking = 1u << 12,
+  // The link from this replica's primary: its writes pass read-only, it gets no replies.
+  k_session_primary = 1u << 13,
   // CLIENT REPLY: OFF drops every reply, SKIP drops the next command's reply only.
   k_session_reply_off = 1u << 20,
   k_session_reply_skip_next = 1u << 21,

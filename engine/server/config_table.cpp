@@ -1088,9 +1088,6 @@ constexpr RefusedSetting k_refused_settings[] = {
     {"aof-timestamp-enabled", "no",
      "AOF timestamp annotations are not written by keyshift: the point-in-time recovery the "
      "setting promises would have nothing to go by"},
-    {"replicaof", "",
-     "replication is not implemented by keyshift: the server would run as an empty primary "
-     "that accepts writes"},
     {"min-replicas-to-write", "0",
      "replication is not implemented by keyshift: writes would be accepted without the "
      "replicas this setting requires"},
