@@ -150,6 +150,9 @@ void ReplicaLink::drop(const std::string& why) {
   m_client.reset();
   m_applier.reset();
   if (m_session != nullptr) {
+    // A continuation goes on in the database the stream last selected: the primary
+    // sends no SELECT until it changes (Valkey keeps the primary's client cached).
+    m_db = m_session->db;
     m_engine.close_session(*m_session);
     m_session = nullptr;
   }
@@ -265,6 +268,7 @@ void ReplicaLink::adopt_dial() {
   m_session = &m_engine.open_session(nullptr);
   m_session->set(k_session_primary);
   m_session->authenticated = true;
+  m_session->db = p.full ? 0 : m_db;
   m_session->addr = repl.primary_host() + ":" + std::to_string(repl.primary_port());
   m_applier = std::make_unique<Applier>(m_engine, *m_session);
   read_stream();

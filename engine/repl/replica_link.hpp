@@ -55,6 +55,7 @@ class ReplicaLink {
   std::unique_ptr<Applier> m_applier;
   Session* m_session = nullptr;  // the primary's session while linked
   int64_t m_next_dial_ms = 0;
+  int m_db = 0;  // the database the stream had selected when the link dropped
 };
 
 }  // namespace keyshift::engine
