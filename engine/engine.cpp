@@ -775,7 +775,9 @@ void Engine::cron() {
   int64_t budget_us = 1000000 / hz / 4;
   int64_t deadline = now_us + budget_us;
   m_keyspace.command_time_ms = m_clock.now_ms();
-  if (m_config.active_expire) {
+  // A replica leaves expiry to its primary, whose DELs arrive in the stream (Valkey runs
+  // the active cycle on primaries only).
+  if (m_config.active_expire && !m_replication->is_replica()) {
     for (size_t i = 0; i < m_dbs.size(); ++i) {
       Db& d = *m_dbs[(m_expire_db_cursor + i) % m_dbs.size()];
       d.active_expire(deadline);

@@ -6,6 +6,7 @@
 #include "engine/repl/replication_state.hpp"
 #include "engine/server/config_table.hpp"
 #include "engine/server/log.hpp"
+#include "engine/server/server.hpp"
 #include "engine/session.hpp"
 
 #include <chrono>
@@ -205,6 +206,7 @@ void ReplicaLink::start_dial() {
   RespEndpoint endpoint;
   endpoint.host = repl.primary_host();
   endpoint.port = repl.primary_port();
+  endpoint.tls = tls_replication_client_options(m_engine.config());
   endpoint.password = setting(m_engine, "primaryauth");
   if (!endpoint.password.empty()) {
     endpoint.user = setting(m_engine, "primaryuser");

@@ -23,7 +23,7 @@ KEYSHIFT_LACKS = {
     "acl", "acl|cat", "acl|deluser", "acl|dryrun", "acl|genpass", "acl|getuser", "acl|help",
     "acl|list", "acl|load", "acl|log", "acl|save", "acl|setuser", "acl|users", "acl|whoami",
     "client|caching", "client|pause", "client|tracking", "client|unpause",
-    "psync", "replconf", "replicaof", "slaveof", "sync",
+    "psync", "replconf", "sync",
 }
 # Commands keyshift serve has beyond Valkey 8.0: the hash field expiry family, which holds the
 # field TTLs of Redis 7.4 data it loads (Redis 7.4's and Valkey 9.0's syntax and replies).

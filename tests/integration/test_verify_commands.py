@@ -30,7 +30,7 @@ KEYSHIFT_LACKS = {
     "acl", "acl|cat", "acl|deluser", "acl|dryrun", "acl|genpass", "acl|getuser", "acl|help",
     "acl|list", "acl|load", "acl|log", "acl|save", "acl|setuser", "acl|users", "acl|whoami",
     "client|caching", "client|pause", "client|tracking", "client|unpause",
-    "psync", "replconf", "replicaof", "slaveof", "sync",
+    "psync", "replconf", "sync",
 }
 
 
