@@ -228,5 +228,53 @@ def replicaof_no_one_promotes_keeping_the_data(h):
     eq(r.get("after-promotion"), None, "nothing more from the old primary")
 
 
+@test
+def the_stream_fires_keyspace_notifications_on_the_replica(h):
+    primary = primary_server(h, diskless=True)
+    replica = replica_server(h, primary)
+    wait_for(lambda: link_up(replica), "master_link_status:up", timeout=60)
+    client(replica).config_set("notify-keyspace-events", "KEA")
+    sub = client(replica).pubsub()
+    sub.psubscribe("__keyspace@0__:*")
+    wait_for(lambda: sub.get_message(timeout=0.1) is not None, "psubscribe confirmed")
+    client(primary).set("watched", "1")
+    client(primary).lpush("watched-list", "x")
+    seen = []
+
+    def got_both():
+        m = sub.get_message(timeout=0.1)
+        if m is not None and m["type"] == "pmessage":
+            seen.append((m["channel"], m["data"]))
+        return len(seen) >= 2
+
+    wait_for(got_both, "two keyspace events", timeout=30)
+    eq(seen, [(b"__keyspace@0__:watched", b"set"), (b"__keyspace@0__:watched-list", b"lpush")],
+       "events of the primary's writes")
+    sub.close()
+
+
+@test
+def an_unreachable_primary_leaves_the_link_down_and_retrying(h):
+    primary = primary_server(h, diskless=True)
+    port = primary.port
+    primary.stop()
+    h.forget(primary)
+    replica = replica_server(h)
+    r = client(replica)
+    eq(r.execute_command("REPLICAOF", HOST, str(port)), b"OK", "REPLICAOF")
+    role = r.execute_command("ROLE")
+    eq(role[:3], [b"slave", HOST.encode(), port], "ROLE")
+    ok(role[3] in (b"connect", b"connecting"), "ROLE state while down: %r" % role[3])
+    eq(role[4], -1, "no offset without a link")
+    i = info(replica)
+    eq(i["master_link_status"], "down", "master_link_status")
+    eq(i["master_last_io_seconds_ago"], -1, "master_last_io_seconds_ago")
+    ok("master_link_down_since_seconds" in i, "master_link_down_since_seconds while down")
+    wait_for(lambda: "Error condition on socket for SYNC" in replica.log(), "a failed dial logged",
+             timeout=30)
+    eq(r.execute_command("REPLICAOF", "NO", "ONE"), b"OK", "REPLICAOF NO ONE")
+    eq(info(replica)["role"], "master", "a primary again")
+
+
 if __name__ == "__main__":
     sys.exit(run_tests())
