@@ -514,7 +514,7 @@ void Engine::dispatch(Session& session, std::span<const std::string_view> argv) 
   // A failed background save stops writes (and PING) while save rules ask for snapshots,
   // so that data the operator believes persisted is not silently piling up.
   if (m_config.stop_writes_on_bgsave_error && !m_config.save.empty() &&
-      !m_snapshots->last_bgsave_ok() &&
+      !session.has(k_session_primary) && !m_snapshots->last_bgsave_ok() &&
       (((spec.flags | (is_exec ? session.multi_cmd_flags : 0)) & k_cmd_write) != 0 ||
        cmd == m_special.ping)) {
     reject(session, cmd, errors::k_misconf_bgsave, argv);
@@ -801,7 +801,9 @@ void Engine::cron() {
 
 bool Engine::perform_evictions() {
   uint64_t limit = m_config.maxmemory;
-  if (limit == 0 || used_memory() <= limit) {
+  // A replica neither evicts nor refuses writes for memory (Valkey's
+  // replica-ignore-maxmemory, yes by default): its primary's DELs keep it in line.
+  if (limit == 0 || used_memory() <= limit || m_replication->is_replica()) {
     return true;
   }
   EvictionPolicy policy = m_config.maxmemory_policy;
