@@ -276,5 +276,26 @@ def an_unreachable_primary_leaves_the_link_down_and_retrying(h):
     eq(info(replica)["role"], "master", "a primary again")
 
 
+@test
+def primaryauth_and_primaryuser_log_the_link_in(h):
+    primary = h.redis_server("--requirepass", "secret", "--repl-diskless-sync-delay", "0",
+                             name="primary-auth")
+    r = redis.Redis(host=HOST, port=primary.port, password="secret", socket_timeout=30)
+    r.execute_command("ACL", "SETUSER", "repl", "on", ">replpw", "+psync", "+replconf",
+                      "+ping", "+sync")
+    r.set("guarded", "1")
+    for name, config in (("by-password", "primaryauth secret\n"),
+                         ("by-user", "primaryuser repl\nmasterauth replpw\n")):
+        replica = h.keyshift(config="replicaof %s %d\n%s" % (HOST, primary.port, config),
+                             name="replica-" + name)
+        wait_for(lambda: link_up(replica), "%s: master_link_status:up" % name, timeout=60)
+        wait_for(lambda: client(replica).get("guarded") == b"1", "%s: the data arrives" % name)
+    wrong = h.keyshift(config="replicaof %s %d\nprimaryauth nope\n" % (HOST, primary.port),
+                       name="replica-wrong")
+    wait_for(lambda: "Error condition on socket for SYNC" in wrong.log(),
+             "a refused login logged", timeout=30)
+    eq(info(wrong)["master_link_status"], "down", "a wrong password keeps the link down")
+
+
 if __name__ == "__main__":
     sys.exit(run_tests())
