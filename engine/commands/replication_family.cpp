@@ -214,6 +214,8 @@ void cmd_replicaof(CmdContext& ctx) {
       c = k_hex[ctx.engine().rng()() & 15];
     }
     repl.promote(std::move(id));
+    // CONFIG GET and REWRITE show the primary followed now, as Valkey's do.
+    ctx.engine().config().unimplemented_settings.erase("replicaof");
     ctx.reply().ok();
     return;
   }
@@ -226,6 +228,8 @@ void cmd_replicaof(CmdContext& ctx) {
     ctx.reply().simple("OK Already connected to specified master");
     return;
   }
+  ctx.engine().config().unimplemented_settings["replicaof"] =
+      std::string(ctx.arg(1)) + " " + std::to_string(port);
   ctx.reply().ok();
 }
 

@@ -141,6 +141,9 @@ def replica_from_config_syncs_diskless_and_follows_the_stream(h):
     # The primary sees it as an online replica on keyshift's listening port.
     pinfo = info(primary)
     eq(pinfo["connected_slaves"], 1, "the primary's connected_slaves")
+    # REPLCONF ACK (sent every second) tells the primary how far the replica got.
+    wait_for(lambda: info(primary)["slave0"]["offset"] == info(primary)["master_repl_offset"],
+             "the primary sees the replica's ACK reach its offset", timeout=30)
     eq(pinfo["slave0"]["port"], replica.port, "REPLCONF listening-port")
     eq(client(replica, 5).get("in-db-5"), b"yes", "a key of another database")
     ok(client(replica).ttl("ttl-key") > 4000, "a TTL loaded with the payload")
@@ -179,6 +182,8 @@ def replicaof_command_disk_sync_then_psync_continuation_after_kills(h):
     eq(client(replica).execute_command("REPLICAOF", HOST, str(primary.port)), b"OK", "REPLICAOF")
     eq(client(replica).execute_command("REPLICAOF", HOST, str(primary.port)),
        b"OK Already connected to specified master", "REPLICAOF again")
+    eq(client(replica).config_get("replicaof"), {"replicaof": "%s %d" % (HOST, primary.port)},
+       "CONFIG GET replicaof")
     sync_under_writes(h, primary, replica, "disk-based")
     stats = info(primary, "stats")
     full, partial = stats["sync_full"], stats["sync_partial_ok"]
@@ -216,6 +221,7 @@ def replicaof_no_one_promotes_keeping_the_data(h):
     eq(r.execute_command("REPLICAOF", "NO", "ONE"), b"OK", "REPLICAOF NO ONE")
     after = info(replica)
     eq(after["role"], "master", "role after promotion")
+    eq(r.config_get("replicaof"), {"replicaof": ""}, "CONFIG GET replicaof after NO ONE")
     eq(after["master_replid2"], before["master_replid"], "replid2 is the old history")
     ok(after["master_replid"] != before["master_replid"], "a new replication ID")
     eq(after["second_repl_offset"], before["slave_repl_offset"] + 1, "second_repl_offset")
