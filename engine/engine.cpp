@@ -520,6 +520,13 @@ void Engine::dispatch(Session& session, std::span<const std::string_view> argv) 
     reject(session, cmd, errors::k_misconf_bgsave, argv);
     return;
   }
+  // While a full sync's payload loads the dataset is half old, half new: commands without
+  // the loading flag wait, as during Valkey's (blocking) load.
+  if (m_replication->state() == ReplLinkState::sync && m_replication->sync_loading() &&
+      !session.has(k_session_primary) && (spec.flags & k_cmd_loading) == 0) {
+    reject(session, cmd, errors::k_loading, argv);
+    return;
+  }
   // A replica takes writes only from its primary (Valkey's processCommand: the primary's
   // link obeys unconditionally).
   if (m_replication->is_replica() && !session.has(k_session_primary) &&

@@ -234,6 +234,7 @@ inline constexpr std::string_view k_cluster_disabled =
 // Replicas (src/server.c processCommand; src/replication.c replicaofCommand).
 inline constexpr std::string_view k_readonly_replica =
     "READONLY You can't write against a read only replica.";
+inline constexpr std::string_view k_loading = "LOADING Valkey is loading the dataset in memory";
 
 // WAIT / WAITAOF (src/replication.c waitCommand, waitaofCommand; src/timeout.c).
 inline constexpr std::string_view k_timeout_not_integer =

@@ -63,6 +63,7 @@ void ReplicationState::on_psync(bool full, const std::string& replid, uint64_t o
     m_offset = offset;
     m_read_offset = offset;
     m_state = ReplLinkState::sync;
+    m_loading = false;  // the old data is served until the payload starts
     return;
   }
   if (replid != m_replid) {
@@ -76,6 +77,7 @@ void ReplicationState::on_psync(bool full, const std::string& replid, uint64_t o
 }
 
 void ReplicationState::on_loaded() {
+  m_loading = false;
   m_has_history = true;
   m_state = ReplLinkState::connected;
   m_down_since_ms = 0;
@@ -94,6 +96,7 @@ void ReplicationState::on_link_lost(int64_t now_ms) {
   }
   m_state = ReplLinkState::connect;
   m_read_offset = m_offset;
+  m_loading = false;
 }
 
 }  // namespace keyshift::engine

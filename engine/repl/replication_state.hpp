@@ -66,7 +66,10 @@ class ReplicationState {
   void on_sync_progress(int64_t total, uint64_t read) {
     m_sync_total = total;
     m_sync_read = read;
+    m_loading = m_state == ReplLinkState::sync;
   }
+  /// The old dataset is flushed and the payload is being loaded (clients get LOADING).
+  bool sync_loading() const { return m_loading && m_state == ReplLinkState::sync; }
 
   /// The ID of the data's history (master_replid).
   const std::string& replid() const { return m_replid; }
@@ -104,6 +107,7 @@ class ReplicationState {
   int64_t m_last_io_ms = 0;
   int64_t m_sync_total = 0;
   uint64_t m_sync_read = 0;
+  bool m_loading = false;
 };
 
 }  // namespace keyshift::engine

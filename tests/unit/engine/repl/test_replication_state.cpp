@@ -52,10 +52,17 @@ TEST_SUITE("ReplicationState") {
     CHECK(r.state() == ReplLinkState::connecting);
     r.on_psync(true, k_primary, 1000);
     CHECK(r.state() == ReplLinkState::sync);
+    CHECK_FALSE(r.sync_loading());  // the old data is served until the payload starts
+    r.on_sync_progress(-1, 0);
+    CHECK(r.sync_loading());
+    r.on_sync_progress(-1, 4096);
+    CHECK(r.sync_total() == -1);
+    CHECK(r.sync_read() == 4096);
     CHECK(r.replid() == k_primary);
     CHECK(r.offset() == 1000);
     r.on_loaded();
     CHECK(r.state() == ReplLinkState::connected);
+    CHECK_FALSE(r.sync_loading());
     r.on_applied(1050);
     r.on_read(1070);
     CHECK(r.offset() == 1050);
