@@ -9,6 +9,7 @@
 #include "engine/persistence/aof.hpp"
 #include "engine/persistence/snapshots.hpp"
 #include "engine/pubsub.hpp"
+#include "engine/repl/replication_state.hpp"
 #include "engine/scripting/script_engine.hpp"
 #include "engine/server/config_table.hpp"
 #include "engine/tracking.hpp"
@@ -23,6 +24,12 @@
 
 namespace keyshift::engine {
 namespace {
+
+/// replica-read-only (kept as a setting; read when a replica is asked to write).
+bool replica_read_only(const EngineConfig& config) {
+  const DirectiveSpec* spec = find_directive("replica-read-only");
+  return spec == nullptr || directive_value(*spec, config) != "no";
+}
 
 std::string random_hex(std::mt19937_64& rng, size_t len) {
   static constexpr char k_hex[] = "0123456789abcdef";
@@ -78,7 +85,7 @@ Engine::Engine(EngineConfig config, const Clock& clock)
   m_identity.start_time_ms = m_clock.now_ms();
   m_identity.tcp_port = m_config.port;
   m_identity.config_file = m_config.config_file;
-  m_identity.replid = random_hex(m_rng, 40);
+  m_replication = std::make_unique<ReplicationState>(random_hex(m_rng, 40));
   refresh_settings();
   load_users_at_startup();
 }
@@ -558,10 +565,25 @@ void Engine::dispatch(Session& session, std::span<const std::string_view> argv) 
   // A failed background save stops writes (and PING) while save rules ask for snapshots,
   // so that data the operator believes persisted is not silently piling up.
   if (m_config.stop_writes_on_bgsave_error && !m_config.save.empty() &&
-      !m_snapshots->last_bgsave_ok() &&
+      !session.has(k_session_primary) && !m_snapshots->last_bgsave_ok() &&
       (((spec.flags | (is_exec ? session.multi_cmd_flags : 0)) & k_cmd_write) != 0 ||
        cmd == m_special.ping)) {
     reject(session, cmd, errors::k_misconf_bgsave, argv);
+    return;
+  }
+  // While a full sync's payload loads the dataset is half old, half new: commands without
+  // the loading flag wait, as during Valkey's (blocking) load.
+  if (m_replication->state() == ReplLinkState::sync && m_replication->sync_loading() &&
+      !session.has(k_session_primary) && (spec.flags & k_cmd_loading) == 0) {
+    reject(session, cmd, errors::k_loading, argv);
+    return;
+  }
+  // A replica takes writes only from its primary (Valkey's processCommand: the primary's
+  // link obeys unconditionally).
+  if (m_replication->is_replica() && !session.has(k_session_primary) &&
+      replica_read_only(m_config) &&
+      ((spec.flags | (is_exec ? session.multi_cmd_flags : 0)) & k_cmd_write) != 0) {
+    reject(session, cmd, errors::k_readonly_replica, argv);
     return;
   }
   if (session.has(k_session_pubsub) && session.resp == 2 && cmd != m_special.ping &&
@@ -827,8 +849,10 @@ void Engine::cron() {
   int64_t budget_us = 1000000 / hz / 4;
   int64_t deadline = now_us + budget_us;
   m_keyspace.command_time_ms = m_clock.now_ms();
-  // A pause freezes the dataset: no key expires or is evicted by the server meanwhile.
-  if (m_config.active_expire && !m_pauses->dataset_frozen()) {
+  // A pause freezes the dataset: no key expires or is evicted by the server meanwhile. A
+  // replica leaves expiry to its primary, whose DELs arrive in the stream (Valkey runs the
+  // active cycle on primaries only).
+  if (m_config.active_expire && !m_pauses->dataset_frozen() && !m_replication->is_replica()) {
     for (size_t i = 0; i < m_dbs.size(); ++i) {
       Db& d = *m_dbs[(m_expire_db_cursor + i) % m_dbs.size()];
       d.active_expire(deadline);
@@ -855,7 +879,9 @@ void Engine::cron() {
 
 bool Engine::perform_evictions() {
   uint64_t limit = m_config.maxmemory;
-  if (limit == 0 || used_memory() <= limit) {
+  // A replica neither evicts nor refuses writes for memory (Valkey's
+  // replica-ignore-maxmemory, yes by default): its primary's DELs keep it in line.
+  if (limit == 0 || used_memory() <= limit || m_replication->is_replica()) {
     return true;
   }
   if (m_pauses->dataset_frozen()) {

@@ -29,6 +29,7 @@ class Users;
 enum class LogContext : uint8_t;
 }  // namespace acl
 class Aof;
+class ReplicationState;
 class Blocking;
 class ClientPause;
 class Snapshots;
@@ -63,7 +64,6 @@ struct ServerIdentity {
   int tcp_port = 0;
   int64_t start_time_ms = 0;
   std::string multiplexing_api = "none";
-  std::string replid;  // master_replid (40 hex digits), changed by DEBUG CHANGE-REPL-ID
 };
 
 /// One SLOWLOG entry, as SLOWLOG GET returns it.
@@ -140,6 +140,9 @@ class Engine : public KeyspaceEvents {
   CommandRegistry& registry() { return m_registry; }
   EngineStats& stats() { return m_stats; }
   ServerIdentity& identity() { return m_identity; }
+  /// The replication role, history and link state.
+  ReplicationState& replication() { return *m_replication; }
+  const ReplicationState& replication() const { return *m_replication; }
   std::mt19937_64& rng() { return m_rng; }
   /// Bytes counted against maxmemory.
   uint64_t used_memory() const;
@@ -307,6 +310,7 @@ class Engine : public KeyspaceEvents {
   CommandRegistry m_registry;
   EngineStats m_stats;
   ServerIdentity m_identity;
+  std::unique_ptr<ReplicationState> m_replication;
   std::map<uint64_t, std::unique_ptr<Session>> m_sessions;
   std::unique_ptr<PubSub> m_pubsub;
   std::unique_ptr<WatchTable> m_watches;

@@ -69,6 +69,8 @@ enum SessionFlag : uint32_t {
   k_session_tracking_noloop = 1u << 17,
   k_session_tracking_caching = 1u << 18,
   k_session_tracking_broken_redir = 1u << 19,
+  // The link from this replica's primary: its writes pass read-only, it gets no replies.
+  k_session_primary = 1u << 24,
   // CLIENT REPLY: OFF drops every reply, SKIP drops the next command's reply only.
   k_session_reply_off = 1u << 20,
   k_session_reply_skip_next = 1u << 21,

@@ -55,9 +55,12 @@ std::optional<ClientType> client_type_by_name(std::string_view name) {
   return std::nullopt;
 }
 
-/// keyshift has no replication links, so a session is a pub/sub or a normal client (MONITOR
-/// clients count as normal, as in Valkey).
+/// keyshift serves no replicas, so a session is this replica's primary link, a pub/sub or a
+/// normal client (MONITOR clients count as normal, as in Valkey).
 ClientType client_type(const Session& s) {
+  if (s.has(k_session_primary)) {
+    return ClientType::primary;
+  }
   return s.has(k_session_pubsub) ? ClientType::pubsub : ClientType::normal;
 }
 

@@ -12,6 +12,7 @@
 #include "engine/persistence/aof.hpp"
 #include "engine/persistence/rdb_load.hpp"
 #include "engine/persistence/snapshots.hpp"
+#include "engine/repl/replication_state.hpp"
 #include "engine/tracking.hpp"
 #include "engine/util/mapped_file.hpp"
 #include "engine/util/strconv.hpp"
@@ -568,7 +569,7 @@ void cmd_debug(CmdContext& ctx) {
     for (char& c : id) {
       c = k_hex[ctx.engine().rng()() & 15];
     }
-    ctx.engine().identity().replid = std::move(id);
+    ctx.engine().replication().set_replid(std::move(id));
     ctx.reply().ok();
   } else {
     ctx.reply().error(subcommand_syntax_error(ctx));

@@ -231,6 +231,11 @@ inline constexpr std::string_view k_restore_freq =
 inline constexpr std::string_view k_cluster_disabled =
     "ERR This instance has cluster support disabled";
 
+// Replicas (src/server.c processCommand; src/replication.c replicaofCommand).
+inline constexpr std::string_view k_readonly_replica =
+    "READONLY You can't write against a read only replica.";
+inline constexpr std::string_view k_loading = "LOADING Valkey is loading the dataset in memory";
+
 // WAIT / WAITAOF (src/replication.c waitCommand, waitaofCommand; src/timeout.c).
 inline constexpr std::string_view k_timeout_not_integer =
     "ERR timeout is not an integer or out of range";

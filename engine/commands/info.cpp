@@ -6,11 +6,14 @@
 #include "engine/persistence/aof.hpp"
 #include "engine/persistence/snapshots.hpp"
 #include "engine/pubsub.hpp"
+#include "engine/repl/replication_state.hpp"
 #include "engine/scripting/script_engine.hpp"
 #include "engine/server/config_table.hpp"
 #include "engine/tracking.hpp"
 #include "engine/util/strings.hpp"
 #include "engine/watch.hpp"
+
+#include <fmt/format.h>
 
 #include <sys/resource.h>
 #include <sys/utsname.h>
@@ -453,14 +456,49 @@ void stats_section(Engine& engine, InfoWriter& w) {
 
 void replication_section(Engine& engine, InfoWriter& w) {
   w.section("Replication");
-  w.field("role", "master");
+  const ReplicationState& repl = engine.replication();
+  w.field("role", repl.is_replica() ? "slave" : "master");
+  if (repl.is_replica()) {
+    // Offsets of the link's client, or 1 before there was one (Valkey's server.primary or
+    // cached_primary).
+    bool linked = repl.state() == ReplLinkState::sync || repl.state() == ReplLinkState::connected;
+    bool known = linked || repl.has_history();
+    int64_t now_s = engine.clock().now_ms() / 1000;
+    w.field("master_host", repl.primary_host());
+    w.field("master_port", repl.primary_port());
+    w.field("master_link_status", repl.state() == ReplLinkState::connected ? "up" : "down");
+    w.field("master_last_io_seconds_ago", linked ? now_s - repl.last_io_ms() / 1000 : -1);
+    w.field("master_sync_in_progress", repl.state() == ReplLinkState::sync ? 1 : 0);
+    w.field("slave_read_repl_offset", known ? static_cast<int64_t>(repl.read_offset()) : 1);
+    w.field("slave_repl_offset", known ? static_cast<int64_t>(repl.offset()) : 1);
+    w.field("replicas_repl_buffer_size", 0);
+    w.field("replicas_repl_buffer_peak", 0);
+    if (repl.state() == ReplLinkState::sync) {
+      // A diskless payload's size is unknown: Valkey shows -1 total.
+      int64_t total = repl.sync_total();
+      int64_t read = static_cast<int64_t>(repl.sync_read());
+      double perc = total > 0 ? static_cast<double>(read) / static_cast<double>(total) * 100 : 0.0;
+      w.field("master_sync_total_bytes", total);
+      w.field("master_sync_read_bytes", read);
+      w.field("master_sync_left_bytes", total - read);
+      w.field("master_sync_perc", fmt::format("{:.2f}", perc));
+      w.field("master_sync_last_io_seconds_ago", now_s - repl.last_io_ms() / 1000);
+    }
+    if (repl.state() != ReplLinkState::connected) {
+      w.field("master_link_down_since_seconds",
+              repl.down_since_ms() != 0 ? now_s - repl.down_since_ms() / 1000 : -1);
+    }
+    w.field("slave_priority", setting(engine, "replica-priority", "100"));
+    w.field("slave_read_only", setting(engine, "replica-read-only", "yes") == "yes" ? 1 : 0);
+    w.field("replica_announced", setting(engine, "replica-announced", "yes") == "yes" ? 1 : 0);
+  }
   w.field("connected_slaves", 0);
   w.field("replicas_waiting_psync", 0);
   w.field("master_failover_state", "no-failover");
-  w.field("master_replid", engine.identity().replid);
-  w.field("master_replid2", std::string(40, '0'));
-  w.field("master_repl_offset", 0);
-  w.field("second_repl_offset", -1);
+  w.field("master_replid", repl.replid());
+  w.field("master_replid2", repl.replid2());
+  w.field("master_repl_offset", static_cast<int64_t>(repl.offset()));
+  w.field("second_repl_offset", repl.second_offset());
   w.field("repl_backlog_active", 0);
   w.field("repl_backlog_size", setting(engine, "repl-backlog-size", "1048576"));
   w.field("repl_backlog_first_byte_offset", 0);

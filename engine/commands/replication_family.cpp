@@ -1,5 +1,7 @@
-// Replication acknowledgement commands: WAIT and WAITAOF. keyshift has no replicas yet, so
-// both answer as a Valkey 8.0.1 primary without replicas does (src/replication.c
+// Replication commands: REPLICAOF/SLAVEOF (the role; the server's ReplicaLink runs the link
+// it asks for), FAILOVER, and the acknowledgement commands WAIT and WAITAOF. keyshift serves
+// no replicas of its own, so WAIT and WAITAOF answer as a Valkey 8.0.1 primary without
+// replicas does (src/replication.c
 // waitCommand, waitaofCommand); the local AOF counts for real. The seam for replication is
 // ReplicationAcks below: when replicas exist, it counts their acks, and the clients these
 // commands block are woken when the counts reach what they wait for.
@@ -8,6 +10,7 @@
 #include "engine/commands/families.hpp"
 #include "engine/engine.hpp"
 #include "engine/persistence/aof.hpp"
+#include "engine/repl/replication_state.hpp"
 #include "engine/session.hpp"
 #include "engine/util/strconv.hpp"
 #include "engine/util/strings.hpp"
@@ -36,7 +39,7 @@ struct ReplicationAcks {
   /// Whether this server writes an AOF (appendonly yes, acted upon).
   static bool aof_enabled(const Engine& engine) { return engine.aof().on(); }
   /// Whether this server is a replica (WAIT/WAITAOF refuse to run there).
-  static bool is_replica(const Engine&) { return false; }
+  static bool is_replica(const Engine& engine) { return engine.replication().is_replica(); }
 };
 
 /// Valkey's getTimeoutFromObjectOrReply with UNIT_MILLISECONDS: an integer, 0 for ever.
@@ -195,7 +198,46 @@ void cmd_failover(CmdContext& ctx) {
   ctx.reply().error("ERR FAILOVER requires connected replicas.");
 }
 
+/// REPLICAOF host port | NO ONE, as Valkey's replicaofCommand: following a new primary keeps
+/// the data until the link's full sync replaces it (or PSYNC continues from it); NO ONE
+/// keeps the data under a new replication ID, the old one becoming replid2.
+void cmd_replicaof(CmdContext& ctx) {
+  if (ctx.session().has(k_session_primary)) {
+    ctx.reply().error("ERR Command is not valid when client is a replica.");
+    return;
+  }
+  ReplicationState& repl = ctx.engine().replication();
+  if (iequals(ctx.arg(1), "no") && iequals(ctx.arg(2), "one")) {
+    static constexpr char k_hex[] = "0123456789abcdef";
+    std::string id(40, '0');
+    for (char& c : id) {
+      c = k_hex[ctx.engine().rng()() & 15];
+    }
+    repl.promote(std::move(id));
+    // CONFIG GET and REWRITE show the primary followed now, as Valkey's do.
+    ctx.engine().config().unimplemented_settings.erase("replicaof");
+    ctx.reply().ok();
+    return;
+  }
+  int64_t port = 0;
+  if (!parse_i64(ctx.arg(2), port) || port < 0 || port > 65535) {
+    ctx.reply().error("ERR Invalid master port");
+    return;
+  }
+  if (!repl.follow(std::string(ctx.arg(1)), static_cast<int>(port))) {
+    ctx.reply().simple("OK Already connected to specified master");
+    return;
+  }
+  ctx.engine().config().unimplemented_settings["replicaof"] =
+      std::string(ctx.arg(1)) + " " + std::to_string(port);
+  ctx.reply().ok();
+}
+
 constexpr CommandSpec k_replication_commands[] = {
+    {"replicaof", 3, k_cmd_admin | k_cmd_noscript | k_cmd_stale, 0, 0, 0, cmd_replicaof,
+     "@admin @slow @dangerous"},
+    {"slaveof", 3, k_cmd_admin | k_cmd_noscript | k_cmd_stale, 0, 0, 0, cmd_replicaof,
+     "@admin @slow @dangerous"},
     {"failover", -1, k_cmd_admin | k_cmd_noscript | k_cmd_stale, 0, 0, 0, cmd_failover,
      "@admin @slow @dangerous"},
     {"wait", 3, k_cmd_blocking, 0, 0, 0, cmd_wait, "@slow @blocking @connection"},

@@ -6,6 +6,7 @@
 #include "engine/commands/info.hpp"
 #include "engine/persistence/aof.hpp"
 #include "engine/persistence/snapshots.hpp"
+#include "engine/repl/replication_state.hpp"
 #include "engine/scripting/script_engine.hpp"
 #include "engine/server/config_rewrite.hpp"
 #include "engine/server/config_table.hpp"
@@ -236,10 +237,22 @@ void cmd_shutdown(CmdContext& ctx) {
 }
 
 void cmd_role(CmdContext& ctx) {
-  ctx.reply().array(3);
-  ctx.reply().bulk("master");
-  ctx.reply().integer(0);
-  ctx.reply().array(0);
+  const ReplicationState& repl = ctx.engine().replication();
+  if (!repl.is_replica()) {
+    ctx.reply().array(3);
+    ctx.reply().bulk("master");
+    ctx.reply().integer(static_cast<int64_t>(repl.offset()));
+    ctx.reply().array(0);
+    return;
+  }
+  ctx.reply().array(5);
+  ctx.reply().bulk("slave");
+  ctx.reply().bulk(repl.primary_host());
+  ctx.reply().integer(repl.primary_port());
+  ctx.reply().bulk(repl_link_state_name(repl.state()));
+  // The offset of the link's client: -1 while there is none (Valkey's server.primary).
+  bool linked = repl.state() == ReplLinkState::sync || repl.state() == ReplLinkState::connected;
+  ctx.reply().integer(linked ? static_cast<int64_t>(repl.offset()) : -1);
 }
 
 void cmd_lolwut(CmdContext& ctx) {

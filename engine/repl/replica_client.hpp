@@ -75,6 +75,9 @@ class ReplicaClient {
   Expected<bool, ReplError> send_ack();
   /// The parser (phase, offset, payload bytes).
   const ReplStreamParser& stream() const { return *m_stream; }
+  /// The socket, for an event loop to watch (TLS may hold bytes it cannot see: poll()
+  /// periodically too).
+  int fd() const { return m_fd; }
   /// Bytes received since connect.
   uint64_t bytes_received() const { return m_received; }
   /// The endpoint, for messages.

@@ -663,7 +663,7 @@ constexpr DirectiveSpec k_directives[] = {
     yes_no("cluster-replica-no-failover", "cluster-slave-no-failover", 0, "no"),
     yes_no("replica-lazy-flush", "slave-lazy-flush", 0, "yes"),
     yes_no("replica-serve-stale-data", "slave-serve-stale-data", 0, "yes"),
-    yes_no("replica-read-only", "slave-read-only", 0, "yes"),
+    yes_no("replica-read-only", "slave-read-only", k_flag_read_kept, "yes"),
     yes_no("replica-ignore-maxmemory", "slave-ignore-maxmemory", 0, "yes"),
     yes_no("jemalloc-bg-thread", {}, 0, "yes"),
     yes_no("activedefrag", {}, 0, "no"),
@@ -677,7 +677,7 @@ constexpr DirectiveSpec k_directives[] = {
     yes_no("use-exit-on-panic", {}, k_flag_hidden, "no"),
     yes_no("disable-thp", {}, k_flag_immutable, "yes", bool_field<&EngineConfig::disable_thp>()),
     yes_no("cluster-allow-replica-migration", {}, 0, "yes"),
-    yes_no("replica-announced", {}, 0, "yes"),
+    yes_no("replica-announced", {}, k_flag_read_kept, "yes"),
     yes_no("latency-tracking", {}, 0, "yes"),
     yes_no("aof-disable-auto-gc", {}, k_flag_hidden, "no",
         bool_field<&EngineConfig::aof_disable_auto_gc>()),
@@ -694,7 +694,7 @@ constexpr DirectiveSpec k_directives[] = {
         string_field<&EngineConfig::unixsocketgroup>()),
     free_text("pidfile", {}, k_flag_immutable, "", nullptr, string_field<&EngineConfig::pidfile>()),
     free_text("replica-announce-ip", "slave-announce-ip", 0, ""),
-    free_text("primaryuser", "masteruser", k_flag_sensitive, ""),
+    free_text("primaryuser", "masteruser", k_flag_sensitive | k_flag_read_kept, ""),
     free_text("cluster-announce-ip", {}, 0, ""),
     free_text("cluster-announce-client-ipv4", {}, 0, "", check_ipv4),
     free_text("cluster-announce-client-ipv6", {}, 0, "", check_ipv6),
@@ -718,7 +718,7 @@ constexpr DirectiveSpec k_directives[] = {
     free_text("logfile", {}, k_flag_immutable, "", nullptr, string_field<&EngineConfig::logfile>()),
     free_text("locale-collate", {}, 0, ""),
     free_text("debug-context", {}, k_flag_hidden, ""),
-    free_text("primaryauth", "masterauth", k_flag_sensitive, ""),
+    free_text("primaryauth", "masterauth", k_flag_sensitive | k_flag_read_kept, ""),
     free_text("requirepass", {}, k_flag_sensitive, "", nullptr,
         string_field<&EngineConfig::requirepass>()),
     free_text("availability-zone", {}, 0, ""),
@@ -765,7 +765,7 @@ constexpr DirectiveSpec k_directives[] = {
     number("active-defrag-threshold-upper", {}, 0, 0, 1000, "100"),
     number("lfu-log-factor", {}, 0, 0, k_int_max, "10", int_field<&EngineConfig::lfu_log_factor>()),
     number("lfu-decay-time", {}, 0, 0, k_int_max, "1", int_field<&EngineConfig::lfu_decay_time>()),
-    number("replica-priority", "slave-priority", 0, 0, k_int_max, "100"),
+    number("replica-priority", "slave-priority", k_flag_read_kept, 0, k_int_max, "100"),
     number("repl-diskless-sync-delay", {}, 0, 0, k_int_max, "5"),
     number("maxmemory-samples", {}, 0, 1, 64, "5", int_field<&EngineConfig::maxmemory_samples>()),
     number("maxmemory-eviction-tenacity", {}, 0, 0, 100, "10",
@@ -778,7 +778,7 @@ constexpr DirectiveSpec k_directives[] = {
     number("cluster-announce-bus-port", {}, 0, 0, 65535, "0"),
     number("cluster-announce-port", {}, 0, 0, 65535, "0"),
     number("cluster-announce-tls-port", {}, 0, 0, 65535, "0"),
-    number("repl-timeout", {}, 0, 1, k_int_max, "60"),
+    number("repl-timeout", {}, k_flag_read_kept, 1, k_int_max, "60"),
     number("repl-ping-replica-period", "repl-ping-slave-period", 0, 1, k_int_max, "10"),
     number("list-compress-depth", {}, 0, 0, k_int_max, "0",
         int_field<&EngineConfig::list_compress_depth>()),
@@ -883,7 +883,8 @@ constexpr DirectiveSpec k_directives[] = {
     special("notify-keyspace-events", {}, 0, "", parse_notify_keyspace_events,
             notify_keyspace_events_field()),
     special("bind", {}, k_flag_multi_arg, "* -::*", parse_bind, bind_field()),
-    special("replicaof", "slaveof", k_flag_immutable | k_flag_multi_arg, "", parse_replicaof),
+    special("replicaof", "slaveof", k_flag_immutable | k_flag_multi_arg | k_flag_read_kept, "",
+            parse_replicaof),
     special("latency-tracking-info-percentiles", {}, k_flag_multi_arg, "50 99 99.9",
         parse_latency_percentiles),
 
@@ -1079,9 +1080,6 @@ constexpr RefusedSetting k_refused_settings[] = {
     {"aof-timestamp-enabled", "no",
      "AOF timestamp annotations are not written by keyshift: the point-in-time recovery the "
      "setting promises would have nothing to go by"},
-    {"replicaof", "",
-     "replication is not implemented by keyshift: the server would run as an empty primary "
-     "that accepts writes"},
     {"min-replicas-to-write", "0",
      "replication is not implemented by keyshift: writes would be accepted without the "
      "replicas this setting requires"},
@@ -1167,7 +1165,7 @@ class DirectiveApplier {
       return error_at(directive, std::string(*why));
     }
     store(spec, std::move(*value), m_config);
-    if (!spec.implemented()) {
+    if (!spec.implemented() && (spec.flags & k_flag_read_kept) == 0) {
       warn(directive, "not implemented by keyshift; the value is only kept for CONFIG GET");
     }
     return std::nullopt;

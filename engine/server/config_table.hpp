@@ -76,6 +76,9 @@ inline constexpr uint16_t k_flag_unsigned = 1 << 7;
 /// keyshift's own setting, not Valkey's: always hidden too, so that CONFIG GET * lists
 /// exactly Valkey's settings.
 inline constexpr uint16_t k_flag_keyshift = 1 << 8;
+/// Kept as a value, but read where it is used (the replica link): no "not implemented"
+/// warning.
+inline constexpr uint16_t k_flag_read_kept = 1 << 9;
 
 /// One word of an enumeration and the bits it stands for.
 struct EnumChoice {

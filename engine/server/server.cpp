@@ -3,8 +3,11 @@
 #include "engine/acl/acl.hpp"
 #include "engine/persistence/aof.hpp"
 #include "engine/persistence/snapshots.hpp"
+#include "engine/repl/replica_link.hpp"
+#include "engine/repl/replication_state.hpp"
 #include "engine/resp/reply_builder.hpp"
 #include "engine/scripting/script_engine.hpp"
+#include "engine/server/config_table.hpp"
 #include "engine/util/net_address.hpp"
 #include "engine/util/strconv.hpp"
 
@@ -783,11 +786,41 @@ void Server::stop() {
   [[maybe_unused]] ssize_t w = ::write(m_event_fd, &one, sizeof(one));
 }
 
+void Server::watch_link() {
+  int fd = m_link->fd();
+  if (fd == m_link_fd) {
+    return;
+  }
+  if (m_link_fd >= 0) {
+    // Called right after the link changes, before any accept could reuse the number.
+    epoll_ctl(m_epoll, EPOLL_CTL_DEL, m_link_fd, nullptr);
+  }
+  m_link_fd = fd;
+  if (fd >= 0) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = fd;
+    epoll_ctl(m_epoll, EPOLL_CTL_ADD, fd, &ev);
+  }
+}
+
 int Server::run() {
   epoll_event events[k_max_events];
   const Clock& clock = m_engine.clock();
   m_next_cron_us = clock.monotonic_us();
+  m_link = std::make_unique<ReplicaLink>(m_engine, m_log);
+  // replicaof in the config: "host port" (parse_replicaof checked it).
+  if (const DirectiveSpec* spec = find_directive("replicaof")) {
+    std::string to = directive_value(*spec, m_engine.config());
+    if (size_t sp = to.rfind(' '); sp != std::string::npos) {
+      m_engine.replication().follow(to.substr(0, sp), std::atoi(to.c_str() + sp + 1));
+    }
+  }
   while (!m_stopping) {
+    m_engine.begin_batch();
+    m_link->tick();
+    m_engine.end_batch();
+    watch_link();
     int hz = m_engine.config().hz > 0 ? m_engine.config().hz : 10;
     int64_t now = clock.monotonic_us();
     if (now >= m_next_cron_us) {
@@ -853,6 +886,11 @@ int Server::run() {
         m_stopping = true;
         continue;
       }
+      if (fd == m_link_fd && fd >= 0) {
+        m_link->on_readable();
+        watch_link();
+        continue;
+      }
       if (fd == m_unix_fd) {
         accept_from(fd, true);
         continue;
@@ -890,6 +928,7 @@ int Server::run() {
   }
   // Flush what is pending so that the SHUTDOWN caller's peers get their replies.
   after_events();
+  m_link.reset();
   m_engine.aof().shutdown();
   m_log.warning("keyshift is now ready to exit, bye bye...");
   return 0;

@@ -13,6 +13,8 @@
 
 namespace keyshift::engine {
 
+class ReplicaLink;
+
 /// The tls-* settings of `cfg` as the server's TLS options.
 TlsServerOptions tls_server_options(const EngineConfig& cfg);
 /// How a replica of this server dials its primary when tls-replication is on (enabled
@@ -51,6 +53,9 @@ class Server final : public SessionHost {
  private:
   struct Connection;
 
+  /// Registers the replication link's socket with epoll when it changed.
+  void watch_link();
+
   std::string bind_tcp(int port, std::vector<int>& fds);
   std::string configure_tls();
   bool is_listener(int fd, bool& tls) const;
@@ -82,6 +87,8 @@ class Server final : public SessionHost {
   bool m_stopping = false;
   int64_t m_next_cron_us = 0;
   std::vector<std::string_view> m_argv;  // reused per command
+  std::unique_ptr<ReplicaLink> m_link;   // the link to our primary, when a replica
+  int m_link_fd = -1;                    // the link's socket as registered with epoll
   bool m_serving_busy = false;           // inside serve_while_busy: the busy command holds m_argv
 };
 

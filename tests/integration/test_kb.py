@@ -20,7 +20,7 @@ from harness import eq, keyshift_bin, ok, run_tests, test  # noqa: E402
 
 # Valkey 8.0.1 commands keyshift serve does not register yet (issue 16 closes these).
 KEYSHIFT_LACKS = {
-    "psync", "replconf", "replicaof", "slaveof", "sync",
+    "psync", "replconf", "sync",
 }
 # Commands keyshift serve has beyond Valkey 8.0: the hash field expiry family, which holds the
 # field TTLs of Redis 7.4 data it loads (Redis 7.4's and Valkey 9.0's syntax and replies).

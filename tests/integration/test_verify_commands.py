@@ -28,7 +28,7 @@ KNOWN_ERROR_TEXT = {
 # Redis 7.0 commands keyshift does not have yet (issue 16), as test_kb lists them.
 KEYSHIFT_LACKS = {
     "client|caching", "client|pause", "client|tracking", "client|unpause",
-    "psync", "replconf", "replicaof", "slaveof", "sync",
+    "psync", "replconf", "sync",
 }
 
 

@@ -851,8 +851,6 @@ TEST_SUITE("engine::config_table") {
     };
     const Case cases[] = {
         {"aof-timestamp-enabled yes", "aof-timestamp-enabled no", "AOF timestamp annotations"},
-        {"replicaof 10.0.0.1 6379", "replicaof no one", "replication is not implemented"},
-        {"slaveof 10.0.0.1 6379", "slaveof no one", "replication is not implemented"},
         {"min-replicas-to-write 1", "min-replicas-to-write 0", "replication is not implemented"},
         {"cluster-enabled yes", "cluster-enabled no", "cluster mode is not implemented"},
         {"maxmemory-clients 10mb", "maxmemory-clients 0", "client eviction is not implemented"},
