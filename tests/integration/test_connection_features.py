@@ -18,8 +18,8 @@ import time
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (Err, Push, RespConn, Server, Skip, encode_command, eq, ok,  # noqa: E402
-                     redis_module, render, run_tests, test)
+from harness import (RespConn, Server, Skip, encode_command, eq, ok,  # noqa: E402
+                     redis_module, run_tests, test)
 
 BOUND = 10.0  # upper bound for "this eventually happens"; never a timing check
 

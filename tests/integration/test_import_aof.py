@@ -10,7 +10,6 @@ every command exactly once. Equality is judged by `keyshift verify data`.
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys

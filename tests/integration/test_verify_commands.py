@@ -27,7 +27,6 @@ KNOWN_ERROR_TEXT = {
 }
 # Redis 7.0 commands keyshift does not have yet (issue 16), as test_kb lists them.
 KEYSHIFT_LACKS = {
-    "client|caching", "client|pause", "client|tracking", "client|unpause",
     "psync", "replconf", "sync",
 }
 
