@@ -19,7 +19,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import (RespConn, Server, Skip, encode_command, eq, ok,  # noqa: E402
-                     redis_module, run_tests, test)
+                     redis_module, run_tests, test, wait_for)
 
 BOUND = 10.0  # upper bound for "this eventually happens"; never a timing check
 
@@ -37,12 +37,7 @@ def reference(h):
 
 
 def wait_until(what, predicate):
-    deadline = time.monotonic() + BOUND
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.01)
-    raise AssertionError("timed out waiting for: " + what)
+    wait_for(predicate, what, BOUND)
 
 
 def wait_blocked(r, n=1):

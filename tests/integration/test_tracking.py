@@ -19,12 +19,11 @@ Run: KEYSHIFT_BIN=build/keyshift /usr/bin/python3 tests/integration/test_trackin
 import os
 import sys
 import threading
-import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import Push, encode_command, eq, ok, run_tests, test  # noqa: E402
+from harness import Push, encode_command, eq, ok, run_tests, test, wait_for  # noqa: E402
 
 BOUND = 10.0  # upper bound for "this eventually happens"; never a timing check
 
@@ -42,12 +41,7 @@ def reference(h):
 
 
 def wait_until(what, predicate):
-    deadline = time.monotonic() + BOUND
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.01)
-    raise AssertionError("timed out waiting for: " + what)
+    wait_for(predicate, what, BOUND)
 
 
 def is_push(value):
