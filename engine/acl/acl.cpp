@@ -61,6 +61,20 @@ bool key_allowed(const Selector& s, std::string_view key, uint32_t keyspec_flags
   return false;
 }
 
+/// True when `cmd`'s keys are its table's first/last/step range and every pattern of `s`
+/// grants both read and write: then key positions need no key-spec lookup.
+bool simple_keys(const Selector& s, const Command& cmd) {
+  if ((cmd.spec.flags & k_cmd_movablekeys) != 0) {
+    return false;
+  }
+  for (const KeyPattern& p : s.patterns) {
+    if (p.flags != k_perm_all) {
+      return false;
+    }
+  }
+  return true;
+}
+
 bool channel_in_list(const std::vector<std::string>& list, std::string_view channel,
                      bool is_pattern) {
   for (const std::string& p : list) {
@@ -718,7 +732,21 @@ Denial Users::check_command(const User& user, const Command& cmd,
         }
       }
     }
-    if (d == Denial::none && !s.all_keys) {
+    if (d == Denial::none && !s.all_keys && simple_keys(s, cmd)) {
+      // The common case costs no lookup and no allocation: the table's key range, and
+      // patterns that grant read and write alike, so the key specs' flags do not matter.
+      const CommandSpec& spec = cmd.spec;
+      int argc = static_cast<int>(argv.size());
+      int last = spec.last_key < 0 ? argc + spec.last_key : std::min(spec.last_key, argc - 1);
+      for (int pos = spec.first_key; spec.first_key > 0 && pos <= last && pos < argc;
+           pos += std::max(spec.step, 1)) {
+        if (!key_allowed(s, argv[static_cast<size_t>(pos)], 0)) {
+          d = Denial::key;
+          idx = static_cast<size_t>(pos);
+          break;
+        }
+      }
+    } else if (d == Denial::none && !s.all_keys) {
       if (!keys) {
         keys = command_key_positions(m_registry, argv);
       }

@@ -163,6 +163,28 @@ TEST_SUITE("engine::acl rules") {
     CHECK(check(users, u, {"lmove", "rw:1", "w:1", "left", "right"}) == Denial::none);
   }
 
+  TEST_CASE("plain key patterns judge a command's key range as its key specs would") {
+    Table t;
+    Users users(t.registry);
+    REQUIRE_FALSE(users.set_user("p", words({"on", "+@all", "~app:*"})));
+    const User& u = *users.find("p");
+    size_t pos = 0;
+    CHECK(check(users, u, {"get", "app:1"}) == Denial::none);
+    CHECK(check(users, u, {"get", "other"}) == Denial::key);
+    CHECK(check(users, u, {"mset", "app:1", "a", "app:2", "b", "x", "c"}, &pos) == Denial::key);
+    CHECK(pos == 5);
+    CHECK(check(users, u, {"mset", "app:1", "a", "app:2", "b"}) == Denial::none);
+    CHECK(check(users, u, {"del", "app:1", "app:2", "zz"}, &pos) == Denial::key);
+    CHECK(pos == 3);
+    CHECK(check(users, u, {"object", "encoding", "zz"}, &pos) == Denial::key);
+    CHECK(pos == 2);
+    CHECK(check(users, u, {"ping"}) == Denial::none);
+    // Movable keys still go through the key specs.
+    CHECK(check(users, u, {"eval", "return 1", "1", "zz"}, &pos) == Denial::key);
+    CHECK(pos == 3);
+    CHECK(check(users, u, {"eval", "return 1", "1", "app:9", "zz"}) == Denial::none);
+  }
+
   TEST_CASE("channel patterns match channels and only equal PSUBSCRIBE patterns") {
     Table t;
     Users users(t.registry);
