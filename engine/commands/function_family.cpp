@@ -10,6 +10,9 @@
 namespace keyshift::engine {
 namespace {
 
+/// How long FUNCTION LOAD may run a library's top level (Valkey's LOAD_TIMEOUT_MS).
+constexpr int64_t k_function_load_timeout_ms = 500;
+
 void cmd_fcall(CmdContext& ctx) {
   ctx.engine().scripting().fcall(ctx, false);
 }
@@ -34,7 +37,11 @@ void cmd_function_load(CmdContext& ctx) {
     return;
   }
   std::string out;
-  if (!ctx.engine().scripting().load_library(ctx.arg(pos), replace, out)) {
+  // The primary's stream and the engine's own sessions (AOF load) must load what they are
+  // given, however long it takes, as Valkey's mustObeyClient.
+  bool obey = ctx.session().has(k_session_primary) || ctx.session().has(k_session_in_process);
+  if (!ctx.engine().scripting().load_library(ctx.arg(pos), replace, out,
+                                             obey ? 0 : k_function_load_timeout_ms)) {
     ctx.reply().error(out);
     return;
   }

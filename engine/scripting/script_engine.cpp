@@ -44,8 +44,9 @@ constexpr const char* k_globals_key = "__keyshift_globals";
 constexpr const char* k_library_api_key = "__keyshift_library_api";
 constexpr const char* k_readonly_key = "__keyshift_readonly";
 constexpr const char* k_tostring_key = "__keyshift_tostring";
-constexpr size_t k_eval_lru_length = 500;  // Valkey's LRU_LIST_LENGTH
-constexpr int k_gc_period = 50;            // Valkey's LUA_GC_CYCLE_PERIOD
+constexpr const char* k_view_target_key = "__keyshift_view_targets";  // view -> real table
+constexpr size_t k_eval_lru_length = 500;                             // Valkey's LRU_LIST_LENGTH
+constexpr int k_gc_period = 50;  // Valkey's LUA_GC_CYCLE_PERIOD
 
 struct ScriptFlagName {
   uint64_t flag;
@@ -134,7 +135,73 @@ void make_readonly_view(lua_State* lua) {
   lua_setfield(lua, -2, "__metatable");
   lua_setmetatable(lua, -2);
   mark_readonly(lua, -1);
+  lua_getfield(lua, LUA_REGISTRYINDEX, k_view_target_key);
+  lua_pushvalue(lua, -2);
+  lua_pushvalue(lua, real);
+  lua_rawset(lua, -3);
+  lua_pop(lua, 1);
   lua_replace(lua, real);
+}
+
+/// Pushes the table a read-only view at `index` reads from, or the value itself.
+void push_view_target(lua_State* lua, int index) {
+  lua_getfield(lua, LUA_REGISTRYINDEX, k_view_target_key);
+  lua_pushvalue(lua, index);
+  lua_rawget(lua, -2);
+  lua_remove(lua, -2);
+  if (lua_isnil(lua, -1)) {
+    lua_pop(lua, 1);
+    lua_pushvalue(lua, index);
+  }
+}
+
+// next and pairs see through a view, as they would on Valkey's read-only tables, without
+// handing the real table to the script.
+int view_next(lua_State* lua) {
+  luaL_checktype(lua, 1, LUA_TTABLE);
+  lua_settop(lua, 2);
+  push_view_target(lua, 1);
+  lua_pushvalue(lua, 2);
+  if (lua_next(lua, -2) != 0) {
+    return 2;
+  }
+  lua_pushnil(lua);
+  return 1;
+}
+
+int view_pairs_step(lua_State* lua) {
+  lua_settop(lua, 2);
+  lua_pushvalue(lua, lua_upvalueindex(1));
+  lua_pushvalue(lua, 2);
+  if (lua_next(lua, -2) != 0) {
+    return 2;
+  }
+  lua_pushnil(lua);
+  return 1;
+}
+
+int view_pairs(lua_State* lua) {
+  luaL_checktype(lua, 1, LUA_TTABLE);
+  push_view_target(lua, 1);
+  lua_pushcclosure(lua, view_pairs_step, 1);
+  lua_pushvalue(lua, 1);
+  lua_pushnil(lua);
+  return 3;
+}
+
+// loadstring refuses precompiled chunks (Valkey does): their bytecode is not checked.
+int guarded_loadstring(lua_State* lua) {
+  size_t n = 0;
+  const char* s = lua_tolstring(lua, 1, &n);
+  if (s != nullptr && n > 0 && s[0] == LUA_SIGNATURE[0]) {
+    lua_pushnil(lua);
+    lua_pushstring(lua, "binary chunks are not allowed");
+    return 2;
+  }
+  lua_pushvalue(lua, lua_upvalueindex(1));
+  lua_insert(lua, 1);
+  lua_call(lua, lua_gettop(lua) - 1, LUA_MULTRET);
+  return lua_gettop(lua);
 }
 
 // The error handler every script runs under (Valkey's __redis__err__handler): a string error
@@ -479,6 +546,12 @@ lua_State* ScriptEngine::new_state(bool functions) {
   lua_setfield(lua, -2, "__mode");
   lua_setmetatable(lua, -2);
   lua_setfield(lua, LUA_REGISTRYINDEX, k_readonly_key);
+  lua_newtable(lua);
+  lua_newtable(lua);
+  lua_pushstring(lua, "k");
+  lua_setfield(lua, -2, "__mode");
+  lua_setmetatable(lua, -2);
+  lua_setfield(lua, LUA_REGISTRYINDEX, k_view_target_key);
 
   open_lib(lua, "", luaopen_base);
   open_lib(lua, LUA_TABLIBNAME, luaopen_table);
@@ -510,6 +583,13 @@ lua_State* ScriptEngine::new_state(bool functions) {
   lua_getglobal(lua, "setmetatable");
   lua_pushcclosure(lua, guarded_setmetatable, 1);
   lua_setglobal(lua, "setmetatable");
+  lua_pushcfunction(lua, view_next);
+  lua_setglobal(lua, "next");
+  lua_pushcfunction(lua, view_pairs);
+  lua_setglobal(lua, "pairs");
+  lua_getglobal(lua, "loadstring");
+  lua_pushcclosure(lua, guarded_loadstring, 1);
+  lua_setglobal(lua, "loadstring");
 
   lua_newtable(lua);  // server
   set_fn(lua, "call", api_call);
@@ -645,6 +725,11 @@ std::string ScriptEngine::kill(bool eval) {
 
 void ScriptEngine::on_hook(lua_State* lua) {
   if (m_run == nullptr) {
+    if (m_loading != nullptr && m_load_deadline_us != 0 &&
+        m_engine.clock().monotonic_us() > m_load_deadline_us) {
+      lua_sethook(lua, count_hook, LUA_MASKLINE, 0);  // a pcall in the library cannot swallow it
+      raise(lua, "FUNCTION LOAD timeout");
+    }
     return;
   }
   if (!m_run->timed_out) {
@@ -1190,7 +1275,8 @@ int ScriptEngine::lua_register_function(lua_State* lua) {
   return 0;
 }
 
-bool ScriptEngine::load_library(std::string_view code, bool replace, std::string& name_or_error) {
+bool ScriptEngine::load_library(std::string_view code, bool replace, std::string& name_or_error,
+                                int64_t timeout_ms) {
   if (!code.starts_with("#!")) {
     name_or_error = "ERR Missing library metadata";
     return false;
@@ -1260,7 +1346,17 @@ bool ScriptEngine::load_library(std::string_view code, bool replace, std::string
   };
   set_view(k_library_api_key);
   m_loading = &lib;
+  // A library's top level only registers functions: one that runs on is stopped (Valkey's
+  // 500 ms FUNCTION LOAD timeout), or it would hold the server for ever.
+  m_load_deadline_us = timeout_ms > 0 ? m_engine.clock().monotonic_us() + timeout_ms * 1000 : 0;
+  if (m_load_deadline_us != 0) {
+    lua_sethook(lua, count_hook, LUA_MASKCOUNT, 100000);
+  }
   int err = lua_pcall(lua, 0, 0, 0);
+  if (m_load_deadline_us != 0) {
+    lua_sethook(lua, nullptr, 0, 0);
+    m_load_deadline_us = 0;
+  }
   m_loading = nullptr;
   // The real globals again: KEYS of the view points to the globals table itself.
   lua_getfield(lua, LUA_REGISTRYINDEX, k_globals_meta_key);

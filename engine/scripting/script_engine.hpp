@@ -91,7 +91,8 @@ class ScriptEngine {
   void on_hook(lua_State* lua);
 
   /// FUNCTION LOAD [REPLACE]: the library name, or false with the error text.
-  bool load_library(std::string_view code, bool replace, std::string& name_or_error);
+  bool load_library(std::string_view code, bool replace, std::string& name_or_error,
+                    int64_t timeout_ms = 0);
   /// FUNCTION DELETE: false when there is no such library.
   bool delete_library(std::string_view name);
   /// FUNCTION FLUSH: drops every library.
@@ -143,6 +144,7 @@ class ScriptEngine {
   std::map<std::string, FunctionLibrary> m_libraries;
   std::map<std::string, std::string, std::less<>> m_functions;  // function -> library
   FunctionLibrary* m_loading = nullptr;  // the library FUNCTION LOAD is running
+  int64_t m_load_deadline_us = 0;        // when that load times out; 0: never
   RunContext* m_run = nullptr;
   std::function<void(int, std::string_view)> m_log_sink;
   uint64_t m_rand_state = 0;

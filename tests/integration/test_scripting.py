@@ -178,6 +178,32 @@ def script_errors_and_conversions_read_as_on_redis(h):
 
 
 @test
+def the_sandbox_lists_its_libraries_refuses_bytecode_and_times_out_a_library_load(h):
+    redis = redis_module()
+    r = servers(h)[0].redis()
+    # pairs sees through the read-only views: os holds clock alone, string its functions
+    eq(r.eval("local n = {} for k in pairs(os) do n[#n + 1] = k end return n", 0), [b"clock"])
+    ok(r.eval("local n = 0 for k, v in pairs(string) do n = n + 1 end return n", 0) > 10,
+       "string's functions")
+    eq(r.eval("return type(next(math))", 0), b"string")
+    eq(r.eval("return loadstring('return 7')()", 0), 7)
+    try:
+        r.eval("return loadstring(string.dump(function() return 1 end))()", 0)
+        ok(False, "precompiled chunk ran")
+    except redis.ResponseError as e:
+        ok("attempt to call a nil value" in str(e), str(e))
+    try:
+        r.execute_command("FUNCTION", "LOAD",
+                          "#!lua name=spin\nlocal a = 1\nwhile 1 do a = a + 1 end")
+        ok(False, "an endless library loaded")
+    except redis.ResponseError as e:
+        ok("FUNCTION LOAD timeout" in str(e), str(e))
+    eq(r.ping(), True, "the server answers after the timeout")
+    eq(r.execute_command("FUNCTION", "LIST"), [], "nothing was registered")
+    r.close()
+
+
+@test
 def a_busy_script_gets_busy_replies_and_stops_on_script_kill(h):
     redis = redis_module()
     srv = h.keyshift("--busy-reply-threshold", "50", name="ks-busy")
