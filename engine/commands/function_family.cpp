@@ -192,7 +192,7 @@ class FunctionRecords : public RdbVisitor {
 void cmd_function_restore(CmdContext& ctx) {
   enum class Policy { append, replace, flush } policy = Policy::append;
   if (ctx.argc() > 4) {
-    ctx.reply().error(errors::k_syntax);
+    ctx.reply().error(subcommand_syntax_error(ctx));
     return;
   }
   if (ctx.argc() == 4) {

@@ -10,6 +10,7 @@
 #include "engine/util/split_args.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <lua.hpp>
 #include <string>
@@ -961,6 +962,13 @@ void ScriptEngine::eval(CmdContext& ctx, bool by_sha, bool read_only) {
   lua_getfield(m_lua, LUA_REGISTRYINDEX, k_handler_key);
   lua_getfield(m_lua, LUA_REGISTRYINDEX, ("f_" + sha).c_str());
   run_function(ctx, m_lua, run, static_cast<int>(numkeys), 3, true);
+}
+
+bool ScriptEngine::NoCaseLess::operator()(std::string_view a, std::string_view b) const {
+  return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
+    return std::tolower(static_cast<unsigned char>(x)) <
+           std::tolower(static_cast<unsigned char>(y));
+  });
 }
 
 void ScriptEngine::fcall(CmdContext& ctx, bool read_only) {

@@ -142,7 +142,13 @@ class ScriptEngine {
   size_t m_unpinned = 0;
   uint64_t m_evicted_scripts = 0;
   std::map<std::string, FunctionLibrary> m_libraries;
-  std::map<std::string, std::string, std::less<>> m_functions;  // function -> library
+  /// Function names compare without case, as Valkey's function dictionary does (FCALL TEST
+  /// runs test).
+  struct NoCaseLess {
+    using is_transparent = void;
+    bool operator()(std::string_view a, std::string_view b) const;
+  };
+  std::map<std::string, std::string, NoCaseLess> m_functions;  // function -> library
   FunctionLibrary* m_loading = nullptr;  // the library FUNCTION LOAD is running
   int64_t m_load_deadline_us = 0;        // when that load times out; 0: never
   RunContext* m_run = nullptr;

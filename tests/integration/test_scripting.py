@@ -204,6 +204,27 @@ def the_sandbox_lists_its_libraries_refuses_bytecode_and_times_out_a_library_loa
 
 
 @test
+def function_names_ignore_case_and_restore_arity_errors_read_as_on_redis(h):
+    redis = redis_module()
+
+    def run(r):
+        r.function_flush()
+        out = [r.execute_command("FUNCTION", "LOAD", "#!lua name=lib\n"
+                                 "redis.register_function('hello', function() return 'hi' end)")]
+        out.append(r.fcall("HELLO", 0))
+        for cmd in (["FCALL", "nosuch", "0"], ["FUNCTION", "RESTORE", "a", "b", "c"]):
+            try:
+                out.append(r.execute_command(*cmd))
+            except redis.ResponseError as e:
+                out.append("error: " + str(e))
+        r.function_flush()
+        return out
+
+    got, want = both(h, run)
+    eq(got, want, "replies against redis-server")
+
+
+@test
 def a_busy_script_gets_busy_replies_and_stops_on_script_kill(h):
     redis = redis_module()
     srv = h.keyshift("--busy-reply-threshold", "50", name="ks-busy")
