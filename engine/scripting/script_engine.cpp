@@ -146,6 +146,12 @@ void make_readonly_view(lua_State* lua) {
 
 /// Pushes the table a read-only view at `index` reads from, or the value itself.
 void push_view_target(lua_State* lua, int index) {
+  // Views always have a metatable: a plain table costs no registry lookup (next in loops).
+  if (lua_getmetatable(lua, index) == 0) {
+    lua_pushvalue(lua, index);
+    return;
+  }
+  lua_pop(lua, 1);
   lua_getfield(lua, LUA_REGISTRYINDEX, k_view_target_key);
   lua_pushvalue(lua, index);
   lua_rawget(lua, -2);
