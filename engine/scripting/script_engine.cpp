@@ -6,6 +6,7 @@
 #include "engine/persistence/snapshots.hpp"
 #include "engine/scripting/lua_bit.hpp"
 #include "engine/scripting/lua_bridge.hpp"
+#include "engine/scripting/lua_cmsgpack.hpp"
 #include "engine/util/sha1.hpp"
 #include "engine/util/split_args.hpp"
 
@@ -530,6 +531,7 @@ ScriptEngine::ScriptEngine(Engine& engine)
       m_rand_state(0x1234ABCD330EULL) {
   m_session->set(k_session_in_process);
   m_session->set(k_session_deny_blocking);
+  m_session->set(k_session_script);
   m_session->authenticated = true;
   m_session->name = "lua";
   m_lua = new_state(false);
@@ -571,6 +573,8 @@ lua_State* ScriptEngine::new_state(bool functions) {
   lua_setglobal(lua, "cjson");
   lua::open_bit(lua);
   lua_setglobal(lua, "bit");
+  lua::open_cmsgpack(lua);
+  lua_setglobal(lua, "cmsgpack");
   // Only os.clock stays, as in Valkey.
   lua_getglobal(lua, "os");
   lua_getfield(lua, -1, "clock");
@@ -634,7 +638,8 @@ lua_State* ScriptEngine::new_state(bool functions) {
   lua_pushvalue(lua, -1);
   lua_setglobal(lua, "server");
   lua_setglobal(lua, "redis");
-  for (const char* name : {"string", "math", "table", "os", "cjson", "bit", "coroutine"}) {
+  for (const char* name :
+       {"string", "math", "table", "os", "cjson", "bit", "cmsgpack", "coroutine"}) {
     lua_getglobal(lua, name);
     if (lua_istable(lua, -1)) {
       make_readonly_view(lua);
