@@ -78,6 +78,8 @@ enum SessionFlag : uint32_t {
   k_session_reply_skip_current = 1u << 22,
   // CLIENT PAUSE holds this client's command (in postponed_argv) until the pause ends.
   k_session_postponed = 1u << 23,
+  // The scripting engine's own client: commands run by server.call from EVAL or FCALL.
+  k_session_script = 1u << 25,
 };
 
 /// A command queued between MULTI and EXEC, with its arguments copied.

@@ -246,8 +246,9 @@ void sort_generic(CmdContext& ctx, bool readonly) {
     return;
   }
   ObjType type = e != nullptr ? e->type() : ObjType::list;  // a missing key: an empty list
-  // A set has no order of its own: a stored result is sorted so that it is reproducible.
-  if (o.dontsort && type == ObjType::set && o.store) {
+  // A set has no order of its own: a stored result, or one a script sees, is sorted so
+  // that it is the same on replicas and in the AOF.
+  if (o.dontsort && type == ObjType::set && (o.store || ctx.session().has(k_session_script))) {
     o.dontsort = false;
     o.alpha = true;
     o.by.reset();

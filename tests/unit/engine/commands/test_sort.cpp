@@ -231,4 +231,13 @@ TEST_SUITE("engine::sort") {
     CHECK(h.raw({"LINDEX", "out", "-1"}).str == "99900000");
     CHECK(h.raw({"LINDEX", "out", "5"}).str == "100000");
   }
+
+  TEST_CASE("a set sorted BY a constant comes back in ALPHA order to a script") {
+    Harness h;
+    h.raw({"SADD", "ms", "b", "aa", "c", "a", "azz"});
+    CHECK(h({"EVAL", "return redis.call('sort', KEYS[1], 'by', '_')", "1", "ms"}) ==
+          "a aa azz b c");
+    CHECK(h({"EVAL", "return redis.call('sort', KEYS[1], 'by', '_', 'get', '#', 'get', '_:*')", "1",
+             "ms"}) == "a (nil) aa (nil) azz (nil) b (nil) c (nil)");
+  }
 }
