@@ -300,5 +300,11 @@ inline constexpr std::string_view k_caching_yes_needs_optin =
 inline constexpr std::string_view k_caching_no_needs_optout =
     "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.";
 inline constexpr std::string_view k_pause_mode = "ERR CLIENT PAUSE mode must be WRITE or ALL";
+inline constexpr std::string_view k_function_flush_mode =
+    "ERR FUNCTION FLUSH only supports SYNC|ASYNC option";
+// FUNCTION RESTORE (APPEND) of a library that exists: the name comes unquoted between these,
+// unlike FUNCTION LOAD's "Library 'name' already exists".
+inline constexpr std::string_view k_restore_library_exists_prefix = "ERR Library ";
+inline constexpr std::string_view k_restore_library_exists_suffix = " already exists";
 
 }  // namespace keyshift::engine::errors

@@ -1,6 +1,7 @@
 // Functions: FUNCTION LOAD/LIST/DELETE/FLUSH/KILL/STATS and FCALL/FCALL_RO over the function
 // libraries of engine/scripting/.
 #include "engine/commands/context.hpp"
+#include "engine/commands/errors.hpp"
 #include "engine/commands/families.hpp"
 #include "engine/persistence/rdb_reader.hpp"
 #include "engine/persistence/rdb_writer.hpp"
@@ -58,9 +59,12 @@ void cmd_function_delete(CmdContext& ctx) {
 }
 
 void cmd_function_flush(CmdContext& ctx) {
-  if (ctx.argc() > 3 ||
-      (ctx.argc() == 3 && !iequals(ctx.arg(2), "ASYNC") && !iequals(ctx.arg(2), "SYNC"))) {
-    ctx.reply().error("ERR FUNCTION FLUSH only supports SYNC|ASYNC option");
+  if (ctx.argc() > 3) {
+    ctx.reply().error(subcommand_syntax_error(ctx));
+    return;
+  }
+  if (ctx.argc() == 3 && !iequals(ctx.arg(2), "ASYNC") && !iequals(ctx.arg(2), "SYNC")) {
+    ctx.reply().error(errors::k_function_flush_mode);
     return;
   }
   ctx.engine().scripting().flush_functions();
@@ -79,9 +83,27 @@ void cmd_function_kill(CmdContext& ctx) {
 void cmd_function_stats(CmdContext& ctx) {
   ScriptEngine& s = ctx.engine().scripting();
   ReplyBuilder& r = ctx.reply();
+  std::optional<ScriptEngine::RunningScript> running = s.running_script();
+  if (running && running->eval) {
+    ctx.reply().error(s.busy_error());
+    return;
+  }
   r.map(2);
   r.bulk("running_script");
-  r.null();
+  if (running) {
+    r.map(3);
+    r.bulk("name");
+    r.bulk(running->name);
+    r.bulk("command");
+    r.array(running->command.size());
+    for (std::string_view arg : running->command) {
+      r.bulk(arg);
+    }
+    r.bulk("duration_ms");
+    r.integer(running->duration_ms);
+  } else {
+    r.null();
+  }
   r.bulk("engines");
   r.map(1);
   r.bulk("LUA");
@@ -233,6 +255,19 @@ void cmd_function_restore(CmdContext& ctx) {
   for (const auto& [name, lib] : scripts.libraries()) {
     before.push_back(lib.code);
   }
+  if (policy == Policy::append) {
+    // Valkey joins the payload's libraries only when none of them exists yet, and names the
+    // first that does without the quotes FUNCTION LOAD puts around it.
+    for (const std::string& code : records.codes) {
+      LibraryMetadata meta;
+      std::string error;
+      if (parse_library_metadata(code, meta, error) && scripts.libraries().count(meta.name) != 0) {
+        ctx.reply().error(std::string(errors::k_restore_library_exists_prefix) + meta.name +
+                          std::string(errors::k_restore_library_exists_suffix));
+        return;
+      }
+    }
+  }
   if (policy == Policy::flush) {
     scripts.flush_functions();
   }
@@ -242,7 +277,8 @@ void cmd_function_restore(CmdContext& ctx) {
       // All or nothing: the libraries from before the command come back.
       scripts.flush_functions();
       for (const std::string& old : before) {
-        scripts.load_library(old, true, error);
+        std::string ignored;
+        scripts.load_library(old, true, ignored);
       }
       ctx.reply().error(error);
       return;

@@ -25,6 +25,7 @@ namespace keyshift::engine {
 
 struct ScriptEngine::RunContext {
   Session* caller = nullptr;
+  const CmdContext* command = nullptr;  // the caller's EVAL/FCALL, for FUNCTION STATS
   std::string funcname;
   bool eval_mode = true;
   bool read_only = false;
@@ -425,6 +426,14 @@ bool valid_name(std::string_view name) {
   });
 }
 
+// A Lua string with any NUL bytes in it (Valkey's luaGetStringSds), so that a name with a
+// NUL in it fails the name check instead of passing cut short.
+std::string lua_bytes(lua_State* lua, int index) {
+  size_t len = 0;
+  const char* s = lua_tolstring(lua, index, &len);
+  return std::string(s, len);
+}
+
 constexpr std::string_view k_bad_name =
     "Library names can only contain letters, numbers, or underscores(_) and must be at least one "
     "character long";
@@ -706,6 +715,22 @@ uint64_t ScriptEngine::functions_memory() const {
   return static_cast<uint64_t>(lua_gc(m_functions_lua, LUA_GCCOUNT, 0)) * 1024;
 }
 
+std::optional<ScriptEngine::RunningScript> ScriptEngine::running_script() const {
+  if (m_run == nullptr) {
+    return std::nullopt;
+  }
+  RunningScript out;
+  out.name = m_run->funcname;
+  out.eval = m_run->eval_mode;
+  out.duration_ms = (m_engine.clock().monotonic_us() - m_run->start_us) / 1000;
+  if (m_run->command != nullptr) {
+    for (size_t i = 0; i < m_run->command->argc(); ++i) {
+      out.command.push_back(m_run->command->arg(i));
+    }
+  }
+  return out;
+}
+
 bool ScriptEngine::busy() const {
   return m_run != nullptr && m_run->timed_out;
 }
@@ -870,6 +895,7 @@ bool ScriptEngine::prepare_run(CmdContext& ctx, uint64_t flags, bool read_only, 
     }
   }
   run.caller = &ctx.session();
+  run.command = &ctx;
   run.read_only = read_only || (!compat && (flags & k_script_no_writes) != 0);
   run.allow_oom = !compat && (flags & k_script_allow_oom) != 0;
   return true;
@@ -1209,7 +1235,7 @@ int ScriptEngine::lua_register_function(lua_State* lua) {
     if (lua_type(lua, 2) != LUA_TFUNCTION) {
       return raise(lua, "second argument to server.register_function must be a function");
     }
-    fi.name = lua_tostring(lua, 1);
+    fi.name = lua_bytes(lua, 1);
     lua_pushvalue(lua, 2);
   } else if (argc == 1) {
     if (lua_type(lua, 1) != LUA_TTABLE) {
@@ -1229,13 +1255,13 @@ int ScriptEngine::lua_register_function(lua_State* lua) {
           return raise(lua,
                        "function_name argument given to server.register_function must be a string");
         }
-        fi.name = lua_tostring(lua, -1);
+        fi.name = lua_bytes(lua, -1);
       } else if (iequals(key, "description")) {
         if (lua_type(lua, -1) != LUA_TSTRING) {
           return raise(lua,
                        "description argument given to server.register_function must be a string");
         }
-        fi.description = lua_tostring(lua, -1);
+        fi.description = lua_bytes(lua, -1);
       } else if (iequals(key, "callback")) {
         if (lua_type(lua, -1) != LUA_TFUNCTION) {
           return raise(lua,
@@ -1294,55 +1320,65 @@ int ScriptEngine::lua_register_function(lua_State* lua) {
   return 0;
 }
 
-bool ScriptEngine::load_library(std::string_view code, bool replace, std::string& name_or_error,
-                                int64_t timeout_ms) {
+bool parse_library_metadata(std::string_view code, LibraryMetadata& out, std::string& error) {
   if (!code.starts_with("#!")) {
-    name_or_error = "ERR Missing library metadata";
+    error = "ERR Missing library metadata";
     return false;
   }
   size_t end = code.find('\n');
   if (end == std::string_view::npos) {
-    name_or_error = "ERR Invalid library metadata";
+    error = "ERR Invalid library metadata";
     return false;
   }
   std::vector<std::string> parts;
   if (!split_args(code.substr(0, end), parts) || parts.empty()) {
-    name_or_error = "ERR Invalid library metadata";
+    error = "ERR Invalid library metadata";
     return false;
   }
-  std::string engine_name = parts[0].substr(2);
+  out.engine = parts[0].substr(2);
+  out.body_offset = end;
   std::optional<std::string> name;
   for (size_t i = 1; i < parts.size(); ++i) {
     if (parts[i].size() >= 5 && iequals(std::string_view(parts[i]).substr(0, 5), "name=")) {
       if (name) {
-        name_or_error = "ERR Invalid metadata value, name argument was given multiple times";
+        error = "ERR Invalid metadata value, name argument was given multiple times";
         return false;
       }
       name = parts[i].substr(5);
       continue;
     }
-    name_or_error = "ERR Invalid metadata value given: " + parts[i];
+    error = "ERR Invalid metadata value given: " + parts[i];
     return false;
   }
   if (!name) {
-    name_or_error = "ERR Library name was not given";
+    error = "ERR Library name was not given";
     return false;
   }
-  if (!valid_name(*name)) {
+  out.name = std::move(*name);
+  return true;
+}
+
+bool ScriptEngine::load_library(std::string_view code, bool replace, std::string& name_or_error,
+                                int64_t timeout_ms) {
+  LibraryMetadata meta;
+  if (!parse_library_metadata(code, meta, name_or_error)) {
+    return false;
+  }
+  if (!valid_name(meta.name)) {
     name_or_error = "ERR " + std::string(k_bad_name);
     return false;
   }
-  if (!iequals(engine_name, "lua")) {
-    name_or_error = "ERR Engine '" + engine_name + "' not found";
+  if (!iequals(meta.engine, "lua")) {
+    name_or_error = "ERR Engine '" + meta.engine + "' not found";
     return false;
   }
-  auto old = m_libraries.find(*name);
+  auto old = m_libraries.find(meta.name);
   if (old != m_libraries.end() && !replace) {
-    name_or_error = "ERR Library '" + *name + "' already exists";
+    name_or_error = "ERR Library '" + meta.name + "' already exists";
     return false;
   }
   FunctionLibrary lib;
-  lib.name = *name;
+  lib.name = meta.name;
   lib.code = std::string(code);
   lua_State* lua = m_functions_lua;
   auto drop_refs = [&](FunctionLibrary& l) {
@@ -1350,7 +1386,7 @@ bool ScriptEngine::load_library(std::string_view code, bool replace, std::string
       luaL_unref(lua, LUA_REGISTRYINDEX, fi.ref);
     }
   };
-  std::string_view body = code.substr(end);
+  std::string_view body = code.substr(meta.body_offset);
   if (luaL_loadbuffer(lua, body.data(), body.size(), "@user_function") != 0) {
     name_or_error = std::string("ERR Error compiling function: ") +
                     (lua_tostring(lua, -1) != nullptr ? lua_tostring(lua, -1) : "");

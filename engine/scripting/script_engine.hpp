@@ -78,6 +78,16 @@ class ScriptEngine {
   uint64_t functions_memory() const;
   /// True while a script or function runs.
   bool running() const { return m_run != nullptr; }
+  /// What FUNCTION STATS shows of the script that runs: its name, its caller's command, how
+  /// long it has run, and whether it is an EVAL script (FUNCTION STATS then answers BUSY).
+  struct RunningScript {
+    std::string_view name;
+    std::vector<std::string_view> command;
+    int64_t duration_ms = 0;
+    bool eval = false;
+  };
+  /// The script that runs now, or nullopt.
+  std::optional<RunningScript> running_script() const;
   /// True while a script runs past busy-reply-threshold: other clients get BUSY.
   bool busy() const;
   /// The BUSY reply for commands sent while busy (names SCRIPT KILL or FUNCTION KILL).
@@ -156,6 +166,17 @@ class ScriptEngine {
   uint64_t m_rand_state = 0;
   int64_t m_busy_threshold_ms = 5000;
 };
+
+/// The first line of a function library: `#!<engine> name=<name>`.
+struct LibraryMetadata {
+  std::string engine;
+  std::string name;
+  size_t body_offset = 0;  // where the code after that line starts
+};
+
+/// Parses a library's first line (Valkey's functionExtractLibMetaData), or false with the
+/// error text; the name is not checked for its format here.
+bool parse_library_metadata(std::string_view code, LibraryMetadata& out, std::string& error);
 
 /// Parses a `#!lua flags=...` first line of an EVAL script (Valkey's evalExtractShebangFlags):
 /// the flags (k_script_eval_compat without a shebang) and the shebang's length, or false

@@ -3,7 +3,9 @@ job queues and rate limiters (written here, not copied): a reliable queue that m
 to an in-flight list with a lease, a sliding-window rate limiter over a sorted set, a token
 bucket with server.setresp(3); each run on keyshift and on Debian's redis-server 7.0 with
 the replies compared. Also: a busy script answered BUSY to another client and stopped by
-SCRIPT KILL, and function libraries surviving a restart through the RDB file.
+SCRIPT KILL, FUNCTION STATS showing a running function until FUNCTION KILL, FUNCTION
+RESTORE/FLUSH/LOAD errors compared with redis-server, and function libraries surviving a
+restart through the RDB file.
 
 Run: KEYSHIFT_BIN=build/keyshift /usr/bin/python3 tests/integration/test_scripting.py
 """
@@ -203,20 +205,26 @@ def the_sandbox_lists_its_libraries_refuses_bytecode_and_times_out_a_library_loa
     r.close()
 
 
+def replies(r, commands):
+    """The reply to each command, an error as "error: <text>"."""
+    redis = redis_module()
+    out = []
+    for cmd in commands:
+        try:
+            out.append(r.execute_command(*cmd))
+        except redis.ResponseError as e:
+            out.append("error: " + str(e))
+    return out
+
+
 @test
 def function_names_ignore_case_and_restore_arity_errors_read_as_on_redis(h):
-    redis = redis_module()
-
     def run(r):
         r.function_flush()
         out = [r.execute_command("FUNCTION", "LOAD", "#!lua name=lib\n"
                                  "redis.register_function('hello', function() return 'hi' end)")]
         out.append(r.fcall("HELLO", 0))
-        for cmd in (["FCALL", "nosuch", "0"], ["FUNCTION", "RESTORE", "a", "b", "c"]):
-            try:
-                out.append(r.execute_command(*cmd))
-            except redis.ResponseError as e:
-                out.append("error: " + str(e))
+        out += replies(r, (["FCALL", "nosuch", "0"], ["FUNCTION", "RESTORE", "a", "b", "c"]))
         r.function_flush()
         return out
 
@@ -225,30 +233,81 @@ def function_names_ignore_case_and_restore_arity_errors_read_as_on_redis(h):
 
 
 @test
+def function_restore_flush_and_name_errors_read_as_on_redis(h):
+    def run(r):
+        r.function_flush()
+        lib = "#!lua name=%s\nredis.register_function('%s', function() return 1 end)"
+        r.function_load(lib % ("test", "test"))
+        dump = r.function_dump()
+        out = replies(r, (["FUNCTION", "RESTORE", dump, "APPEND"], ["FUNCTION", "RESTORE", dump],
+                          ["FUNCTION", "FLUSH", "bad_arg"], ["FUNCTION", "flush", "sync", "extra"],
+                          ["FUNCTION", "LOAD", lib % ("a-b", "f")],
+                          ["FUNCTION", "LOAD", lib % ("lib2", "test\\0test")],
+                          ["FUNCTION", "RESTORE", dump, "REPLACE"], ["FUNCTION", "STATS"]))
+        r.function_flush()
+        return out
+
+    got, want = both(h, run)
+    eq(got, want, "replies against redis-server")
+
+
+def start_busy(runner, other, *command):
+    """Sends `command` (a script that never ends) on `runner` from a thread and waits until
+    `other` gets BUSY; returns the thread, a dict that gets the command's error, and the BUSY
+    reply (None if it never came)."""
+    redis = redis_module()
+    result = {}
+
+    def run():
+        try:
+            runner.execute_command(*command)
+        except redis.ResponseError as e:
+            result["error"] = str(e)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    deadline = time.monotonic() + BOUND
+    while time.monotonic() < deadline:
+        try:
+            other.ping()
+        except (redis.exceptions.BusyLoadingError, redis.ResponseError) as e:
+            return t, result, str(e)
+    return t, result, None
+
+
+@test
+def function_stats_shows_the_running_function_until_function_kill(h):
+    srv = h.keyshift("--busy-reply-threshold", "50", name="ks-busy-fn")
+    r, other = srv.redis(), srv.redis()
+    r.function_load("#!lua name=spin\n"
+                    "redis.register_function('spin', function() while true do end end)")
+    t, result, busy = start_busy(r, other, "FCALL", "spin", "0")
+    ok(busy is not None and "FUNCTION KILL" in busy, "BUSY reply: %r" % busy)
+    stats = other.execute_command("FUNCTION", "STATS")
+    eq(stats[0], b"running_script", "the first field")
+    running = stats[1]
+    ok(isinstance(running, list) and len(running) == 6, "running_script is a map: %r" % running)
+    eq(running[:4], [b"name", b"spin", b"command", [b"FCALL", b"spin", b"0"]], "name and command")
+    eq(running[4], b"duration_ms", "the duration field")
+    ok(isinstance(running[5], int) and running[5] >= 0, "duration_ms: %r" % running[5])
+    eq(other.execute_command("FUNCTION", "KILL"), b"OK", "FUNCTION KILL")
+    t.join(BOUND)
+    ok("killed" in result.get("error", ""), "the caller is told: %r" % result)
+    eq(other.execute_command("FUNCTION", "STATS")[1], None, "no running script afterwards")
+
+
+@test
 def a_busy_script_gets_busy_replies_and_stops_on_script_kill(h):
     redis = redis_module()
     srv = h.keyshift("--busy-reply-threshold", "50", name="ks-busy")
     r, other = srv.redis(), srv.redis()
-    result = {}
-
-    def spin():
-        try:
-            r.eval("local i = 0 while true do i = i + 1 end", 0)
-        except redis.ResponseError as e:
-            result["error"] = str(e)
-
-    t = threading.Thread(target=spin, daemon=True)
-    t.start()
-    deadline = time.monotonic() + BOUND
-    busy = None
-    while time.monotonic() < deadline and busy is None:
-        try:
-            other.ping()
-        except redis.exceptions.BusyLoadingError as e:
-            busy = str(e)
-        except redis.ResponseError as e:
-            busy = str(e)
+    t, result, busy = start_busy(r, other, "EVAL", "local i = 0 while true do i = i + 1 end", "0")
     ok(busy is not None and "busy running a script" in busy, "BUSY reply: %r" % busy)
+    try:
+        other.execute_command("FUNCTION", "STATS")
+        ok(False, "FUNCTION STATS while an EVAL script runs must fail")
+    except redis.ResponseError as e:
+        ok("SCRIPT KILL" in str(e), "FUNCTION STATS names SCRIPT KILL: %s" % e)
     try:
         other.execute_command("FUNCTION", "KILL")
         ok(False, "FUNCTION KILL of an EVAL script must fail")
