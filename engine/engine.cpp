@@ -5,6 +5,7 @@
 #include "engine/commands/context.hpp"
 #include "engine/commands/effects.hpp"
 #include "engine/commands/hash_family.hpp"
+#include "engine/memory_usage.hpp"
 #include "engine/pause.hpp"
 #include "engine/persistence/aof.hpp"
 #include "engine/persistence/snapshots.hpp"
@@ -211,7 +212,7 @@ void Engine::close_session(Session& session) {
 }
 
 uint64_t Engine::used_memory() const {
-  return m_memory.used();
+  return startup_memory(*this) + clients_state_memory(*this) + m_memory.used();
 }
 
 void Engine::on_expired(int db, std::string_view key) {
@@ -884,6 +885,11 @@ bool Engine::perform_evictions() {
   if (limit == 0 || used_memory() <= limit || m_replication->is_replica()) {
     return true;
   }
+  // Evicting frees dataset bytes only: the rest is taken once rather than counted over
+  // every client per victim. With the keyspace empty and still over, the caller's
+  // write gets OOM, as in Valkey.
+  uint64_t floor = startup_memory(*this) + clients_state_memory(*this);
+  auto over_limit = [&] { return floor + m_memory.used() > limit; };
   if (m_pauses->dataset_frozen()) {
     return true;  // as Valkey, no eviction and no OOM while paused
   }
@@ -902,7 +908,7 @@ bool Engine::perform_evictions() {
   };
   std::vector<Candidate> pool;
   int64_t start_us = m_clock.monotonic_us();
-  while (used_memory() > limit) {
+  while (over_limit()) {
     Db* victim_db = nullptr;
     std::string victim_key;
     if (policy == EvictionPolicy::allkeys_random || policy == EvictionPolicy::volatile_random) {
@@ -972,11 +978,12 @@ bool Engine::perform_evictions() {
         propagate_now(victim_db->id(), {lazy ? "UNLINK" : "DEL", victim_key});
       }
     }
-    // Never spend more than a short slice per call; the next command continues.
-    if (m_clock.monotonic_us() - start_us > 500 && used_memory() > limit) {
+    // Never spend more than a short slice per call; the next command continues. As
+    // Valkey's EVICT_RUNNING, the command still runs: only nothing left to evict is OOM.
+    if (m_clock.monotonic_us() - start_us > 500 && over_limit()) {
       m_stats.total_eviction_exceeded_time_us +=
           static_cast<uint64_t>(m_clock.monotonic_us() - start_us);
-      return used_memory() <= limit;
+      return true;
     }
   }
   return true;

@@ -9,6 +9,7 @@
 #include "engine/keyspace/stream_value.hpp"
 #include "engine/keyspace/string_value.hpp"
 #include "engine/keyspace/zset_value.hpp"
+#include "engine/memory_usage.hpp"
 #include "engine/persistence/aof.hpp"
 #include "engine/persistence/rdb_load.hpp"
 #include "engine/persistence/snapshots.hpp"
@@ -74,12 +75,10 @@ void cmd_memory_usage(CmdContext& ctx) {
 void cmd_memory_stats(CmdContext& ctx) {
   Engine& engine = ctx.engine();
   uint64_t used = engine.used_memory();
-  uint64_t peak = std::max(engine.memory().peak(), used);
+  uint64_t peak = peak_memory(engine);
   uint64_t rss = process_rss_bytes();
-  uint64_t clients = 0;
-  for (const auto& [id, s] : engine.sessions()) {
-    clients += s->out.capacity() + s->query_buffer_bytes;
-  }
+  uint64_t clients = clients_memory(engine);
+  uint64_t startup = startup_memory(engine);
   struct DbOverhead {
     int id;
     uint64_t main;
@@ -98,7 +97,7 @@ void cmd_memory_stats(CmdContext& ctx) {
     keys += db.size();
     dbs.push_back(o);
   }
-  overhead = std::min(overhead, used);
+  overhead = std::min(overhead + startup + clients_state_memory(engine), used);
   uint64_t dataset = used - overhead;
   double fused = static_cast<double>(std::max<uint64_t>(used, 1));
   double frag = used != 0 ? static_cast<double>(rss) / fused : 0;
@@ -115,7 +114,7 @@ void cmd_memory_stats(CmdContext& ctx) {
   };
   num("peak.allocated", static_cast<int64_t>(peak));
   num("total.allocated", static_cast<int64_t>(used));
-  num("startup.allocated", 0);
+  num("startup.allocated", static_cast<int64_t>(startup));
   num("replication.backlog", 0);
   num("clients.slaves", 0);
   num("clients.normal", static_cast<int64_t>(clients));
@@ -156,7 +155,7 @@ void cmd_memory_stats(CmdContext& ctx) {
 void cmd_memory_doctor(CmdContext& ctx) {
   Engine& engine = ctx.engine();
   uint64_t used = engine.used_memory();
-  uint64_t peak = std::max(engine.memory().peak(), used);
+  uint64_t peak = peak_memory(engine);
   std::string report;
   if (used < 5 * 1024 * 1024) {
     report =

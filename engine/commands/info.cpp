@@ -3,6 +3,7 @@
 #include "engine/acl/acl.hpp"
 #include "engine/blocking.hpp"
 #include "engine/engine.hpp"
+#include "engine/memory_usage.hpp"
 #include "engine/persistence/aof.hpp"
 #include "engine/persistence/snapshots.hpp"
 #include "engine/pubsub.hpp"
@@ -148,6 +149,7 @@ struct MemoryFigures {
   uint64_t overhead = 0;
   uint64_t dataset = 0;
   uint64_t clients = 0;
+  uint64_t startup = 0;
   uint64_t keys = 0;
 };
 
@@ -155,17 +157,17 @@ MemoryFigures memory_figures(Engine& engine) {
   MemoryFigures m;
   m.used = engine.used_memory();
   m.rss = process_rss_bytes();
-  m.peak = std::max(engine.memory().peak(), m.used);
+  m.peak = peak_memory(engine);
   uint64_t tables = 0;
   for (int i = 0; i < engine.db_count(); ++i) {
     Db& db = engine.db(i);
     tables += db.buckets() * sizeof(void*) + db.expires_size() * sizeof(void*);
     m.keys += db.size();
   }
-  for (const auto& [id, s] : engine.sessions()) {
-    m.clients += s->out.capacity() + s->query_buffer_bytes;
-  }
-  m.overhead = std::min(m.used, tables);
+  m.clients = clients_memory(engine);
+  m.startup = startup_memory(engine);
+  // As Valkey: the overhead is startup + clients + table structures, the dataset the rest.
+  m.overhead = std::min(m.used, m.startup + clients_state_memory(engine) + tables);
   m.dataset = m.used - m.overhead;
   return m;
 }
@@ -269,7 +271,7 @@ void memory_section(Engine& engine, InfoWriter& w) {
   w.fixed2("used_memory_peak_perc",
            m.peak != 0 ? static_cast<double>(m.used) * 100 / static_cast<double>(m.peak) : 0, "%");
   w.field("used_memory_overhead", m.overhead);
-  w.field("used_memory_startup", 0);
+  w.field("used_memory_startup", m.startup);
   w.field("used_memory_dataset", m.dataset);
   w.fixed2("used_memory_dataset_perc",
            m.used != 0 ? static_cast<double>(m.dataset) * 100 / used : 0, "%");

@@ -438,6 +438,25 @@ constexpr std::string_view k_bad_name =
     "Library names can only contain letters, numbers, or underscores(_) and must be at least one "
     "character long";
 
+// Whether the value on top of the stack is an error table already counted in the error
+// stats (a redis.call/pcall error passed on): its reply is written without counting again.
+bool is_counted_error_table(lua_State* lua) {
+  if (!lua_istable(lua, -1)) {
+    return false;
+  }
+  // Raw reads: a returned table's metatable (a script may return _G) must not run here,
+  // outside the protected call.
+  lua_pushstring(lua, "err");
+  lua_rawget(lua, -2);
+  bool has_err = lua_isstring(lua, -1) != 0;
+  lua_pop(lua, 1);
+  lua_pushstring(lua, "ignore_error_stats_update");
+  lua_rawget(lua, -2);
+  bool ignore = lua_toboolean(lua, -1) != 0;
+  lua_pop(lua, 1);
+  return has_err && ignore;
+}
+
 // The reply text for an error a script raised (Valkey's luaCallFunction).
 void reply_script_error(lua_State* lua, ReplyBuilder& reply, const std::string& funcname) {
   if (!lua_istable(lua, -1)) {
@@ -944,6 +963,11 @@ void ScriptEngine::run_function(CmdContext& ctx, lua_State* lua, RunContext& run
   if (++gc_count == k_gc_period) {
     lua_gc(lua, LUA_GCSTEP, k_gc_period);
     gc_count = 0;
+  }
+  // As Valkey's afterErrorReply: an error reply left out of the error stats (counted when
+  // the inner command failed) still makes the script's own call a failed one.
+  if (is_counted_error_table(lua)) {
+    ++ctx.command().stats.failed_calls;
   }
   if (err != 0) {
     reply_script_error(lua, ctx.reply(), run.funcname);

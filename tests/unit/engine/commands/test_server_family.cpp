@@ -553,6 +553,18 @@ TEST_SUITE("engine::server_family") {
     CHECK(info.get("maxmemory_policy") == "allkeys-lru");
   }
 
+  TEST_CASE("INFO memory counts a startup overhead in used_memory, as Valkey, even when empty") {
+    Fixture f;
+    InfoText info(f.info({"memory"}));
+    uint64_t startup = std::stoull(info.get("used_memory_startup"));
+    uint64_t used = std::stoull(info.get("used_memory"));
+    CHECK(startup > 0);
+    CHECK(used >= startup);
+    CHECK(std::stoull(info.get("used_memory_overhead")) >= startup);
+    CHECK(std::stoull(info.get("used_memory_dataset")) ==
+          used - std::stoull(info.get("used_memory_overhead")));
+  }
+
   TEST_CASE("bytes_to_human formats as Valkey does") {
     CHECK(ks::bytes_to_human(0) == "0B");
     CHECK(ks::bytes_to_human(1023) == "1023B");
@@ -596,7 +608,9 @@ TEST_SUITE("engine::server_family") {
       f.run({"SET", key, std::string(100, 'v')});
     }
     CHECK(is_ok(f.run({"CONFIG", "SET", "maxmemory-policy", "allkeys-random"})));
-    uint64_t limit = f.engine.used_memory() / 2;
+    // Half the dataset, above the fixed startup and client part eviction cannot free.
+    uint64_t floor = f.engine.used_memory() - f.engine.memory().used();
+    uint64_t limit = floor + f.engine.memory().used() / 2;
     CHECK(is_ok(f.run_vec({"CONFIG", "SET", "maxmemory", std::to_string(limit)})));
     CHECK(f.engine.used_memory() <= limit);
     InfoText info(f.info({"stats"}));

@@ -1,6 +1,7 @@
 #include "tests/unit/engine/commands/command_test_util.hpp"
 
 #include "engine/engine.hpp"
+#include "engine/memory_usage.hpp"
 
 #include <doctest/doctest.h>
 
@@ -188,6 +189,32 @@ TEST_SUITE("engine::string_family") {
     CHECK(is_bulk(e.run({"GET", "a"}), "b"));
   }
 
+  TEST_CASE("an empty engine with maxmemory 1 refuses SET with the OOM error and allows GET") {
+    ManualClock clock;
+    EngineConfig cfg;
+    cfg.maxmemory = 1;
+    Engine e(cfg, clock);
+    CHECK(e.db(0).size() == 0);
+    CHECK(e.used_memory() >= keyshift::engine::startup_memory(e));
+    CHECK(is_err(e.run({"SET", "k", "v"}),
+                 "OOM command not allowed when used memory > 'maxmemory'."));
+    CHECK(is_nil(e.run({"GET", "k"})));
+  }
+
+  TEST_CASE("eviction with an empty keyspace still over maxmemory ends and refuses writes") {
+    ManualClock clock;
+    EngineConfig cfg;
+    cfg.maxmemory_policy = keyshift::engine::EvictionPolicy::allkeys_lru;
+    Engine e(cfg, clock);
+    e.run({"SET", "a", "b"});
+    e.config().maxmemory = 1;
+    CHECK_FALSE(e.perform_evictions());
+    CHECK(e.db(0).size() == 0);
+    CHECK(e.stats().evicted_keys == 1);
+    CHECK(is_err(e.run({"SET", "k", "v"}),
+                 "OOM command not allowed when used memory > 'maxmemory'."));
+  }
+
   TEST_CASE("allkeys-lru eviction keeps memory under maxmemory") {
     ManualClock clock;
     EngineConfig cfg;
@@ -196,12 +223,14 @@ TEST_SUITE("engine::string_family") {
     for (int i = 0; i < 1000; ++i) {
       e.run({"SET", "key:" + std::to_string(i), std::string(100, 'x')});
     }
-    uint64_t before = e.used_memory();
-    e.config().maxmemory = before / 2;
+    // Half the dataset, above the fixed startup and client part eviction cannot free.
+    uint64_t floor = e.used_memory() - e.memory().used();
+    uint64_t limit = floor + e.memory().used() / 2;
+    e.config().maxmemory = limit;
     // Eviction runs before each command, so the write itself may go over until the next.
     e.run({"SET", "x", "y"});
     CHECK(e.perform_evictions());
-    CHECK(e.used_memory() <= before / 2);
+    CHECK(e.used_memory() <= limit);
     CHECK(e.stats().evicted_keys > 0);
   }
 
