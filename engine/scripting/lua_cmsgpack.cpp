@@ -369,23 +369,17 @@ void unpack_value(lua_State* lua, Cursor& c, int depth) {
         break;
       }
       case 0xc4:  // bin 8/16/32: read as strings, Lua has no other byte type
-      case 0xd9:
-        if (read_be(c, 1, v)) {
-          unpack_bytes(lua, c, v);
-        }
-        break;
       case 0xc5:
-      case 0xda:
-        if (read_be(c, 2, v)) {
-          unpack_bytes(lua, c, v);
-        }
-        break;
       case 0xc6:
-      case 0xdb:
-        if (read_be(c, 4, v)) {
+      case 0xd9:  // str 8/16/32
+      case 0xda:
+      case 0xdb: {
+        int width = 1 << (tag >= 0xd9 ? tag - 0xd9 : tag - 0xc4);
+        if (read_be(c, width, v)) {
           unpack_bytes(lua, c, v);
         }
         break;
+      }
       case 0xdc:
       case 0xdd:
         if (read_be(c, tag == 0xdc ? 2 : 4, v)) {

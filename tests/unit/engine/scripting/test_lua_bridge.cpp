@@ -1,5 +1,7 @@
 // The Lua bridge's conversion rules (Valkey's script_lua.c), through a real engine's EVAL and
 // directly on a bare Lua state.
+#include "tests/unit/engine/scripting/script_fixture.hpp"
+
 #include "engine/commands/context.hpp"
 #include "engine/engine.hpp"
 #include "engine/scripting/lua_bridge.hpp"
@@ -14,21 +16,7 @@
 namespace keyshift::engine {
 namespace {
 
-struct Fixture {
-  ManualClock clock;
-  Engine engine{EngineConfig{}, clock};
-  Session& session = engine.open_session(nullptr);
-
-  // The exact reply bytes of one command.
-  std::string raw(std::initializer_list<std::string_view> argv) {
-    std::vector<std::string_view> v(argv);
-    size_t mark = session.out.size();
-    engine.execute(session, v);
-    std::string out = session.out.substr(mark);
-    session.out.resize(mark);
-    return out;
-  }
-};
+using Fixture = test::ScriptFixture;
 
 // Parses `reply` into Lua and writes it back as a script's return value would be written.
 std::string round_trip(std::string_view reply, int client_resp, int script_resp) {

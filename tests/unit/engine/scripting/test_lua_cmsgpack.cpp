@@ -1,31 +1,15 @@
 // The cmsgpack library scripts see, through a real engine's EVAL: the bytes it packs are the
 // ones Valkey's cmsgpack packs, and what it unpacks comes back whole or as a clear error.
-#include "engine/engine.hpp"
-#include "engine/util/clock.hpp"
+#include "tests/unit/engine/scripting/script_fixture.hpp"
 
 #include <doctest/doctest.h>
 
 #include <string>
-#include <string_view>
-#include <vector>
 
 namespace keyshift::engine {
 namespace {
 
-struct Fixture {
-  ManualClock clock;
-  Engine engine{EngineConfig{}, clock};
-  Session& session = engine.open_session(nullptr);
-
-  std::string raw(std::initializer_list<std::string_view> argv) {
-    std::vector<std::string_view> v(argv);
-    size_t mark = session.out.size();
-    engine.execute(session, v);
-    std::string out = session.out.substr(mark);
-    session.out.resize(mark);
-    return out;
-  }
-
+struct Fixture : test::ScriptFixture {
   /// The hex of cmsgpack.pack(<args>) as a bulk reply.
   std::string pack_hex(const std::string& args) {
     std::string script = "local e = cmsgpack.pack(" + args +
