@@ -1,4 +1,5 @@
 #include "tests/unit/engine/corpus_json.hpp"
+#include "tests/unit/test_paths.hpp"
 
 #include "engine/util/split_args.hpp"
 #include "migrate/rdb_dump.hpp"
@@ -22,7 +23,7 @@ using keyshift::test::read_file;
 
 namespace {
 
-const std::filesystem::path k_corpus = std::filesystem::path(KEYSHIFT_SHARED_DIR) / "corpus/rdb";
+const std::filesystem::path k_corpus = test::rdb_corpus_dir();
 
 std::string dump(const std::string& bytes, const RdbDumpOptions& options) {
   std::string out;

@@ -1,4 +1,5 @@
 #include "tests/unit/engine/corpus_json.hpp"
+#include "tests/unit/test_paths.hpp"
 
 #include "engine/persistence/rdb_format.hpp"
 #include "migrate/rdb_convert.hpp"
@@ -29,7 +30,7 @@ using keyshift::test::read_file;
 
 namespace {
 
-const std::filesystem::path k_corpus = std::filesystem::path(KEYSHIFT_SHARED_DIR) / "corpus/rdb";
+const std::filesystem::path k_corpus = test::rdb_corpus_dir();
 
 /// 2026-01-01T00:00:00Z: before every far-future TTL of the generated files.
 constexpr int64_t k_now_ms = 1767225600000;

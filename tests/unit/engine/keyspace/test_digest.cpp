@@ -1,4 +1,5 @@
 #include "tests/unit/engine/corpus_json.hpp"
+#include "tests/unit/test_paths.hpp"
 
 #include "engine/keyspace/digest.hpp"
 #include "engine/util/sha1.hpp"
@@ -421,8 +422,7 @@ TEST_SUITE("engine::digest") {
   }
 
   TEST_CASE("every DEBUG DIGEST-VALUE and DEBUG DIGEST in the RDB corpus is reproduced") {
-    const std::filesystem::path corpus =
-        std::filesystem::path(KEYSHIFT_SHARED_DIR) / "corpus" / "rdb";
+    const std::filesystem::path corpus = test::rdb_corpus_dir();
     REQUIRE_MESSAGE(std::filesystem::is_directory(corpus), "no corpus at ", corpus.string());
     CorpusTally tally;
     for (const auto& file : std::filesystem::directory_iterator(corpus)) {

@@ -1,4 +1,5 @@
 #include "tests/unit/engine/corpus_json.hpp"
+#include "tests/unit/test_paths.hpp"
 
 #include "engine/ds/intset.hpp"
 #include "engine/ds/listpack.hpp"
@@ -38,7 +39,7 @@ using keyshift::test::read_file;
 
 namespace {
 
-const std::filesystem::path k_corpus = std::filesystem::path(KEYSHIFT_SHARED_DIR) / "corpus/rdb";
+const std::filesystem::path k_corpus = test::rdb_corpus_dir();
 
 // After the corpus was written (late 2026) and before its far-future TTLs (2100).
 constexpr int64_t k_now_ms = 1'800'000'000'000;

@@ -1,4 +1,5 @@
 #include "tests/unit/engine/corpus_json.hpp"
+#include "tests/unit/test_paths.hpp"
 
 #include "engine/persistence/crc64.hpp"
 #include "engine/persistence/rdb_format.hpp"
@@ -30,7 +31,7 @@ using keyshift::test::read_file;
 
 namespace {
 
-const std::filesystem::path k_corpus = std::filesystem::path(KEYSHIFT_SHARED_DIR) / "corpus/rdb";
+const std::filesystem::path k_corpus = test::rdb_corpus_dir();
 
 /// Keeps every key read, and the module aux names.
 class Collect : public RdbVisitor {

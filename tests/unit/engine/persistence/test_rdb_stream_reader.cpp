@@ -1,3 +1,5 @@
+#include "tests/unit/test_paths.hpp"
+
 #include "engine/persistence/rdb_reader.hpp"
 
 #include <doctest/doctest.h>
@@ -18,7 +20,7 @@ using keyshift::engine::read_rdb;
 
 namespace {
 
-const std::filesystem::path k_corpus = std::filesystem::path(KEYSHIFT_SHARED_DIR) / "corpus/rdb";
+const std::filesystem::path k_corpus = test::rdb_corpus_dir();
 
 std::string slurp(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);

@@ -1,4 +1,5 @@
 #include "tests/unit/engine/corpus_json.hpp"
+#include "tests/unit/test_paths.hpp"
 
 #include "engine/engine.hpp"
 #include "engine/persistence/rdb_load.hpp"
@@ -36,7 +37,7 @@ using keyshift::test::read_file;
 
 namespace {
 
-const std::filesystem::path k_corpus = std::filesystem::path(KEYSHIFT_SHARED_DIR) / "corpus/rdb";
+const std::filesystem::path k_corpus = test::rdb_corpus_dir();
 constexpr int64_t k_now_ms = 1'800'000'000'000;
 
 struct Node {

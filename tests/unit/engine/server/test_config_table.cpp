@@ -1,3 +1,5 @@
+#include "tests/unit/test_paths.hpp"
+
 #include "engine/server/config.hpp"
 #include "engine/server/config_file.hpp"
 #include "engine/server/config_table.hpp"
@@ -87,7 +89,7 @@ bool has_warning(const std::vector<std::string>& warnings, std::string_view need
 
 std::string repo_data_file(std::string_view name) {
   // Not __FILE__: compiler caches may make it relative to the build directory.
-  return (std::filesystem::path(KEYSHIFT_REPO_DIR) / "tests/data" / name).string();
+  return (test::repo_dir() / "tests/data" / name).string();
 }
 
 }  // namespace
