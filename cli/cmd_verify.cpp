@@ -22,6 +22,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,6 +41,7 @@ struct VerifyCliOptions {
   size_t chunk = 512;
   bool digest = false;
   bool dump = false;
+  bool snapshot = false;
   std::optional<int> db;
   std::string match;
   std::string format = "text";
@@ -116,15 +118,26 @@ void run_verify(const VerifyCliOptions& opts) {
     }
   };
 
-  auto source = compat::open_verify_side(opts.source, opts.tls);
+  if (opts.snapshot && show) {
+    std::fputs("keyshift verify: taking snapshots by replication ...\n", stderr);
+  }
+  // Snapshots are taken at once, so the servers' states are as close in time as they can be.
+  auto source_open = std::async(opts.snapshot ? std::launch::async : std::launch::deferred, [&] {
+    return compat::open_verify_side(opts.source, opts.tls, opts.snapshot);
+  });
+  auto target = compat::open_verify_side(opts.target, opts.tls, opts.snapshot);
+  auto source = source_open.get();
   if (!source) {
     throw UserError("keyshift: verify: " + source.error(), 2);
   }
-  auto target = compat::open_verify_side(opts.target, opts.tls);
   if (!target) {
     throw UserError("keyshift: verify: " + target.error(), 2);
   }
+  double opened = seconds_now();
   auto report = compat::verify_data(**source, **target, options);
+  if (report) {
+    report->setup_seconds = opened - start;
+  }
   if (drawn) {
     std::fputs("\r\033[K", stderr);
   }
@@ -319,7 +332,7 @@ void add_verify(CLI::App& app) {
       "Usage:\n"
       "  keyshift verify data SOURCE TARGET [--ttl-tolerance MS] [--sample PERCENT]\n"
       "                       [--rounds N] [--pause MS] [--db N] [--match PATTERN]\n"
-      "                       [--digest] [--dump] [--format text|json]\n"
+      "                       [--digest] [--dump] [--snapshot] [--format text|json]\n"
       "                       [--max-differences N]\n"
       "  keyshift verify commands SOURCE [TARGET] [--prefix P] [--read-only] [--only CMD]\n"
       "                       [--format text|json] [--all]\n"
@@ -356,6 +369,9 @@ void add_verify(CLI::App& app) {
                  "traffic, more server CPU)");
   data->add_flag("--dump", opts->dump,
                  "Compare small lists, sets, sorted sets, hashes and streams by DUMP payload");
+  data->add_flag("--snapshot", opts->snapshot,
+                 "Take each server's dataset as a replica does (one full sync) and compare "
+                 "the two in this process; later rounds re-check on the live servers");
   data->add_option("--db", opts->db, "Only this database")->check(CLI::NonNegativeNumber);
   data->add_option("--match", opts->match, "Only keys matching this glob pattern");
   add_tls_flags(*data, opts->tls);

@@ -2,6 +2,7 @@
 
 #include "compat/dump/jsonl_reader.hpp"
 #include "compat/verify/cluster_side.hpp"
+#include "compat/verify/snapshot_side.hpp"
 #include "engine/engine.hpp"
 #include "engine/persistence/aof.hpp"
 #include "engine/persistence/rdb_load.hpp"
@@ -235,7 +236,7 @@ Expected<std::unique_ptr<LoadedFileSide>, std::string> LoadedFileSide::load(
 }
 
 Expected<std::unique_ptr<VerifySide>, std::string> open_verify_side(
-    const std::string& spec, const engine::TlsClientOptions& tls) {
+    const std::string& spec, const engine::TlsClientOptions& tls, bool snapshot) {
   if (is_url(spec)) {
     auto endpoint = engine::parse_redis_url(spec, tls);
     if (!endpoint) {
@@ -251,6 +252,10 @@ Expected<std::unique_ptr<VerifySide>, std::string> open_verify_side(
       if (!cluster) {
         return Unexpected{cluster.error()};
       }
+      if (*cluster && snapshot) {
+        return Unexpected{
+            fmt::format("{}: --snapshot takes single servers; compare a cluster without it", spec)};
+      }
       if (*cluster) {
         if (endpoint->db != 0) {
           return Unexpected{fmt::format("{}: a cluster has only database 0", spec)};
@@ -262,13 +267,24 @@ Expected<std::unique_ptr<VerifySide>, std::string> open_verify_side(
         return std::unique_ptr<VerifySide>(std::move(*side));
       }
     }
+    auto parts = engine::parse_server_url(spec);
+    bool pinned = parts && ((parts->db_path && !parts->db_path->empty()) ||
+                            parts->param({"db", "database"}) >= 0);
+    if (snapshot) {
+      auto side = SnapshotSide::take(*endpoint);
+      if (!side) {
+        return Unexpected{side.error()};
+      }
+      if (pinned) {
+        (*side)->pin_db(endpoint->db);
+      }
+      return std::unique_ptr<VerifySide>(std::move(*side));
+    }
     auto side = ServerSide::connect(*endpoint);
     if (!side) {
       return Unexpected{side.error()};
     }
-    auto parts = engine::parse_server_url(spec);
-    if (parts &&
-        ((parts->db_path && !parts->db_path->empty()) || parts->param({"db", "database"}) >= 0)) {
+    if (pinned) {
       (*side)->pin_db(endpoint->db);
     }
     return std::unique_ptr<VerifySide>(std::move(*side));

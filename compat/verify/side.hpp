@@ -38,6 +38,9 @@ class VerifySide {
   virtual engine::Expected<std::vector<engine::RespValue>, std::string> collect() = 0;
   /// The database the side's URL names, which it is compared in alone; nullopt: all.
   virtual std::optional<int> url_db() const { return std::nullopt; }
+  /// The side's dataset when this process holds it (a loaded file, a snapshot): two such
+  /// sides are compared in-process in round 1. Null for a side only reached by commands.
+  virtual engine::Engine* dataset() { return nullptr; }
   /// submit() then collect().
   engine::Expected<std::vector<engine::RespValue>, std::string> run(const CommandBatch& batch);
 };
@@ -75,6 +78,7 @@ class EngineSide final : public VerifySide {
   EngineSide(const EngineSide&) = delete;
   EngineSide& operator=(const EngineSide&) = delete;
   std::string describe() const override { return m_name; }
+  engine::Engine* dataset() override { return &m_engine; }
   engine::Expected<bool, std::string> submit(const CommandBatch& batch) override;
   engine::Expected<std::vector<engine::RespValue>, std::string> collect() override;
 
@@ -94,6 +98,7 @@ class LoadedFileSide final : public VerifySide {
       const std::string& path);
   ~LoadedFileSide() override;
   std::string describe() const override { return m_side->describe(); }
+  engine::Engine* dataset() override { return m_engine.get(); }
   engine::Expected<bool, std::string> submit(const CommandBatch& batch) override {
     return m_side->submit(batch);
   }
@@ -110,9 +115,10 @@ class LoadedFileSide final : public VerifySide {
 
 /// Opens a side from its command-line form: a server URL (redis://, unix://, ...; read by
 /// parse_redis_url) or a file path.
-/// `tls` (the --tls, --cacert, ... flags) is merged into a TCP server's TLS options.
+/// `tls` (the --tls, --cacert, ... flags) is merged into a TCP server's TLS options. With
+/// `snapshot`, a single server is opened as a SnapshotSide (a cluster is refused).
 engine::Expected<std::unique_ptr<VerifySide>, std::string> open_verify_side(
-    const std::string& spec, const engine::TlsClientOptions& tls = {});
+    const std::string& spec, const engine::TlsClientOptions& tls = {}, bool snapshot = false);
 
 /// What verify learned about a side before comparing.
 struct SideFacts {

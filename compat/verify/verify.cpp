@@ -3,6 +3,10 @@
 #include "compat/report/json_text.hpp"
 #include "compat/verify/fingerprint.hpp"
 #include "compat/verify/value_reader.hpp"
+#include "engine/engine.hpp"
+#include "engine/keyspace/entry_compare.hpp"
+#include "engine/keyspace/object.hpp"
+#include "engine/util/glob.hpp"
 #include "engine/util/hash.hpp"
 #include "engine/util/split_args.hpp"
 
@@ -34,6 +38,41 @@ struct Outcome {
   std::vector<DiffReason> reasons;
   std::string detail;
 };
+
+/// Adds the reasons two sides' TYPE and PTTL give (absent on one side, another type, TTLs
+/// apart by more than `tolerance_ms`); true when both hold the key with the same type, so
+/// the values are to be compared.
+bool judge_states(Outcome& o, int64_t tolerance_ms) {
+  bool s_none = o.source.type == "none";
+  bool t_none = o.target.type == "none";
+  if (s_none || t_none) {
+    if (!s_none) {
+      o.reasons.push_back(DiffReason::missing_on_target);
+    } else if (!t_none) {
+      o.reasons.push_back(DiffReason::missing_on_source);
+    }
+    return false;
+  }
+  if (o.source.type != o.target.type) {
+    o.reasons.push_back(DiffReason::type);
+    return false;
+  }
+  bool s_ttl = o.source.pttl >= 0;
+  bool t_ttl = o.target.pttl >= 0;
+  if (s_ttl != t_ttl || (s_ttl && std::llabs(o.source.pttl - o.target.pttl) > tolerance_ms)) {
+    o.reasons.push_back(DiffReason::ttl);
+  }
+  return true;
+}
+
+/// A key's TYPE and PTTL as an in-process dataset holds it (`e` null: absent).
+KeyState state_of(const engine::Entry* e, int64_t now_ms) {
+  if (e == nullptr) {
+    return {};
+  }
+  return {engine::type_name(e->type()),
+          e->has_expire() ? std::max<int64_t>(0, e->expire_ms() - now_ms) : -1};
+}
 
 /// Values up to this size (MEMORY USAGE) are compared by their DUMP payloads: big ones are
 /// never fetched in one reply.
@@ -101,6 +140,10 @@ class Verifier {
   /// Adds field_ttl to `o` when the hash fields' expiry times differ beyond the tolerance.
   void compare_field_ttls(const std::vector<std::pair<uint64_t, int64_t>>& s,
                           const std::vector<std::pair<uint64_t, int64_t>>& t, Outcome& o) const;
+  /// Round 1 of a database when both sides hold their datasets in this process: every key
+  /// looked up in the other engine and compared by type, TTL and value (field TTLs too),
+  /// with no command sent.
+  Expected<bool, std::string> dataset_pass(int db, DbSummary& summary);
   /// One pass over a side's keys with SCAN; `reverse` scans the target and compares only
   /// keys the forward pass did not list.
   Expected<bool, std::string> scan_pass(int db, bool reverse, DbSummary& summary);
@@ -209,25 +252,8 @@ Expected<bool, std::string> Verifier::parse_phase1(Batch& b, const std::vector<R
         small = small && size.type == RespValue::Type::integer && size.integer <= k_dump_max;
       }
     }
-    bool s_none = o.source.type == "none";
-    bool t_none = o.target.type == "none";
-    if (s_none || t_none) {
-      if (!s_none) {
-        o.reasons.push_back(DiffReason::missing_on_target);
-      } else if (!t_none) {
-        o.reasons.push_back(DiffReason::missing_on_source);
-      }
+    if (!judge_states(o, m_options.ttl_tolerance_ms)) {
       continue;
-    }
-    if (o.source.type != o.target.type) {
-      o.reasons.push_back(DiffReason::type);
-      continue;
-    }
-    bool s_ttl = o.source.pttl >= 0;
-    bool t_ttl = o.target.pttl >= 0;
-    if (s_ttl != t_ttl ||
-        (s_ttl && std::llabs(o.source.pttl - o.target.pttl) > m_options.ttl_tolerance_ms)) {
-      o.reasons.push_back(DiffReason::ttl);
     }
     // Strings are read: GETRANGE costs a server less than DUMP's LZF and checksum.
     if (small && o.source.type != "string") {
@@ -587,6 +613,68 @@ Expected<bool, std::string> Verifier::scan_pass(int db, bool reverse, DbSummary&
   return true;
 }
 
+Expected<bool, std::string> Verifier::dataset_pass(int db, DbSummary& summary) {
+  engine::Engine& a = *m_source.dataset();
+  engine::Engine& b = *m_target.dataset();
+  int a_id = m_source.url_db().value_or(db);
+  int b_id = m_target.url_db().value_or(db);
+  engine::Db* da = a_id < a.db_count() ? &a.db(a_id) : nullptr;
+  engine::Db* db_b = b_id < b.db_count() ? &b.db(b_id) : nullptr;
+  int64_t now_a = a.clock().now_ms();
+  int64_t now_b = b.clock().now_ms();
+  auto wanted = [&](std::string_view key) {
+    return (m_options.match.empty() || engine::glob_match(m_options.match, key)) && sampled(key);
+  };
+  auto live = [](engine::Db* d, std::string_view key) -> engine::Entry* {
+    return d != nullptr ? d->lookup(key, false) : nullptr;
+  };
+  uint64_t since_progress = 0;
+  auto one = [&](const engine::Entry* s, const engine::Entry* t, bool reverse) {
+    Outcome o;
+    o.source = state_of(s, now_a);
+    o.target = state_of(t, now_b);
+    if (judge_states(o, m_options.ttl_tolerance_ms)) {
+      ++m_report.values_in_process;
+      switch (engine::compare_values(s, t, m_options.ttl_tolerance_ms)) {
+        case engine::ValueMatch::equal:
+          break;
+        case engine::ValueMatch::value:
+          o.reasons.push_back(DiffReason::value);
+          break;
+        case engine::ValueMatch::field_ttl:
+          o.reasons.push_back(DiffReason::field_ttl);
+          break;
+      }
+    }
+    note(db, std::string(s != nullptr ? s->key() : t->key()), std::move(o), summary, reverse);
+    if (++since_progress == 4096) {
+      since_progress = 0;
+      tell_progress();
+    }
+  };
+  if (da != nullptr) {
+    da->for_each([&](const engine::Entry* s) {
+      if (da->is_expired(s) || !wanted(s->key())) {
+        return;
+      }
+      one(s, live(db_b, s->key()), false);
+    });
+  }
+  if (db_b != nullptr) {
+    // The target's keys the source lacks; its own lookups may expire source keys, never the
+    // target's table being walked.
+    db_b->for_each([&](const engine::Entry* t) {
+      if (db_b->is_expired(t) || !wanted(t->key()) || live(da, t->key()) != nullptr) {
+        return;
+      }
+      one(nullptr, t, true);
+    });
+  }
+  tell_progress();
+  summary.reverse_scanned = true;
+  return true;
+}
+
 Expected<VerifyReport, std::string> Verifier::run() {
   auto clock = m_options.clock ? m_options.clock : [] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
@@ -639,13 +727,24 @@ Expected<VerifyReport, std::string> Verifier::run() {
           static_cast<double>(it->second) * std::min(100.0, m_options.sample_percent) / 100.0);
     }
   }
-  // Round 1: every key, both ways.
+  // Round 1: every key, both ways; in-process when both datasets are here.
   m_progress.round = 1;
+  bool in_process =
+      m_options.in_process && m_source.dataset() != nullptr && m_target.dataset() != nullptr;
+  m_report.in_process = in_process;
   for (int db : dbs) {
     DbSummary summary;
     summary.db = db;
     m_seen.clear();
     m_present.clear();
+    if (in_process) {
+      auto pass = dataset_pass(db, summary);
+      if (!pass) {
+        return Unexpected{pass.error()};
+      }
+      m_report.dbs.push_back(std::move(summary));
+      continue;
+    }
     auto pass = scan_pass(db, false, summary);
     if (!pass) {
       return Unexpected{pass.error()};
@@ -824,6 +923,9 @@ void append_list_json(std::string& out, const std::vector<KeyDifference>& list, 
 /// The ways values were compared, in the order tried: "dump+digest+read", ..., "read".
 std::string value_check_text(const VerifyReport& r) {
   std::string out;
+  if (r.in_process) {
+    out += "in-process+";
+  }
   if (r.options.dump) {
     out += "dump+";
   }
@@ -873,6 +975,14 @@ std::string render_verify_text(const VerifyReport& r, size_t max_listed) {
     out += fmt::format(" (a {}% sample)", r.options.sample_percent);
   }
   out += fmt::format(" in {:.2f} s ({:.0f} keys/s), {} round(s)\n", r.seconds, rate, r.rounds_run);
+  if (r.setup_seconds > 0) {
+    out += fmt::format("opening the sides (files loaded, snapshots taken) took {:.2f} s before\n",
+                       r.setup_seconds);
+  }
+  if (r.in_process) {
+    out += fmt::format("round 1 compared the two datasets in this process: {} value(s)\n",
+                       r.values_in_process);
+  }
   out += fmt::format(
       "values: {} equal by DUMP payload, {} by DEBUG DIGEST-VALUE{}, {} read in "
       "chunks and fingerprinted here\n",
@@ -921,13 +1031,13 @@ std::string render_verify_json(const VerifyReport& r, size_t max_listed) {
       ",\"equal\":{},\"keys_compared\":{},\"rounds\":{},\"sample_percent\":{},"
       "\"ttl_tolerance_ms\":{},\"value_check\":\"{}\",\"zset_digest\":{},\"field_ttls\":{},"
       "\"values_by_dump\":{},\"values_by_digest\":{},\"values_read\":{},\"seconds\":{:.3f},"
-      "\"databases\":[",
+      "\"setup_seconds\":{:.3f},\"in_process\":{},\"values_in_process\":{},\"databases\":[",
       r.equal() ? "true" : "false", r.keys_compared, r.rounds_run, r.options.sample_percent,
       r.options.ttl_tolerance_ms, value_check_text(r),
       r.server_digest && r.source_facts.score_format == r.target_facts.score_format ? "true"
                                                                                     : "false",
       r.field_ttls ? "true" : "false", r.values_by_dump, r.values_by_digest, r.values_read,
-      r.seconds);
+      r.seconds, r.setup_seconds, r.in_process ? "true" : "false", r.values_in_process);
   for (size_t i = 0; i < r.dbs.size(); ++i) {
     const DbSummary& db = r.dbs[i];
     out += fmt::format("{}{{\"db\":{},\"keys\":{},\"types\":{{", i == 0 ? "" : ",", db.db, db.keys);

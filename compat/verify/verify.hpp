@@ -97,6 +97,9 @@ struct VerifyOptions {
   /// Compare values by DEBUG DIGEST-VALUE where both sides allow it: less traffic, but the
   /// SHA-1 work makes it the dearest way for the servers' CPU.
   bool server_digest = false;
+  /// Round 1 compares two sides that both hold their datasets in this process (files,
+  /// snapshots) in-process; off, they are sent commands as live servers are.
+  bool in_process = true;
   /// Only this database.
   std::optional<int> db;
   /// Only keys matching this glob (SCAN MATCH).
@@ -119,6 +122,9 @@ struct VerifyReport {
   /// DEBUG DIGEST-VALUE compared values (of every type but, across server generations,
   /// sorted sets).
   bool server_digest = false;
+  /// Round 1 compared two datasets held in this process (files, --snapshot) by value
+  /// digests, with no command per key.
+  bool in_process = false;
   /// Hash field TTLs were compared (either side has HPEXPIRETIME; the other, if it lacks
   /// it, holds none).
   bool field_ttls = false;
@@ -127,6 +133,8 @@ struct VerifyReport {
   /// Values found equal by their DUMP payloads and by server digests.
   uint64_t values_by_dump = 0;
   uint64_t values_by_digest = 0;
+  /// Values compared element by element in this process (round 1 of two datasets here).
+  uint64_t values_in_process = 0;
   /// Keys whose values were read and fingerprinted here, and the commands that took.
   uint64_t values_read = 0;
   uint64_t read_commands = 0;
@@ -136,6 +144,9 @@ struct VerifyReport {
   std::vector<KeyDifference> changed;
   int rounds_run = 0;
   double seconds = 0;
+  /// Seconds spent opening the sides before the comparison (files loaded, snapshots taken);
+  /// the caller that opened them sets it.
+  double setup_seconds = 0;
   /// No difference is left.
   bool equal() const { return differences.empty(); }
 };

@@ -3,6 +3,7 @@
 #include "engine/commands/families.hpp"
 #include "engine/commands/info.hpp"
 #include "engine/keyspace/digest.hpp"
+#include "engine/keyspace/entry_digest.hpp"
 #include "engine/keyspace/hash_value.hpp"
 #include "engine/keyspace/list_value.hpp"
 #include "engine/keyspace/set_value.hpp"
@@ -208,33 +209,6 @@ void cmd_memory_help(CmdContext& ctx) {
 }
 
 // --- DEBUG ------------------------------------------------------------------------------
-
-/// The digest of the value in `e`, seeded with `seed` (Valkey's xorObjectDigest).
-Digest value_digest(const Entry* e, const Digest& seed) {
-  bool has_expire = e->has_expire();
-  switch (e->type()) {
-    case ObjType::string: {
-      if (e->kind() == Entry::Kind::integer) {
-        return digest_string(e->integer(), has_expire, seed);
-      }
-      IntBuffer buf;
-      return digest_string(string_of(e, buf), has_expire, seed);
-    }
-    case ObjType::set:
-      return digest_set(*SetRef(e), has_expire, seed);
-    case ObjType::list:
-      return digest_list(*static_cast<const ListValue*>(e->object()), has_expire, seed);
-    case ObjType::hash:
-      return digest_hash(*HashRef(e), has_expire, seed);
-    case ObjType::zset:
-      return digest_zset(*ZSetRef(e), has_expire, seed);
-    case ObjType::stream:
-      return digest_stream(*static_cast<const StreamValue*>(e->object()), has_expire, seed);
-    default:
-      // Collections arrive with their families, which digest through digest.hpp's builders.
-      return seed;
-  }
-}
 
 /// Bytes of an RDB length prefix for `len`.
 uint64_t rdb_length_size(uint64_t len) {

@@ -170,6 +170,71 @@ def a_key_that_changes_during_the_run_is_rechecked(h):
 
 
 @test
+def snapshots_are_compared_in_process_and_differences_rechecked_live(h):
+    # --snapshot reads each server once as a replica does (a full sync, no delay asked of a
+    # diskless primary here) and compares the two datasets in-process: round 1 sends no
+    # command per key; the later rounds ask the live servers about the keys that differed.
+    a = start_redis(h, "--repl-diskless-sync-delay", "0", name="redis-a")
+    b = start_redis(h, "--repl-diskless-sync-delay", "0", name="redis-b")
+    fill(a.redis(unix=True))
+    fill(b.redis(unix=True))
+    rc, report, err = verify(url(a), url(b), "--snapshot")
+    eq(rc, 0, err)
+    eq(report["in_process"], True)
+    eq(report["value_check"], "in-process+read")
+    eq(report["keys_compared"], 300 + 1 + 8 + 1)
+    eq(report["values_in_process"], 300 + 1 + 8 + 1)
+    eq(sorted(d["db"] for d in report["databases"]), [0, 2])
+    ok(report["setup_seconds"] > 0, "the snapshots' time is reported: %r" % report)
+
+    ra, rb = a.redis(unix=True), b.redis(unix=True)
+    rb.delete("str:7")
+    rb.set("only-here", "x")
+    rb.delete("hash")
+    rb.rpush("hash", "now-a-list")
+    rb.hset("bighash", "field:11999", "other")
+    rb.pexpire("str:9", 50000)
+    ra.pexpire("str:10", 100000)
+    rb.pexpire("str:10", 100300)
+    b.cli("CONFIG", "RESETSTAT", unix=True)
+    rc, report, err = verify(url(a), url(b), "--snapshot", "--pause", "0")
+    eq(rc, 1, err)
+    eq(reasons(report), {(0, "str:7"): ["missing_on_target"],
+                         (0, "only-here"): ["missing_on_source"],
+                         (0, "hash"): ["type"],
+                         (0, "bighash"): ["value"],
+                         (0, "str:9"): ["ttl"]})
+    eq(report["rounds"], 3)
+    # Round 1 cost the server one full sync; TYPE went out only for the 5 keys re-checked
+    # in rounds 2 and 3.
+    stats = rb.info("commandstats")
+    eq(stats.get("cmdstat_type", {}).get("calls", 0), 2 * 5)
+    eq(stats.get("cmdstat_psync", {}).get("calls", 0), 1)
+
+    # A key that differs in the snapshots but agrees by round 2 changed during the run.
+    rb.set("str:7", "value-7")
+    rb.set("str:1", "stale")
+    p = subprocess.Popen([keyshift_bin(), "verify", "data", url(a), url(b), "--format", "json",
+                          "--no-progress", "--snapshot", "--rounds", "2", "--pause", "3000"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    line = p.stderr.readline().decode()
+    ok("round 2 in 3000 ms" in line, "announces round 2: %r" % line)
+    rb.set("str:1", "value-1")
+    out, err = p.communicate(timeout=60)
+    eq(p.returncode, 1, err.decode())
+    report = json.loads(out)
+    eq([(d["key"], d["reasons"]) for d in report["changed"]], [("str:1", ["value"])])
+    ok(("str:1" not in [d["key"] for d in report["differences"]]), "str:1 agreed by round 2")
+
+    # A file against a server's snapshot is compared in-process too.
+    ra.save()
+    rdb = os.path.join(a.workdir, "dump.rdb")
+    rc, report, err = verify(rdb, url(a), "--snapshot")
+    eq(rc, 0, err)
+    eq(report["in_process"], True)
+
+
+@test
 def digest_falls_back_when_debug_is_not_allowed(h):
     a, b = two_equal(h, debug="no")
     rc, report, err = verify(url(a), url(b), "--digest")
