@@ -38,6 +38,9 @@ struct ClusterTarget::Node {
 
 struct ClusterTarget::Entry {
   enum class State : uint8_t { queued, in_flight, written, conflict };
+  /// A RESTORE; a transaction; one command of a key written as commands (never
+  /// acknowledged); the command completing such a key, and its cleanup if any.
+  enum class Kind : uint8_t { restore, transaction, part, last };
   PendingKey key;
   int64_t expire_ms = -1;
   std::string payload;  // kept until acknowledged: a redirect sends it again
@@ -48,19 +51,26 @@ struct ClusterTarget::Entry {
   State state = State::queued;
   int redirects = 0;
   int retries = 0;
-  // A transaction instead of a RESTORE: its commands, the replies seen of the current
-  // attempt (MULTI, each command, EXEC), and the first error among them.
+  Kind kind = Kind::restore;
+  // Any other kind than a RESTORE: its commands (a transaction's, between MULTI and EXEC;
+  // a part's one; a last's command and cleanup), the replies seen of the current attempt,
+  // and the first error among them (a last's: its command's reply decides the outcome).
   std::vector<std::vector<std::string>> commands;
-  bool is_transaction = false;
   size_t replies = 0;
   std::string first_error;
+  WriteOutcome outcome = WriteOutcome::written;
 
   /// Requests one attempt sends (ASKING not counted).
-  size_t requests() const { return is_transaction ? commands.size() + 2 : 1; }
+  size_t requests() const {
+    return kind == Kind::transaction ? commands.size() + 2
+           : kind == Kind::restore   ? 1
+                                     : commands.size();
+  }
   /// What the entry is, for messages.
   std::string describe() const {
-    return is_transaction ? "transaction " + key.key + " (slot " + std::to_string(slot) + ")"
-                          : "key " + engine::quote_repr(key.key);
+    return kind == Kind::transaction
+               ? "transaction " + key.key + " (slot " + std::to_string(slot) + ")"
+               : "key " + engine::quote_repr(key.key);
   }
 };
 
@@ -210,7 +220,15 @@ engine::Expected<bool, std::string> ClusterTarget::send_entry(uint64_t seq, int 
     (*n)->link.send({"ASKING"});
     (*n)->sent.push_back(k_asking);
   }
-  if (e.is_transaction) {
+  if (e.kind == Entry::Kind::part || e.kind == Entry::Kind::last) {
+    for (const std::vector<std::string>& c : e.commands) {
+      (*n)->link.send(std::span<const std::string>(c));
+      (*n)->sent.push_back(seq);
+    }
+    e.replies = 0;
+    e.first_error.clear();
+    e.outcome = WriteOutcome::written;
+  } else if (e.kind == Entry::Kind::transaction) {
     (*n)->link.send({"MULTI"});
     (*n)->sent.push_back(seq);
     for (const std::vector<std::string>& c : e.commands) {
@@ -288,7 +306,10 @@ engine::Expected<bool, std::string> ClusterTarget::take_reply(int index,
     return true;
   }
   Entry& e = entry(seq);
-  if (e.is_transaction) {
+  if (e.kind == Entry::Kind::part || e.kind == Entry::Kind::last) {
+    return take_command_reply(index, seq, reply);
+  }
+  if (e.kind == Entry::Kind::transaction) {
     // MULTI's +OK and each command's +QUEUED, or the error that will abort EXEC.
     if (++e.replies < e.requests()) {
       if (reply.is_error && e.first_error.empty()) {
@@ -319,6 +340,47 @@ engine::Expected<bool, std::string> ClusterTarget::take_reply(int index,
     return true;
   }
   return refused(seq, text, n.link.endpoint());
+}
+
+engine::Expected<bool, std::string> ClusterTarget::take_command_reply(
+    int index, uint64_t seq, const engine::ReplyView& reply) {
+  Node& n = *m_nodes[static_cast<size_t>(index)];
+  Entry& e = entry(seq);
+  bool decides = e.kind == Entry::Kind::last && e.replies == 0;  // the rename's own reply
+  ++e.replies;
+  if (reply.is_error) {
+    std::string text(reply.error_text);
+    bool redirected = engine::parse_redirect(text).has_value() || engine::is_retry_later(text);
+    if (decides && !redirected && text.starts_with("ERR no such key")) {
+      e.outcome = WriteOutcome::expired_in_flight;
+    } else if (e.first_error.empty()) {
+      e.first_error = std::move(text);
+    }
+  } else if (decides && (reply.is_null || reply.bytes == ":0\r\n")) {
+    if (!m_skip_conflicts) {
+      e.first_error =
+          "the target " + describe() + " already has key " + engine::quote_repr(e.key.key);
+    }
+    e.outcome = WriteOutcome::conflict_skipped;
+  }
+  if (e.replies < e.requests()) {
+    return true;
+  }
+  --m_slot_in_flight[e.slot];
+  if (e.first_error.empty()) {
+    e.state = e.outcome == WriteOutcome::conflict_skipped ? Entry::State::conflict
+                                                          : Entry::State::written;
+    if (e.kind == Entry::Kind::last && e.outcome == WriteOutcome::written) {
+      ++m_node_keys[static_cast<size_t>(index)];
+    }
+    std::vector<std::vector<std::string>>().swap(e.commands);
+    return true;
+  }
+  if (e.first_error.starts_with("the target ")) {
+    return engine::Unexpected{e.first_error};
+  }
+  // A redirect or retry sends the whole attempt again; any other error ends the import.
+  return refused(seq, e.first_error, n.link.endpoint());
 }
 
 engine::Expected<bool, std::string> ClusterTarget::refused(uint64_t seq, const std::string& text,
@@ -371,9 +433,11 @@ void ClusterTarget::deliver_acks() {
     if (e.state != Entry::State::written && e.state != Entry::State::conflict) {
       break;
     }
-    if (m_on_ack) {
-      m_on_ack(e.key, e.state == Entry::State::written ? WriteOutcome::written
-                                                       : WriteOutcome::conflict_skipped);
+    if (m_on_ack && e.kind != Entry::Kind::part) {
+      WriteOutcome outcome = e.state == Entry::State::conflict ? WriteOutcome::conflict_skipped
+                             : e.kind == Entry::Kind::last     ? e.outcome
+                                                               : WriteOutcome::written;
+      m_on_ack(e.key, outcome);
     }
     m_entries.pop_front();
     ++m_first_seq;
@@ -476,13 +540,54 @@ engine::Expected<bool, std::string> ClusterTarget::transaction(
   Entry e;
   e.slot = slot;
   e.key = std::move(pending);
-  e.is_transaction = true;
+  e.kind = Entry::Kind::transaction;
   for (const std::vector<std::string>& c : commands) {
     for (const std::string& a : c) {
       m_bytes_sent += a.size();
     }
   }
   e.commands = std::move(commands);
+  return enqueue(std::move(e));
+}
+
+engine::Expected<bool, std::string> ClusterTarget::send_part(
+    uint64_t db, std::string_view key, std::span<const std::string_view> args) {
+  Entry e;
+  e.kind = Entry::Kind::part;
+  e.key.db = db;
+  e.key.key = std::string(key);
+  return enqueue_commands(std::move(e), args, {});
+}
+
+engine::Expected<bool, std::string> ClusterTarget::send_last(
+    PendingKey pending, std::span<const std::string_view> args,
+    std::span<const std::string_view> cleanup) {
+  Entry e;
+  e.kind = Entry::Kind::last;
+  e.key = std::move(pending);
+  return enqueue_commands(std::move(e), args, cleanup);
+}
+
+engine::Expected<bool, std::string> ClusterTarget::enqueue_commands(
+    Entry e, std::span<const std::string_view> args, std::span<const std::string_view> cleanup) {
+  if (e.key.db != 0) {
+    return engine::Unexpected{"a cluster has only database 0, and key " +
+                              engine::quote_repr(e.key.key) + " would go to database " +
+                              std::to_string(e.key.db) + " (map it with --db-map " +
+                              std::to_string(e.key.db) + ":0)"};
+  }
+  // The temporary key a big key is built under shares the key's slot (temporary_key).
+  e.slot = engine::key_hash_slot(e.key.key);
+  for (std::span<const std::string_view> c : {args, cleanup}) {
+    if (c.empty()) {
+      continue;
+    }
+    std::vector<std::string>& command = e.commands.emplace_back();
+    for (std::string_view a : c) {
+      command.emplace_back(a);
+      m_bytes_sent += a.size();
+    }
+  }
   return enqueue(std::move(e));
 }
 

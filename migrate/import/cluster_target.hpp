@@ -39,6 +39,16 @@ class ClusterTarget final : public RestoreTarget {
       uint64_t db, const std::vector<std::string>& keys) override;
   std::optional<uint64_t> only_db() const override { return 0; }
   const ClusterWriteStats* cluster_stats() const override;
+  /// Queues one command of a key written as commands on the owner of the key's slot (the
+  /// temporary key shares it), in order with every other write of that slot; redirects and
+  /// retries as for RESTORE.
+  engine::Expected<bool, std::string> send_part(uint64_t db, std::string_view key,
+                                                std::span<const std::string_view> args) override;
+  /// Queues the rename (and the cleanup) that completes such a key; its reply acknowledges
+  /// `pending` as LiveTarget's does.
+  engine::Expected<bool, std::string> send_last(
+      PendingKey pending, std::span<const std::string_view> args,
+      std::span<const std::string_view> cleanup = {}) override;
   /// Waits for every queued write, then runs `argv` on every primary in turn; acknowledges
   /// `pending` once all have answered. An error reply from any is an error.
   engine::Expected<bool, std::string> command_everywhere(
@@ -76,6 +86,13 @@ class ClusterTarget final : public RestoreTarget {
                                               const engine::RespEndpoint& from);
   /// Queues entry `e` (built by the caller) and sends it when its slot's turn comes.
   engine::Expected<bool, std::string> enqueue(Entry e);
+  /// Queues a part or last entry with its command (and cleanup).
+  engine::Expected<bool, std::string> enqueue_commands(Entry e,
+                                                       std::span<const std::string_view> args,
+                                                       std::span<const std::string_view> cleanup);
+  /// A reply to a part or last entry; the last of an attempt's replies decides it.
+  engine::Expected<bool, std::string> take_command_reply(int index, uint64_t seq,
+                                                         const engine::ReplyView& reply);
   /// One round: retries due, flushes, replies taken, acks delivered; waits up to `wait`
   /// for a socket when nothing moved.
   engine::Expected<bool, std::string> pump(std::chrono::milliseconds wait);

@@ -29,7 +29,7 @@ struct KeyCommandOptions {
 /// the whole key as one), so a cluster can RENAME it.
 std::string temporary_key(std::string_view key);
 
-/// Writes one key at a time as commands through a live target (a cluster target refuses it).
+/// Writes one key at a time as commands through a live target, one server or a cluster.
 class KeyCommands {
  public:
   KeyCommands(RestoreTarget& target, KeyCommandOptions options);

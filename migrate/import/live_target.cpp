@@ -174,7 +174,7 @@ engine::Expected<bool, std::string> RestoreTarget::send_part(uint64_t, std::stri
                                                              std::span<const std::string_view>) {
   return engine::Unexpected{"key " + engine::quote_repr(key) + ": " + describe() +
                             " takes keys by RESTORE only; a key written as commands (a big key, "
-                            "or --method commands) cannot go to a cluster target yet"};
+                            "or --method commands) cannot go to it"};
 }
 
 engine::Expected<bool, std::string> RestoreTarget::send_last(PendingKey pending,

@@ -89,8 +89,8 @@ class RestoreTarget {
                                                       std::string_view payload, bool replace,
                                                       int64_t idle_s, int freq) = 0;
   /// Queues one command of a key written as commands (`pending.key` names it in errors);
-  /// any error reply stops the import. Nothing is acknowledged by it. A cluster target
-  /// refuses: it takes keys by RESTORE only.
+  /// any error reply stops the import. Nothing is acknowledged by it. The default refuses:
+  /// a target that takes keys by RESTORE only.
   virtual engine::Expected<bool, std::string> send_part(uint64_t db, std::string_view key,
                                                         std::span<const std::string_view> args);
   /// Queues the command that completes a key written as commands (RENAME, RENAMENX, SET):
