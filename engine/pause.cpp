@@ -50,6 +50,18 @@ uint32_t ClientPause::command_flags(const Command& cmd,
                                     std::span<const std::string_view> argv) const {
   uint32_t flags = cmd.spec.flags;
   const std::string& name = cmd.full_name;
+  if ((name == "fcall" || name == "fcall_ro") && argv.size() >= 2) {
+    // As Valkey's fcallGetCommandFlags: the function's declared flags decide.
+    std::optional<uint64_t> declared = m_engine.scripting().function_flags(argv[1]);
+    if (!declared) {
+      return flags;
+    }
+    flags &= ~static_cast<uint32_t>(k_cmd_write | k_cmd_may_replicate);
+    if ((*declared & k_script_no_writes) == 0) {
+      flags |= k_cmd_write;
+    }
+    return flags;
+  }
   bool by_sha = name == "evalsha" || name == "evalsha_ro";
   if ((!by_sha && name != "eval" && name != "eval_ro") || argv.size() < 2 ||
       (by_sha && argv[1].size() != 40)) {

@@ -825,6 +825,22 @@ const std::string* ScriptEngine::script_body(std::string_view sha) const {
   return it == m_scripts.end() ? nullptr : &it->second.body;
 }
 
+std::optional<uint64_t> ScriptEngine::function_flags(std::string_view name) const {
+  auto fn = m_functions.find(name);
+  if (fn == m_functions.end()) {
+    return std::nullopt;
+  }
+  auto lib = m_libraries.find(fn->second);
+  if (lib == m_libraries.end()) {
+    return std::nullopt;
+  }
+  auto info = lib->second.functions.find(fn->first);
+  if (info == lib->second.functions.end()) {
+    return std::nullopt;
+  }
+  return info->second.flags;
+}
+
 void ScriptEngine::evict_scripts() {
   while (m_unpinned >= k_eval_lru_length) {
     auto oldest = m_scripts.end();

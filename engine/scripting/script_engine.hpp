@@ -66,6 +66,9 @@ class ScriptEngine {
   bool script_exists(std::string_view sha) const;
   /// The body of a cached script, or nullptr.
   const std::string* script_body(std::string_view sha) const;
+  /// The declared flags (k_script_*) of the function `name` (any case), or nullopt when
+  /// there is no such function.
+  std::optional<uint64_t> function_flags(std::string_view name) const;
   /// SCRIPT FLUSH: forgets every script and starts a fresh Lua state.
   void flush_scripts();
   /// Number of cached scripts (INFO number_of_cached_scripts).

@@ -213,6 +213,26 @@ TEST_SUITE("engine::client_pause") {
     CHECK(is_int(f.drain(c).at(0), 4));
   }
 
+  TEST_CASE("PAUSE WRITE holds FCALL of a function that may write, not of a no-writes one") {
+    Fixture f;
+    Session& admin = f.client();
+    Session& c = f.client();
+    REQUIRE(is_bulk(f.run(c, {"FUNCTION", "LOAD",
+                              "#!lua name=plib\n"
+                              "redis.register_function{function_name='f_ro', callback="
+                              "function() return 1 end, flags={'no-writes'}}\n"
+                              "redis.register_function('f_rw', function() return 2 end)"}),
+                    "plib"));
+    f.run(admin, {"CLIENT", "PAUSE", "10000", "WRITE"});
+    CHECK(is_int(f.run(c, {"FCALL", "F_RO", "0"}), 1));
+    CHECK(is_int(f.run(c, {"FCALL_RO", "f_ro", "0"}), 1));
+    f.send(c, {"FCALL", "f_rw", "0"});
+    CHECK(c.has(k_session_postponed));
+    f.run(admin, {"CLIENT", "UNPAUSE"});
+    f.engine.handle_blocked_timeouts();
+    CHECK(is_int(f.drain(c).at(0), 2));
+  }
+
   TEST_CASE("CLIENT PAUSE checks its arguments as Valkey does") {
     Fixture f;
     Session& c = f.client();
