@@ -360,6 +360,33 @@ def apply_killed_midway_resumes_to_the_same_end(h):
         host.stop_all()
 
 
+@test
+def a_failed_step_undoes_its_stage(h):
+    host = Host(h, "host-c")
+    try:
+        host.start_source()
+        host.fill()
+        host.target_start = "echo the target refuses to start >&2; exit 3"
+        plan = host.plan(host.p("plan.toml"))
+        rc, out, err = ks("migrate", "apply", plan, timeout=300)
+        eq(rc, 1, "apply fails: %s%s" % (out, err))
+        ok("step start-target failed" in err and "the target refuses to start" in err, err)
+        ok("undoing stage cutover" in out, out)
+        ok(conn_up(host.src_sock), "the source serves again")
+        with RespConn(path=host.src_sock) as c:
+            eq(c.command("GET", "str:7")[1], b"v7", "the source's data")
+            eq(c.command("SET", "after:undo", "1")[1], b"OK", "the source takes writes")
+        ok(not os.path.exists(host.dst_conf), "the target's config was rolled back")
+        ok(not os.path.exists(host.p("var/lib/valkey/dump.rdb")), "the converted data removed")
+        for path, digest in host.before.items():
+            eq(sha(path), digest, "%s untouched" % path)
+        rc, out, err = ks("migrate", "status", plan)
+        eq(rc, 0, err)
+        ok("undone" in out and "failed" not in out.split("start-target")[0], out)
+    finally:
+        host.stop_all()
+
+
 def dataset_of_rdb(host):
     """The source's saved data as the target must hold it: loaded by a throw-away
     redis-server from the RDB the SAVE step wrote (independent of keyshift)."""
