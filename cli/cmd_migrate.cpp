@@ -134,7 +134,8 @@ void add_migrate(CLI::App& app) {
   plan->add_option("--to", o->plan.to, "keyshift (this binary's serve) or valkey-server")
       ->check(CLI::IsMember({"keyshift", "valkey-server"}));
   plan->add_option("--target-binary", o->plan.target_binary, "valkey-server's path");
-  plan->add_option("--strategy", o->plan.strategy, "snapshot (SAVE, stop, convert, start)")
+  plan->add_option("--strategy", o->plan.strategy,
+                   "snapshot (SAVE, stop, convert, start); replica is not implemented yet")
       ->check(CLI::IsMember({"snapshot", "replica"}));
   plan->add_option("--service-manager", o->plan.service_manager,
                    "systemd (systemctl and the packages' units) or command (the commands below)")

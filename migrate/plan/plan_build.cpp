@@ -7,8 +7,6 @@
 
 #include <fmt/format.h>
 
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -138,22 +136,6 @@ std::string existing_ancestor(fs::path path) {
   return path.empty() ? "/" : path.string();
 }
 
-bool port_free(int port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) {
-    return false;
-  }
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  int one = 1;
-  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-  ::close(fd);
-  return ok;
-}
-
 // Service commands: given ones in command mode, systemctl with the packages' unit names else.
 struct Services {
   std::string source_start, source_stop, target_start, target_stop;
@@ -224,6 +206,10 @@ PreflightCheck inspect_check(const std::string& rdb_path, const std::string& rdb
 engine::Expected<MigrationPlan, std::string> make_plan(const PlanOptions& o) {
   if (o.strategy != "snapshot" && o.strategy != "replica") {
     return engine::Unexpected{fmt::format("--strategy {}: snapshot or replica", o.strategy)};
+  }
+  if (o.strategy == "replica") {
+    return engine::Unexpected{
+        std::string("--strategy replica is not implemented yet; use --strategy snapshot")};
   }
   if (o.to != "keyshift" && o.to != "valkey-server") {
     return engine::Unexpected{fmt::format("--to {}: keyshift or valkey-server", o.to)};
@@ -359,18 +345,9 @@ engine::Expected<MigrationPlan, std::string> make_plan(const PlanOptions& o) {
     plan.preflight.push_back({"target-socket", in_use ? "fail" : "ok",
                               fmt::format("{} {}", dst.unix_socket,
                                           in_use ? "is in use by a running server" : "is free")});
-    if (o.strategy == "replica") {
-      bool free = o.target_port != 0 && port_free(o.target_port);
-      plan.preflight.push_back(
-          {"target-port", free ? "ok" : "fail",
-           fmt::format("port {} {}", o.target_port,
-                       o.target_port == 0 ? "not given (--target-port)"
-                                          : (free ? "is free" : "is in use"))});
-    } else {
-      plan.preflight.push_back(
-          {"target-port", "ok",
-           fmt::format("port {}: the target takes it over once the source stops", dst.port)});
-    }
+    plan.preflight.push_back(
+        {"target-port", "ok",
+         fmt::format("port {}: the target takes it over once the source stops", dst.port)});
   }
   {
     std::error_code ec;
@@ -491,7 +468,7 @@ engine::Expected<MigrationPlan, std::string> make_plan(const PlanOptions& o) {
       .undo = {path_action(ActionKind::rollback_runs, state + "/backups/apps")},
   };
 
-  if (o.strategy == "snapshot") {
+  {
     plan.strategy_why =
         "snapshot: writes are paused, the source saves and stops, its RDB is converted into the "
         "target's data dir and the target starts; simple and exact, with downtime as long as "
@@ -551,13 +528,6 @@ engine::Expected<MigrationPlan, std::string> make_plan(const PlanOptions& o) {
                      state + "/verify.json", 3600)},
     });
     plan.steps.push_back(open_target);
-  } else {
-    std::string follow_url = fmt::format("redis://{}127.0.0.1:{}", auth, o.target_port);
-    plan.strategy_why =
-        "replica: the target follows the source live and takes over once caught up, with "
-        "writes paused only for the switch";
-    (void)follow_url;
-    return engine::Unexpected{std::string("--strategy replica is not implemented yet")};
   }
   plan.steps.push_back(apps_step);
   if (o.bench_requests > 0) {

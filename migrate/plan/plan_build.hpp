@@ -21,7 +21,6 @@ struct PlanOptions {
   std::string target_config;           ///< default: the source's path with redis -> valkey
   std::string target_socket;           ///< default: the source's socket path with redis -> valkey
   std::string target_dir;              ///< default: the source's dir with redis -> valkey
-  int target_port = 0;                 ///< replica strategy: the target's port while it follows
   std::string layout;                  ///< passed to rewrite server
   std::vector<std::string> map_paths;  ///< more /FROM=/TO for rewrite server
   std::vector<std::string> apps;       ///< files or directories for rewrite apps

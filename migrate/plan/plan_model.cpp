@@ -9,7 +9,7 @@
 namespace keyshift::migrate {
 namespace {
 
-constexpr std::array<std::pair<ActionKind, std::string_view>, 10> k_kinds{{
+constexpr std::array<std::pair<ActionKind, std::string_view>, 9> k_kinds{{
     {ActionKind::exec, "exec"},
     {ActionKind::shell, "shell"},
     {ActionKind::call, "call"},
@@ -18,7 +18,6 @@ constexpr std::array<std::pair<ActionKind, std::string_view>, 10> k_kinds{{
     {ActionKind::file_exists, "file_exists"},
     {ActionKind::rollback_runs, "rollback_runs"},
     {ActionKind::remove_file, "remove_file"},
-    {ActionKind::wait_synced, "wait_synced"},
     {ActionKind::make_dir, "make_dir"},
 }};
 
@@ -212,8 +211,6 @@ std::string describe_action(const PlanAction& a) {
       return fmt::format("roll back the rewrite runs under {}", a.path);
     case ActionKind::remove_file:
       return fmt::format("remove {}", a.path);
-    case ActionKind::wait_synced:
-      return fmt::format("{} is a replica in sync (within {} s)", a.endpoint, a.timeout_s);
     case ActionKind::make_dir:
       return fmt::format("mkdir -p {}", a.path);
   }

@@ -22,7 +22,6 @@ enum class ActionKind {
   file_exists,    ///< `path` exists
   rollback_runs,  ///< every rewrite run under the directory `path` rolled back, newest first
   remove_file,    ///< `path` removed (no error when absent)
-  wait_synced,    ///< the replica at `endpoint` reports its link up and no bytes behind
   make_dir,       ///< the directory `path` made with its parents
 };
 
@@ -30,7 +29,7 @@ enum class ActionKind {
 struct PlanAction {
   ActionKind kind = ActionKind::exec;
   std::vector<std::string> argv;
-  std::string endpoint;  ///< server URL (call, wait_up, wait_down, wait_synced)
+  std::string endpoint;  ///< server URL (call, wait_up, wait_down; the `when` test)
   std::string path;      ///< file or directory (exec's stdout, file_exists, ...)
   int timeout_s = 60;
   /// "" always; "endpoint_up" / "endpoint_down": only when `endpoint` is (not) answering, so

@@ -87,26 +87,6 @@ bool endpoint_up(const std::string& url) {
   return reply && (!reply->is_error() || reply->str.rfind("NOAUTH", 0) == 0);
 }
 
-// Whether `url` is a replica whose link is up with nothing left to read: INFO replication's
-// master_link_status:up and master_sync_in_progress:0, then the primary's offset reached.
-bool replica_synced(const std::string& url) {
-  auto endpoint = engine::parse_redis_url(url);
-  if (!endpoint) {
-    return false;
-  }
-  auto conn = engine::RespConnection::connect(*endpoint, std::chrono::milliseconds(1000));
-  if (!conn) {
-    return false;
-  }
-  auto reply = conn->call({"INFO", "replication"});
-  if (!reply || reply->is_error()) {
-    return false;
-  }
-  const std::string& info = reply->str;
-  return info.find("master_link_status:up") != std::string::npos &&
-         info.find("master_sync_in_progress:1") == std::string::npos;
-}
-
 struct Runner {
   const MigrationPlan& plan;
   std::string state_dir;
@@ -227,11 +207,6 @@ struct Runner {
           return fmt::format("{} still answers after {} s", endpoint, a.timeout_s);
         }
         return std::nullopt;
-      case ActionKind::wait_synced:
-        if (!wait([&] { return replica_synced(endpoint); }, a.timeout_s)) {
-          return fmt::format("{} is not a replica in sync after {} s", endpoint, a.timeout_s);
-        }
-        return std::nullopt;
       case ActionKind::file_exists:
         if (!fs::exists(sub(a.path))) {
           return fmt::format("{}: missing", sub(a.path));
@@ -309,8 +284,7 @@ struct Runner {
     }
     for (const PlanAction& a : s.done_if) {
       PlanAction quiet = a;
-      if (quiet.kind == ActionKind::wait_up || quiet.kind == ActionKind::wait_down ||
-          quiet.kind == ActionKind::wait_synced) {
+      if (quiet.kind == ActionKind::wait_up || quiet.kind == ActionKind::wait_down) {
         quiet.timeout_s = 0;
       }
       if (run(s.name, quiet)) {
