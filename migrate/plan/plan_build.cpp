@@ -167,6 +167,19 @@ std::string first_line(const std::string& text) {
   return text.substr(0, text.find('\n'));
 }
 
+// The lines of rewrite's output that say why it failed (after its diffs), on one line.
+std::string failure_text(const std::string& output) {
+  size_t at = output.find("validation failed");
+  if (at == std::string::npos) {
+    at = output.rfind("keyshift:");
+  }
+  std::string text = at == std::string::npos ? output : output.substr(at);
+  for (char& c : text) {
+    c = c == '\n' ? ' ' : c;
+  }
+  return text.size() > 600 ? text.substr(0, 600) : text;
+}
+
 // Preflight: the RDB file judged for the target by rdb inspect's own reader.
 PreflightCheck inspect_check(const std::string& rdb_path, const std::string& rdb_target) {
   PreflightCheck c{"rdb-inspect", "ok", ""};
@@ -275,12 +288,17 @@ engine::Expected<MigrationPlan, std::string> make_plan(const PlanOptions& o) {
         std::string("--to valkey-server: no valkey-server on PATH; give --target-binary")};
   }
   auto version = compat::run_process({binary, "--version"}, std::chrono::seconds(10));
+  // "keyshift 0.1.0", or valkey-server's "Valkey server v=8.0.1 sha=...": the number alone.
   dst.version = first_line(version.output);
+  if (size_t v = dst.version.find("v="); v != std::string::npos) {
+    dst.version = dst.version.substr(v + 2, dst.version.find(' ', v) - v - 2);
+  } else if (size_t sp = dst.version.rfind(' '); sp != std::string::npos) {
+    dst.version = dst.version.substr(sp + 1);
+  }
   std::string rewrite_target = "keyshift";
   std::string rdb_target = "valkey-8.0";
   if (o.to == "valkey-server") {
-    size_t v = dst.version.find("v=");
-    std::string ver = v == std::string::npos ? "" : dst.version.substr(v + 2);
+    const std::string& ver = dst.version;
     size_t second_dot = ver.find('.', ver.find('.') + 1);
     rewrite_target = "valkey-" + ver.substr(0, second_dot);
     rdb_target = rewrite_target;
@@ -334,7 +352,7 @@ engine::Expected<MigrationPlan, std::string> make_plan(const PlanOptions& o) {
          ok ? fmt::format("rewrite server {} -> {} for {} passes{}", src.config_file,
                           dst.config_file, rewrite_target,
                           o.to == "valkey-server" ? " (dry start of " + binary + ")" : "")
-            : fmt::format("rewrite server exits {}: {}", r.status, first_line(r.output))});
+            : fmt::format("rewrite server exits {}: {}", r.status, failure_text(r.output))});
   }
   {
     std::error_code ec;

@@ -156,19 +156,23 @@ void add_downtime(Doc& doc, const Journal& journal) {
   const JournalEntry* serving = journal.find("start-target");
   const JournalEntry* apps = journal.find("rewrite-apps");
   doc.heading("Downtime");
-  if (first == nullptr || serving == nullptr || first->started_ms == 0 ||
-      serving->state != StepState::done) {
+  auto ran = [](const JournalEntry* e) {
+    return e != nullptr && e->finished_ms > 0 &&
+           (e->state == StepState::done || e->state == StepState::undone);
+  };
+  if (!ran(first) || !ran(serving)) {
     doc.para("not measured: the cutover has not completed");
     return;
   }
   std::string text =
       fmt::format("writes refused from the pause of the source until the target answered: {}",
                   seconds(serving->finished_ms - first->started_ms));
-  if (apps != nullptr && apps->state == StepState::done) {
+  if (ran(apps)) {
     text += fmt::format("; until the applications pointed at the target: {}",
                         seconds(apps->finished_ms - first->started_ms));
   }
-  doc.para(text + ".");
+  bool undone = serving->state == StepState::undone;
+  doc.para(text + (undone ? " (since rolled back)." : "."));
 }
 
 void add_verify(Doc& doc, const std::string& state_dir) {

@@ -316,8 +316,7 @@ std::optional<std::string> undo_steps(const Runner& runner, Journal& journal,
       return fmt::format("undo of {} failed: {}", s.name, *error);
     }
     JournalEntry& e = journal.entry(s.name);
-    e.state = StepState::undone;
-    e.finished_ms = now_ms();
+    e.state = StepState::undone;  // its times stay those of the run, for the report
     if (auto error = write_journal(runner.state_dir, journal)) {
       return error;
     }

@@ -24,8 +24,8 @@ import time
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (HOST, RespConn, SetupError, ensure_tools, eq, keyshift_bin,  # noqa: E402
-                     ok, port_free, run_tests, test, wait_for)
+from harness import (HOST, RespConn, SetupError, Skip, ensure_tools, eq,  # noqa: E402
+                     keyshift_bin, ok, port_free, run_tests, test, wait_for)
 
 # This test's own ports (23300-23399), so parallel runs of other suites never collide.
 PORTS = range(23340, 23399)
@@ -144,9 +144,9 @@ class Host:
                 c.command("ZADD", "zset:%d" % i, "1.5", "a", str(i), "b")
                 c.command("SET", "ttl:%d" % i, "t", "EX", "3600")
 
-    def plan(self, out):
+    def plan(self, out, to=("--to", "keyshift")):
         rc, stdout, stderr = ks(
-            "migrate", "plan", "--from", "unix://" + self.src_sock, "--to", "keyshift",
+            "migrate", "plan", "--from", "unix://" + self.src_sock, *to,
             "--strategy", "snapshot", "--service-manager", "command",
             "--source-start", self.source_start, "--source-stop", self.source_stop,
             "--target-start", self.target_start, "--target-stop", self.target_stop,
@@ -351,6 +351,36 @@ def apply_killed_midway_resumes_to_the_same_end(h):
         check_migrated(host, plan, [], dataset_of_rdb(host))
         with open(host.p("state/journal.toml")) as f:
             ok(f.read().count('state = "done"') >= 10, "every step journaled done")
+        rc, out, err = ks("migrate", "rollback", plan, timeout=300)
+        eq(rc, 0, "rollback: %s%s" % (out, err))
+        for path, digest in host.before.items():
+            eq(sha(path), digest, "%s restored byte for byte" % path)
+        ok(conn_up(host.src_sock), "the source serves again")
+    finally:
+        host.stop_all()
+
+
+@test
+def snapshot_move_to_valkey_server(h):
+    binary = os.environ.get("KEYSHIFT_VALKEY_SERVER") or shutil.which("valkey-server")
+    if not binary:
+        raise Skip("no valkey-server (set KEYSHIFT_VALKEY_SERVER)")
+    host = Host(h, "host-v")
+    try:
+        host.start_source()
+        host.fill()
+        # valkey-server refuses a config whose dir is missing, the preflight's dry start too.
+        os.makedirs(host.p("var/lib/valkey"))
+        host.target_start = "%s %s" % (binary, host.dst_conf)  # daemonize yes, as the source
+        plan = host.plan(host.p("plan.toml"),
+                         to=("--to", "valkey-server", "--target-binary", binary))
+        ok('kind = "valkey-server"' in open(plan).read(), "the plan's target")
+        rc, out, err = ks("migrate", "apply", plan, timeout=300)
+        eq(rc, 0, "apply: %s%s" % (out, err))
+        check_migrated(host, plan, [], dataset_of_rdb(host))
+        with RespConn(path=host.dst_sock) as c:
+            _, info = c.command("INFO", "server")
+            ok(b"valkey_version:" in info, "valkey-server serves the data")
         rc, out, err = ks("migrate", "rollback", plan, timeout=300)
         eq(rc, 0, "rollback: %s%s" % (out, err))
         for path, digest in host.before.items():
