@@ -291,6 +291,19 @@ def snapshot_move_report_and_rollback(h):
             ok("valkey-server.sock" in out, "the app diffs in the report")
         ok(out.startswith("<!DOCTYPE html>") or out.lstrip().lower().startswith("<!doctype"),
            out[:100])
+        page = host.p("report.html")
+        rc, _, err = ks("migrate", "report", plan, "--format", "html", "--out", page)
+        eq(rc, 0, err)
+        html = open(page).read()
+        ok("<script" not in html and "https://" not in html, "self-contained, no script")
+        browser = shutil.which("chromium") or shutil.which("chromium-browser")
+        if browser:  # the page as a browser builds it
+            dom = subprocess.run(
+                [browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                 "--user-data-dir=" + host.p("chromium-profile"), "--dump-dom", "file://" + page],
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=120).stdout.decode()
+            ok(dom.count("<table>") >= 3 and "EQUAL" in dom and "GET" in dom,
+               "chromium renders the steps, bench and preflight tables: " + dom[:300])
 
         # A write on the target after the cutover survives the rollback.
         with RespConn(path=host.dst_sock) as c:
