@@ -466,8 +466,10 @@ engine::Expected<MigrationPlan, std::string> make_plan(const PlanOptions& o) {
   };
   std::vector<std::string> apps_argv = {"{keyshift}", "rewrite", "apps"};
   apps_argv.insert(apps_argv.end(), o.apps.begin(), o.apps.end());
-  apps_argv.insert(apps_argv.end(), {"--server-config", src.config_file, "--server-out",
-                                     dst.config_file, "--to-socket", dst.unix_socket});
+  // The sockets are named, not read from --server-out: that file exists only once
+  // write-target-config has run, and --check --diff shows this step before it.
+  apps_argv.insert(apps_argv.end(),
+                   {"--server-config", src.config_file, "--to-socket", dst.unix_socket});
   if (!src.unix_socket.empty()) {
     apps_argv.insert(apps_argv.end(), {"--from-socket", src.unix_socket});
   }

@@ -267,6 +267,9 @@ def snapshot_move_report_and_rollback(h):
         rc, out, err = ks("migrate", "apply", plan, "--check")
         eq(rc, 0, err)
         ok("would run stop-source" in out, out)
+        rc, out, err = ks("migrate", "apply", plan, "--check", "--diff")
+        eq(rc, 0, err)
+        ok("+    server unix:%s;" % host.dst_sock in out, "the nginx diff in --diff: " + out)
         ok(conn_up(host.src_sock), "--check changed nothing")
 
         rc, out, err = ks("migrate", "apply", plan, timeout=300)
@@ -324,34 +327,36 @@ def snapshot_move_report_and_rollback(h):
         host.stop_all()
 
 
-@test
-def apply_killed_midway_resumes_to_the_same_end(h):
-    host = Host(h, "host-b")
+def kill_inside(h, name, step, command):
+    """Runs apply, kills it (and the command it runs) with SIGKILL while it is inside `step`,
+    whose service `command` ("source_stop" or "target_start") waits for a gate file until
+    then, runs apply again and checks the end state and the rollback."""
+    host = Host(h, name)
     try:
         host.start_source()
         host.fill()
-        # The target's start waits for a gate file, so apply is certainly inside start-target
-        # (the source stopped, the data converted, the config written) when it is killed.
         gate = host.p("gate")
-        host.target_start = "while [ ! -e %s ]; do sleep 0.05; done; %s" % (gate, host.target_start)
+        setattr(host, command,
+                "while [ ! -e %s ]; do sleep 0.05; done; %s" % (gate, getattr(host, command)))
         plan = host.plan(host.p("plan.toml"))
         p = subprocess.Popen([keyshift_bin(), "migrate", "apply", plan],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                              start_new_session=True)
         journal = host.p("state/journal.toml")
 
-        def starting():
+        def inside():
             try:
                 text = open(journal).read()
             except OSError:
                 return False
-            return 'name = "start-target"\nstate = "running"' in text or p.poll() is not None
+            return ('name = "%s"\nstate = "running"' % step) in text or p.poll() is not None
 
-        wait_for(starting, "apply to reach start-target", 120)
+        wait_for(inside, "apply to reach " + step, 120)
         os.killpg(p.pid, signal.SIGKILL)  # apply and the command it runs, as a crash would
         p.wait()
-        ok(not conn_up(host.src_sock), "the source was stopped before the kill: "
-           + open(journal).read())
+        # Killed inside stop-source the source still runs; inside start-target it is stopped.
+        eq(conn_up(host.src_sock), step == "stop-source",
+           "the source's state at the kill: " + open(journal).read())
         with open(gate, "w"):
             pass
         rc, out, err = ks("migrate", "status", plan, "--json")
@@ -428,6 +433,16 @@ def a_failed_step_undoes_its_stage(h):
         ok("undone" in out and "failed" not in out.split("start-target")[0], out)
     finally:
         host.stop_all()
+
+
+@test
+def apply_killed_inside_stop_source_resumes_to_the_same_end(h):
+    kill_inside(h, "host-b", "stop-source", "source_stop")
+
+
+@test
+def apply_killed_inside_start_target_resumes_to_the_same_end(h):
+    kill_inside(h, "host-d", "start-target", "target_start")
 
 
 def dataset_of_rdb(host):
