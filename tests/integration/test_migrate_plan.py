@@ -327,6 +327,16 @@ def snapshot_move_report_and_rollback(h):
         host.stop_all()
 
 
+def rollback_and_check(host, plan):
+    """migrate rollback: every file as before, byte for byte, and the source serving."""
+    rc, out, err = ks("migrate", "rollback", plan, timeout=300)
+    eq(rc, 0, "rollback: %s%s" % (out, err))
+    for path, digest in host.before.items():
+        eq(sha(path), digest, "%s restored byte for byte" % path)
+    ok(conn_up(host.src_sock), "the source serves again")
+    ok(not conn_up(host.dst_sock), "the target is stopped")
+
+
 def kill_inside(h, name, step, command):
     """Runs apply, kills it (and the command it runs) with SIGKILL while it is inside `step`,
     whose service `command` ("source_stop" or "target_start") waits for a gate file until
@@ -369,11 +379,7 @@ def kill_inside(h, name, step, command):
         check_migrated(host, plan, [], dataset_of_rdb(host))
         with open(host.p("state/journal.toml")) as f:
             ok(f.read().count('state = "done"') >= 10, "every step journaled done")
-        rc, out, err = ks("migrate", "rollback", plan, timeout=300)
-        eq(rc, 0, "rollback: %s%s" % (out, err))
-        for path, digest in host.before.items():
-            eq(sha(path), digest, "%s restored byte for byte" % path)
-        ok(conn_up(host.src_sock), "the source serves again")
+        rollback_and_check(host, plan)
     finally:
         host.stop_all()
 
@@ -399,11 +405,7 @@ def snapshot_move_to_valkey_server(h):
         with RespConn(path=host.dst_sock) as c:
             _, info = c.command("INFO", "server")
             ok(b"valkey_version:" in info, "valkey-server serves the data")
-        rc, out, err = ks("migrate", "rollback", plan, timeout=300)
-        eq(rc, 0, "rollback: %s%s" % (out, err))
-        for path, digest in host.before.items():
-            eq(sha(path), digest, "%s restored byte for byte" % path)
-        ok(conn_up(host.src_sock), "the source serves again")
+        rollback_and_check(host, plan)
     finally:
         host.stop_all()
 
