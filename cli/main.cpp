@@ -103,6 +103,7 @@ int main(int argc, char** argv) {
   keyshift::cli::add_kb(app);
   keyshift::cli::add_capture(app);
   keyshift::cli::add_replay(app);
+  keyshift::cli::add_migrate(app);
 
   CLI::App* help = app.add_subcommand("help", "Show help for keyshift or one subcommand");
   std::string help_topic;

@@ -14,5 +14,6 @@ void add_verify(CLI::App& app);
 void add_kb(CLI::App& app);
 void add_capture(CLI::App& app);
 void add_replay(CLI::App& app);
+void add_migrate(CLI::App& app);
 
 }  // namespace keyshift::cli

@@ -1,0 +1,36 @@
+#pragma once
+
+#include "migrate/plan/plan_model.hpp"
+
+#include <string>
+#include <vector>
+
+// `keyshift migrate plan`: asks the running source what it is (INFO, CONFIG GET), works out
+// the target's paths, runs the preflight checks and writes the steps of the chosen strategy.
+namespace keyshift::migrate {
+
+/// What `migrate plan` is told; everything else is discovered.
+struct PlanOptions {
+  std::string from;                         ///< the source's URL (unix:///... or redis://...)
+  std::string to = "keyshift";              ///< keyshift or valkey-server
+  std::string target_binary;                ///< valkey-server's path (default: found on PATH)
+  std::string strategy = "snapshot";        ///< snapshot or replica
+  std::string service_manager = "systemd";  ///< systemd or command
+  std::string source_start, source_stop, target_start, target_stop;  ///< command mode
+  std::string source_config;           ///< default: INFO server's config_file
+  std::string target_config;           ///< default: the source's path with redis -> valkey
+  std::string target_socket;           ///< default: the source's socket path with redis -> valkey
+  std::string target_dir;              ///< default: the source's dir with redis -> valkey
+  std::string layout;                  ///< passed to rewrite server
+  std::vector<std::string> map_paths;  ///< more /FROM=/TO for rewrite server
+  std::vector<std::string> apps;       ///< files or directories for rewrite apps
+  std::string apps_profile;
+  std::string state_dir;      ///< default /var/lib/keyshift/migrate
+  std::string keyshift;       ///< this binary's path
+  int bench_requests = 2000;  ///< per bench test before and after; 0 skips the benches
+};
+
+/// A plan, or why none could be made (the source cannot be reached, a path is unknown).
+engine::Expected<MigrationPlan, std::string> make_plan(const PlanOptions& options);
+
+}  // namespace keyshift::migrate
