@@ -1,6 +1,6 @@
-"""Sources newer than Debian's redis-server 7.0, for the import and verify tests: a Redis 7.4
-server from KEYSHIFT_REDIS74_SERVER and a Redis 8 server from KEYSHIFT_REDIS8_SERVER. Debian
-ships neither, so a test machine builds them from Redis's public sources; when the variable
+"""Sources newer than Debian's redis-server 7.0, for the import, verify and replica tests: a
+Redis 7.4 server from KEYSHIFT_REDIS74_SERVER, a Redis 8 server from KEYSHIFT_REDIS8_SERVER
+and a valkey-server 8 from KEYSHIFT_VALKEY_SERVER. Debian ships none of them, so a test machine builds them from Redis's public sources; when the variable
 names no executable, or names a binary of another version, the test skips (a wrong binary is
 a failure: it would test the wrong thing)."""
 
@@ -12,7 +12,7 @@ from harness import HOST, Server, Skip, ok
 import redis  # noqa: E402  (python3-redis, /usr/bin/python3)
 
 
-def _built_server(h, env, label, accepts, name, directives):
+def _built_server(h, env, label, accepts, name, directives, version_field="redis_version"):
     binary = os.environ.get(env, "")
     if not binary or not os.access(binary, os.X_OK):
         raise Skip("%s names no %s redis-server binary" % (env, label))
@@ -29,7 +29,7 @@ def _built_server(h, env, label, accepts, name, directives):
     srv = h._launch(make)
     info = srv.cli("INFO", "server")
     version = next((line.split(":", 1)[1].strip() for line in info.splitlines()
-                    if line.startswith("redis_version:")), "")
+                    if line.startswith(version_field + ":")), "")
     ok(accepts(version), "%s is redis_version %r, not %s" % (env, version, label))
     srv.version = version
     return srv
@@ -47,6 +47,13 @@ def redis8_server(h, name, *directives):
     return _built_server(h, "KEYSHIFT_REDIS8_SERVER", "Redis 8",
                          lambda v: v.startswith("8.") or v.startswith("7.9."), name,
                          directives)
+
+
+def valkey8_server(h, name, *directives):
+    """A valkey-server 8.x from KEYSHIFT_VALKEY_SERVER (its redis_version is frozen at 7.2.4:
+    valkey_version tells)."""
+    return _built_server(h, "KEYSHIFT_VALKEY_SERVER", "Valkey 8", lambda v: v.startswith("8."),
+                         name, directives, version_field="valkey_version")
 
 
 def client(srv, db=0):

@@ -7,11 +7,14 @@ replication, and REPLICAOF NO ONE keeping the data under a new replication ID.
 """
 
 import os
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import HOST, BackgroundWriter, eq, ok, run_tests, test, wait_for  # noqa: E402
+from harness import (HOST, BackgroundWriter, eq, keyshift_bin, ok, run_tests, test,  # noqa: E402
+                     wait_for)
+from redis_sources import redis74_server, valkey8_server  # noqa: E402
 
 import redis  # noqa: E402  (python3-redis, /usr/bin/python3)
 
@@ -147,6 +150,50 @@ def replica_from_config_syncs_diskless_and_follows_the_stream(h):
     eq(pinfo["slave0"]["port"], replica.port, "REPLCONF listening-port")
     eq(client(replica, 5).get("in-db-5"), b"yes", "a key of another database")
     ok(client(replica).ttl("ttl-key") > 4000, "a TTL loaded with the payload")
+
+
+@test
+def a_valkey_8_primary_is_followed_under_writes_with_an_equal_digest(h):
+    primary = valkey8_server(h, "valkey-primary")
+    fill(primary)
+    replica = replica_server(h, primary)
+    sync_under_writes(h, primary, replica, "valkey 8.0")
+    eq(info(replica)["master_replid"], info(primary)["master_replid"], "master_replid")
+
+
+@test
+def a_redis_7_4_primary_with_field_ttls_is_followed_and_its_rdb_12_loaded(h):
+    primary = redis74_server(h, "redis74-primary")
+    fill(primary)
+    r = client(primary)
+    far = 4102444800000
+    for i in range(300):
+        r.hset("fhash:%d" % i, mapping={"a": i, "b": "x" * (i % 90), "c": "keep"})
+        r.execute_command("HPEXPIREAT", "fhash:%d" % i, far + i, "FIELDS", "2", "a", "b")
+    replica = replica_server(h, primary)
+    wait_for(lambda: caught_up(primary, replica), "the full sync (RDB 12) is loaded",
+             timeout=60)
+    # The stream carries the field-TTL commands as Redis 7.4 propagates them.
+    for i in range(0, 300, 3):
+        r.execute_command("HPERSIST", "fhash:%d" % i, "FIELDS", "1", "a")
+        r.execute_command("HPEXPIRE", "fhash:%d" % (i + 1), "3600000", "FIELDS", "1", "c")
+    r.hset("fhash:new", "z", "1")
+    r.execute_command("HPEXPIREAT", "fhash:new", far, "FIELDS", "1", "z")
+    wait_for(lambda: caught_up(primary, replica), "the stream is applied", timeout=60)
+    eq(client(replica).dbsize(), r.dbsize(), "DBSIZE")
+    rr = client(replica)
+    for key in ("fhash:0", "fhash:1", "fhash:2", "fhash:new"):
+        fields = sorted(r.hkeys(key))
+        eq(rr.hgetall(key), r.hgetall(key), "%s: fields and values" % key)
+        eq(rr.execute_command("HPEXPIRETIME", key, "FIELDS", len(fields), *fields),
+           r.execute_command("HPEXPIRETIME", key, "FIELDS", len(fields), *fields),
+           "%s: field expiry times" % key)
+    # verify data compares every key both ways, field TTLs included.
+    p = subprocess.run([keyshift_bin(), "verify", "data", "redis://%s:%d" % (HOST, primary.port),
+                        "redis://%s:%d" % (HOST, replica.port), "--no-progress"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    eq(p.returncode, 0, "verify data: %s%s" % (p.stdout.decode(), p.stderr.decode()))
+    ok("hash field TTLs compared" in p.stdout.decode(), p.stdout.decode())
 
 
 @test
