@@ -1,0 +1,178 @@
+#!/usr/bin/python3
+"""keyshift serve as a replication primary: Debian's redis-server 7.0 (and keyshift itself)
+follow it through REPLCONF, PSYNC and a full sync (the diskless `$EOF:` framing and the
+disk-based `$<len>` one) while a writer keeps changing it, then the command stream until
+the replica's offset is keyshift's master_repl_offset and DEBUG DIGEST agrees; a killed
+link comes back by a partial resync from the backlog; INFO replication, ROLE, CLIENT LIST
+flags=S; WAIT counting real acknowledgements; min-replicas-to-write refusing writes.
+"""
+
+import os
+import sys
+import threading
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from harness import HOST, eq, ok, run_tests, test, wait_for  # noqa: E402
+import repl_helpers  # noqa: E402
+from repl_helpers import client, info, link_up, fill, same_data  # noqa: E402
+
+import redis  # noqa: E402  (python3-redis, /usr/bin/python3)
+
+
+class Writer(repl_helpers.Writer):
+    """The shared writer, plus SET EX, EVAL and a capped XADD."""
+
+    def extra(self, r, i, rnd):
+        op = rnd.randint(0, 10)
+        if op == 0:
+            r.set("ex:%d" % i, "w%d" % self.count, ex=3600)
+        elif op == 1:
+            r.eval("redis.call('set', KEYS[1], ARGV[1]); return redis.call('incr', KEYS[2])",
+                   2, "lua:%d" % (i % 20), "lua:n", self.count)
+        elif op == 2:
+            r.xadd("stream:%d" % (i % 5), {"f": self.count}, maxlen=100)
+        else:
+            return False
+        return True
+
+
+def primary_server(h, *directives):
+    return h.keyshift("--enable-debug-command", "yes", *directives, name="primary")
+
+
+def redis_replica(h, primary):
+    return h.redis_server("--replicaof", HOST, str(primary.port), name="redis-replica")
+
+
+def answers(srv):
+    try:
+        return redis.Redis(host=HOST, port=srv.port, socket_timeout=0.3).ping()
+    except redis.exceptions.RedisError:
+        return False
+
+
+def sync_under_writes(primary, replica, what):
+    repl_helpers.sync_under_writes(primary, replica, what, Writer)
+
+
+def check_primary_view(primary, replica):
+    i = info(primary)
+    eq(i["role"], "master", "INFO role")
+    eq(i["connected_slaves"], 1, "connected_slaves")
+    wait_for(lambda: info(primary)["slave0"]["offset"] == info(primary)["master_repl_offset"],
+             "the replica's ACK reaches master_repl_offset", timeout=30)
+    i = info(primary)
+    s0 = i["slave0"]
+    eq((s0["ip"], s0["port"], s0["state"]), (HOST, replica.port, "online"), "slave0")
+    eq(i["repl_backlog_active"], 1, "repl_backlog_active")
+    ok(i["repl_backlog_histlen"] > 0, "repl_backlog_histlen %d" % i["repl_backlog_histlen"])
+    eq(i["repl_backlog_first_byte_offset"] + i["repl_backlog_histlen"] - 1,
+       i["master_repl_offset"], "the backlog ends at master_repl_offset")
+    eq(i["master_replid"], info(replica)["master_replid"], "one replication ID")
+    role = client(primary).execute_command("ROLE")
+    eq(role[0], b"master", "ROLE")
+    eq(role[2], [[HOST.encode(), str(replica.port).encode(), str(s0["offset"]).encode()]],
+       "ROLE's replicas")
+    clients = client(primary).client_list(_type="replica")
+    eq(len(clients), 1, "CLIENT LIST TYPE replica")
+    eq(clients[0]["flags"], "S", "flags=S")
+
+
+@test
+def redis_replica_syncs_diskless_follows_and_resumes_by_partial_resync(h):
+    primary = primary_server(h)
+    fill(primary, 3000)
+    replica = redis_replica(h, primary)
+    sync_under_writes(primary, replica, "diskless")
+    ok("receiving streamed RDB from master with EOF" in replica.log(),
+       "the EOF-marked payload:\n%s" % replica.log()[-2000:])
+    check_primary_view(primary, replica)
+    eq(client(replica, 5).get("in-db-5"), b"yes", "a key of another database")
+    ok(client(replica).ttl("ttl-key") > 4000, "a TTL sent with the payload")
+    stats = info(primary, "stats")
+    eq((stats["sync_full"], stats["sync_partial_ok"]), (1, 0), "one full sync")
+
+    writer = Writer(primary)
+    try:
+        wait_for(lambda: writer.count > 50, "the writer gets going")
+        eq(client(primary).execute_command("CLIENT", "KILL", "TYPE", "replica"), 1,
+           "the replica's link killed")
+        wait_for(lambda: info(primary, "stats")["sync_partial_ok"] == 1,
+                 "a partial resync", timeout=30)
+        wait_for(lambda: writer.count > 300, "writes after the resync")
+    finally:
+        writer.stop()
+    same_data(primary, replica, "after the kill")
+    ok("Successful partial resynchronization" in replica.log(),
+       "the replica's log:\n%s" % replica.log()[-2000:])
+    eq(info(primary, "stats")["sync_full"], 1, "no second full sync")
+
+
+@test
+def redis_replica_syncs_from_a_disk_payload_and_a_lost_backlog_means_a_full_sync(h):
+    primary = primary_server(h, "--repl-diskless-sync", "no", "--repl-backlog-size", "16kb")
+    fill(primary, 3000)
+    replica = redis_replica(h, primary)
+    sync_under_writes(primary, replica, "disk-based")
+    ok("receiving streamed RDB from master with EOF" not in replica.log(),
+       "a $<len> payload:\n%s" % replica.log()[-2000:])
+    # The replica sleeps, its link is killed and more than the backlog is written meanwhile:
+    # its PSYNC asks for bytes the backlog no longer holds.
+    replid = info(primary)["master_replid"]
+    sleeper = threading.Thread(
+        target=lambda: client(replica).execute_command("DEBUG", "SLEEP", "3"), daemon=True)
+    sleeper.start()
+    wait_for(lambda: not answers(replica), "the replica is asleep", timeout=10)
+    eq(client(primary).execute_command("CLIENT", "KILL", "TYPE", "replica"), 1, "link killed")
+    r = client(primary)
+    for i in range(400):
+        r.set("big:%d" % i, "y" * 100)
+    sleeper.join()
+    wait_for(lambda: info(primary, "stats")["sync_full"] == 2, "a second full sync", timeout=30)
+    same_data(primary, replica, "after the backlog was outrun")
+    eq(info(primary, "stats")["sync_partial_err"], 1, "the refused PSYNC is counted")
+    ok("for lack of backlog" in primary.log(), "keyshift's log:\n%s" % primary.log()[-2000:])
+    eq(info(primary)["master_replid"], replid, "the replication ID is kept")
+
+
+@test
+def keyshift_follows_keyshift_and_wait_counts_its_ack(h):
+    primary = primary_server(h)
+    fill(primary, 3000)
+    replica = h.keyshift(config="enable-debug-command yes\nreplicaof %s %d\n"
+                         % (HOST, primary.port), name="ks-replica")
+    sync_under_writes(primary, replica, "keyshift replica")
+    r = client(primary)
+    r.set("waited", "1")
+    eq(r.execute_command("WAIT", "1", "5000"), 1, "WAIT 1 counts the replica")
+    eq(r.execute_command("WAIT", "0", "0"), 1, "WAIT 0 answers the count at once")
+    eq(r.execute_command("WAIT", "2", "300"), 1, "WAIT 2 times out with the one it has")
+    eq(client(replica).get("waited"), b"1", "the write is on the replica")
+
+
+@test
+def min_replicas_to_write_refuses_writes_without_enough_replicas(h):
+    primary = primary_server(h, "--min-replicas-to-write", "1")
+    r = client(primary)
+    try:
+        r.set("k", "v")
+        ok(False, "a write without replicas was accepted")
+    except redis.exceptions.ResponseError as e:
+        eq(str(e), "NOREPLICAS Not enough good replicas to write.", "NOREPLICAS")
+    eq(r.get("k"), None, "reads are served")
+    replica = redis_replica(h, primary)
+    wait_for(lambda: link_up(replica), "master_link_status:up", timeout=60)
+    wait_for(lambda: info(primary).get("min_slaves_good_slaves") == 1, "one good replica",
+             timeout=30)
+    ok(r.set("k", "v"), "a write with one good replica")
+    r.config_set("min-replicas-to-write", "2")
+    try:
+        r.set("k", "w")
+        ok(False, "a write with one of two replicas was accepted")
+    except redis.exceptions.ResponseError as e:
+        eq(str(e), "NOREPLICAS Not enough good replicas to write.", "NOREPLICAS with too few")
+
+
+if __name__ == "__main__":
+    sys.exit(run_tests())
