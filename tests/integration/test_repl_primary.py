@@ -8,6 +8,8 @@ flags=S; WAIT counting real acknowledgements; min-replicas-to-write refusing wri
 """
 
 import os
+import socket
+import subprocess
 import sys
 import threading
 
@@ -172,6 +174,55 @@ def min_replicas_to_write_refuses_writes_without_enough_replicas(h):
         ok(False, "a write with one of two replicas was accepted")
     except redis.exceptions.ResponseError as e:
         eq(str(e), "NOREPLICAS Not enough good replicas to write.", "NOREPLICAS with too few")
+
+
+@test
+def redis_cli_rdb_fetches_the_snapshot_by_sync(h):
+    primary = primary_server(h)
+    fill(primary, 500)
+    out = os.path.join(primary.workdir, "fetched.rdb")
+    p = subprocess.run(["redis-cli", "-h", HOST, "-p", str(primary.port), "--rdb", out],
+                       capture_output=True, text=True, timeout=60)
+    eq(p.returncode, 0, "redis-cli --rdb: %s %s" % (p.stdout, p.stderr))
+    with open(out, "rb") as f:
+        eq(f.read(9), b"REDIS0010", "an RDB 10 payload")
+    loaded = h.redis_server("--dir", primary.workdir, "--dbfilename", "fetched.rdb",
+                            name="loaded")
+    eq(client(loaded).execute_command("DEBUG", "DIGEST"),
+       client(primary).execute_command("DEBUG", "DIGEST"), "the fetched snapshot's digest")
+
+
+@test
+def a_replica_that_stops_reading_is_dropped_at_its_output_limit(h):
+    primary = primary_server(h, "--client-output-buffer-limit", "replica 1mb 0 0")
+    stalled = socket.create_connection((HOST, primary.port))
+    stalled.sendall(b"REPLCONF listening-port 1\r\n")
+    eq(stalled.recv(5), b"+OK\r\n", "REPLCONF")
+    stalled.sendall(b"PSYNC ? -1\r\n")
+    wait_for(lambda: info(primary)["connected_slaves"] == 1, "the replica registered")
+    wait_for(lambda: info(primary)["slave0"]["state"] == "online", "its payload queued")
+    r = client(primary)
+    value = "z" * 100000
+    for i in range(400):  # 40 MB of stream, far beyond what the sockets hold
+        r.set("big:%d" % (i % 50), value)
+        if info(primary)["connected_slaves"] == 0:
+            break
+    wait_for(lambda: info(primary)["connected_slaves"] == 0, "the stalled replica dropped")
+    eq(info(primary, "stats")["client_output_buffer_limit_disconnections"], 1,
+       "counted as an output-limit disconnection")
+    ok("overcoming of output buffer limits" in primary.log(), "logged")
+    stalled.close()
+
+
+@test
+def replconf_and_psync_refusals_answer_as_redis_does(h):
+    primary = primary_server(h)
+    reference = h.redis_server(name="reference")
+    for args in (("REPLCONF", "nosuch", "x"), ("REPLCONF", "listening-port"),
+                 ("REPLCONF", "listening-port", "abc"), ("REPLCONF", "capa", "eof"),
+                 ("REPLCONF", "capa", "unknown"), ("PSYNC", "?", "abc")):
+        with primary.conn() as a, reference.conn() as b:
+            eq(a.command(*args)[0], b.command(*args)[0], "%s" % (args,))
 
 
 if __name__ == "__main__":
