@@ -512,10 +512,13 @@ void replication_section(Engine& engine, InfoWriter& w) {
     }
     std::string ip = p->ip.empty() ? std::string(addr_ip(it->second->addr)) : p->ip;
     bool online = p->state == ReplicaState::online;
-    w.field("slave" + std::to_string(index++),
-            fmt::format("ip={},port={},state={},offset={},lag={},type=replica", ip,
-                        p->listening_port, online ? "online" : "wait_bgsave", p->ack_offset,
-                        online ? now_s - p->ack_time_s : 0));
+    std::string_view state = online                                ? "online"
+                             : p->state == ReplicaState::send_bulk ? "send_bulk"
+                                                                   : "wait_bgsave";
+    w.field(
+        "slave" + std::to_string(index++),
+        fmt::format("ip={},port={},state={},offset={},lag={},type=replica", ip, p->listening_port,
+                    state, p->ack_offset, online ? now_s - p->ack_time_s : 0));
   }
   w.field("replicas_waiting_psync", 0);
   w.field("master_failover_state", "no-failover");

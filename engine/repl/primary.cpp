@@ -11,6 +11,8 @@
 #include "engine/util/net_address.hpp"
 #include "engine/util/strconv.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,14 +21,14 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 
 namespace keyshift::engine {
 namespace {
 
 constexpr int k_notice = 2;
 constexpr int k_warning = 3;
+// How much of a snapshot file goes into a replica's output at a time.
+constexpr size_t k_payload_chunk = 4u << 20;
 
 int64_t int_setting(const Engine& engine, std::string_view name) {
   int64_t v = 0;
@@ -54,6 +56,9 @@ ReplicationPrimary::ReplicationPrimary(Engine& engine) : m_engine(engine) {}
 
 ReplicationPrimary::~ReplicationPrimary() {
   shutdown();
+  for (auto& [id, p] : m_peers) {
+    close_payload(p);
+  }
 }
 
 void ReplicationPrimary::log(int level, const std::string& line) const {
@@ -134,7 +139,8 @@ void ReplicationPrimary::feed(std::string_view bytes) {
     ReplicaPeer& p = m_peers[id];
     if (p.state == ReplicaState::online && !p.stream_on_ack) {
       send(p, bytes);
-    } else if (p.state == ReplicaState::wait_bgsave_end || p.stream_on_ack) {
+    } else if (p.state == ReplicaState::wait_bgsave_end || p.state == ReplicaState::send_bulk ||
+               p.stream_on_ack) {
       p.pending += bytes;
     }
   }
@@ -270,58 +276,118 @@ void ReplicationPrimary::start_child() {
 
 void ReplicationPrimary::child_done(bool ok) {
   m_child = -1;
-  std::string payload;
-  if (ok) {
-    std::ifstream in(m_child_path, std::ios::binary);
-    payload.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    ok = !in.bad() && !payload.empty();
-  }
-  ::unlink(m_child_path.c_str());
   bool eof_ok = yes_setting(m_engine, "repl-diskless-sync");
-  int64_t now_s = m_engine.clock().now_ms() / 1000;
   for (uint64_t id : std::vector<uint64_t>(m_order)) {
     ReplicaPeer& p = m_peers[id];
     if (p.state != ReplicaState::wait_bgsave_end) {
       continue;
     }
     Session* s = session_of(p);
-    if (!ok || s == nullptr) {
+    // Each replica reads the file through its own descriptor, which keeps it after unlink.
+    int fd = ok && s != nullptr ? ::open(m_child_path.c_str(), O_RDONLY | O_CLOEXEC) : -1;
+    struct stat st {};
+    if (fd < 0 || ::fstat(fd, &st) != 0 || st.st_size <= 0) {
+      if (fd >= 0) {
+        ::close(fd);
+      }
       log(k_warning, "SYNC failed. BGSAVE child returned an error");
       drop(p);
       continue;
     }
-    std::string framed;
+    p.payload_fd = fd;
+    p.payload_left = static_cast<uint64_t>(st.st_size);
     p.stream_on_ack = eof_ok && p.capa_eof;
     p.ack_seen = false;
     if (p.stream_on_ack) {
       // The replica reads until the mark comes back: Valkey's diskless framing.
-      std::string mark = random_hex(m_engine, 40);
-      framed.reserve(payload.size() + 100);
-      framed += "$EOF:" + mark + "\r\n";
-      framed += payload;
-      framed += mark;
+      p.trailer = random_hex(m_engine, 40);
+      send(p, "$EOF:" + p.trailer + "\r\n");
     } else {
-      framed.reserve(payload.size() + 32);
-      framed += "$" + std::to_string(payload.size()) + "\r\n";
-      framed += payload;
+      p.trailer.clear();
+      send(p, "$" + std::to_string(st.st_size) + "\r\n");
     }
-    s->payload_end_output = s->net_output_bytes + s->out.size() + framed.size();
-    if (!p.stream_on_ack) {
-      framed += p.pending;
-      p.pending.clear();
-      p.pending.shrink_to_fit();
-    }
-    p.state = ReplicaState::online;
-    p.ack_time_s = now_s;
-    send(p, framed);
-    log(k_notice, "Synchronization with replica " + replica_name(*s, p) + " succeeded");
+    p.state = ReplicaState::send_bulk;
   }
+  ::unlink(m_child_path.c_str());
+  pump();
   refresh_good_replicas();
   bool waiting = std::any_of(m_order.begin(), m_order.end(), [&](uint64_t id) {
     return m_peers[id].state == ReplicaState::wait_bgsave_start;
   });
   if (waiting) {
     start_child();
+  }
+}
+
+void ReplicationPrimary::close_payload(ReplicaPeer& p) {
+  if (p.payload_fd >= 0) {
+    ::close(p.payload_fd);
+    p.payload_fd = -1;
+  }
+}
+
+bool ReplicationPrimary::wants_pump() const {
+  for (uint64_t id : m_order) {
+    const ReplicaPeer& p = m_peers.at(id);
+    if (p.state == ReplicaState::send_bulk) {
+      const Session* s = session_of(p);
+      if (s != nullptr && s->out.size() < k_payload_chunk) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+void ReplicationPrimary::pump() {
+  int64_t now_s = m_engine.clock().now_ms() / 1000;
+  for (uint64_t id : std::vector<uint64_t>(m_order)) {
+    ReplicaPeer& p = m_peers[id];
+    if (p.state != ReplicaState::send_bulk) {
+      continue;
+    }
+    Session* s = session_of(p);
+    if (s == nullptr || s->has(k_session_close_asap)) {
+      close_payload(p);
+      continue;
+    }
+    // A chunk at a time, when the last one has mostly left: the whole file never sits in
+    // memory, and the loop never blocks on it for long.
+    if (s->out.size() >= k_payload_chunk) {
+      continue;
+    }
+    size_t want = static_cast<size_t>(std::min<uint64_t>(p.payload_left, k_payload_chunk));
+    size_t at = s->out.size();
+    s->out.resize(at + want);
+    ssize_t got = ::read(p.payload_fd, s->out.data() + at, want);
+    if (got <= 0) {
+      s->out.resize(at);
+      log(k_warning, "Read error sending DB to replica: " + std::string(std::strerror(errno)));
+      close_payload(p);
+      drop(p);
+      continue;
+    }
+    s->out.resize(at + static_cast<size_t>(got));
+    p.payload_left -= static_cast<uint64_t>(got);
+    // The payload is not held against the replica's output limit, only what follows it.
+    s->payload_end_output = s->net_output_bytes + s->out.size();
+    if (p.payload_left == 0) {
+      close_payload(p);
+      s->out += p.trailer;
+      s->payload_end_output = s->net_output_bytes + s->out.size();
+      if (!p.stream_on_ack) {
+        s->out += p.pending;
+        p.pending.clear();
+        p.pending.shrink_to_fit();
+      }
+      p.state = ReplicaState::online;
+      p.ack_time_s = now_s;
+      log(k_notice, "Synchronization with replica " + replica_name(*s, p) + " succeeded");
+      refresh_good_replicas();
+    }
+    if (s->host() != nullptr) {
+      s->host()->wake(*s);
+    }
   }
 }
 
@@ -361,6 +427,7 @@ void ReplicationPrimary::forget(const Session& s) {
   if (s.has(k_session_replica)) {
     log(k_notice, "Connection with replica " + replica_name(s, it->second) + " lost.");
   }
+  close_payload(it->second);
   m_peers.erase(it);
   std::erase(m_order, s.id());
   std::erase_if(m_waiters, [&](const Waiter& w) { return w.session_id == s.id(); });
@@ -430,6 +497,7 @@ void ReplicationPrimary::refresh_good_replicas() {
 }
 
 void ReplicationPrimary::before_replies() {
+  pump();
   if (m_release_held) {
     m_release_held = false;
     for (uint64_t id : m_order) {

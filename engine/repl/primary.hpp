@@ -29,6 +29,7 @@ enum class ReplicaState : uint8_t {
   handshake,          ///< REPLCONF seen, no SYNC/PSYNC yet (not a replica yet)
   wait_bgsave_start,  ///< full sync asked, waiting for a snapshot child to start
   wait_bgsave_end,    ///< +FULLRESYNC sent, the child writes the snapshot
+  send_bulk,          ///< the snapshot file is being sent
   online,             ///< payload sent (or +CONTINUE): receives the stream
 };
 
@@ -47,8 +48,11 @@ struct ReplicaPeer {
   // After an `$EOF:` payload the stream waits for the first ACK: the replica finds the mark
   // only at the end of what it reads (Valkey's repl_start_cmd_stream_on_ack).
   bool stream_on_ack = false;
-  bool ack_seen = false;  // an ACK came since the payload
-  std::string pending;    // the stream written while the snapshot is made (or before the ACK)
+  bool ack_seen = false;      // an ACK came since the payload
+  int payload_fd = -1;        // the snapshot file while send_bulk
+  uint64_t payload_left = 0;  // its bytes not yet queued
+  std::string trailer;        // the $EOF: mark, sent after the file
+  std::string pending;        // the stream written while the snapshot is made (or before the ACK)
 };
 
 /// One engine's replicas, backlog and full-sync child.
@@ -82,6 +86,9 @@ class ReplicationPrimary final : public PropagationSink {
   void cron();
   /// Before replies leave: the GETACK a WAIT asked for goes into the stream.
   void before_replies();
+  /// True when a replica's snapshot payload can take its next chunk now (the host then
+  /// does not sleep before its next pass).
+  bool wants_pump() const;
   /// Stops a running snapshot child (shutdown).
   void shutdown();
 
@@ -129,6 +136,8 @@ class ReplicationPrimary final : public PropagationSink {
   void start_child();
   void child_done(bool ok);
   void drop(ReplicaPeer& p);
+  void pump();
+  void close_payload(ReplicaPeer& p);
   void refresh_good_replicas();
   void wake_waiters();
 

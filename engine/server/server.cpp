@@ -844,8 +844,8 @@ int Server::run() {
       int64_t until = deadline + 1 - clock.now_ms();
       timeout_ms = static_cast<int>(std::min<int64_t>(timeout_ms, std::max<int64_t>(until, 0)));
     }
-    if (timeout_ms < 0) {
-      timeout_ms = 0;
+    if (timeout_ms < 0 || m_engine.primary().wants_pump()) {
+      timeout_ms = 0;  // a replica's snapshot has its next chunk ready to go
     }
     int n = epoll_wait(m_epoll, events, k_max_events, timeout_ms);
     m_engine.begin_batch();

@@ -54,6 +54,14 @@ def answers(srv):
         return False
 
 
+def big_values(srv):
+    """About 12 MB that does not compress: a payload of several chunks."""
+    p = client(srv).pipeline(transaction=False)
+    for i in range(600):
+        p.set("big-value:%d" % i, os.urandom(10000).hex())
+    p.execute()
+
+
 def sync_under_writes(primary, replica, what):
     repl_helpers.sync_under_writes(primary, replica, what, Writer)
 
@@ -115,6 +123,7 @@ def redis_replica_syncs_diskless_follows_and_resumes_by_partial_resync(h):
 def redis_replica_syncs_from_a_disk_payload_and_a_lost_backlog_means_a_full_sync(h):
     primary = primary_server(h, "--repl-diskless-sync", "no", "--repl-backlog-size", "16kb")
     fill(primary, 3000)
+    big_values(primary)
     replica = redis_replica(h, primary)
     sync_under_writes(primary, replica, "disk-based")
     ok("receiving streamed RDB from master with EOF" not in replica.log(),
@@ -142,6 +151,7 @@ def redis_replica_syncs_from_a_disk_payload_and_a_lost_backlog_means_a_full_sync
 def keyshift_follows_keyshift_and_wait_counts_its_ack(h):
     primary = primary_server(h)
     fill(primary, 3000)
+    big_values(primary)
     replica = h.keyshift(config="enable-debug-command yes\nreplicaof %s %d\n"
                          % (HOST, primary.port), name="ks-replica")
     sync_under_writes(primary, replica, "keyshift replica")
