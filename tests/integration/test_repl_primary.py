@@ -4,7 +4,8 @@ follow it through REPLCONF, PSYNC and a full sync (the diskless `$EOF:` framing 
 disk-based `$<len>` one) while a writer keeps changing it, then the command stream until
 the replica's offset is keyshift's master_repl_offset and DEBUG DIGEST agrees; a killed
 link comes back by a partial resync from the backlog; INFO replication, ROLE, CLIENT LIST
-flags=S; WAIT counting real acknowledgements; min-replicas-to-write refusing writes.
+flags=S; WAIT counting real acknowledgements; min-replicas-to-write refusing writes. A
+valkey-server 8 replica too when KEYSHIFT_VALKEY_SERVER names one (skipped otherwise).
 """
 
 import os
@@ -15,7 +16,7 @@ import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import HOST, eq, ok, run_tests, test, wait_for  # noqa: E402
+from harness import HOST, Server, Skip, eq, ok, run_tests, test, wait_for  # noqa: E402
 import repl_helpers  # noqa: E402
 from repl_helpers import client, info, link_up, fill, same_data  # noqa: E402
 
@@ -161,6 +162,30 @@ def keyshift_follows_keyshift_and_wait_counts_its_ack(h):
     eq(r.execute_command("WAIT", "0", "0"), 1, "WAIT 0 answers the count at once")
     eq(r.execute_command("WAIT", "2", "300"), 1, "WAIT 2 times out with the one it has")
     eq(client(replica).get("waited"), b"1", "the write is on the replica")
+
+
+@test
+def valkey_8_replica_syncs_and_resumes(h):
+    binary = os.environ.get("KEYSHIFT_VALKEY_SERVER")
+    if not binary or not os.access(binary, os.X_OK):
+        raise Skip("set KEYSHIFT_VALKEY_SERVER to a valkey-server 8 binary")
+    primary = primary_server(h)
+    fill(primary, 3000)
+    workdir = h._dir("valkey-replica")
+
+    def make(port):
+        argv = [binary, "--port", str(port), "--bind", HOST, "--save", "", "--appendonly", "no",
+                "--enable-debug-command", "yes", "--dir", workdir, "--daemonize", "no",
+                "--logfile", "", "--replicaof", HOST, str(primary.port)]
+        return Server("valkey-replica", argv, port, workdir)
+
+    replica = h._launch(make)
+    sync_under_writes(primary, replica, "valkey replica")
+    eq(client(primary).execute_command("CLIENT", "KILL", "TYPE", "replica"), 1, "link killed")
+    wait_for(lambda: info(primary, "stats")["sync_partial_ok"] == 1, "a partial resync",
+             timeout=30)
+    client(primary).set("after", "resync")
+    same_data(primary, replica, "valkey replica after the kill")
 
 
 @test
