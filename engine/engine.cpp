@@ -10,6 +10,7 @@
 #include "engine/persistence/aof.hpp"
 #include "engine/persistence/snapshots.hpp"
 #include "engine/pubsub.hpp"
+#include "engine/repl/primary.hpp"
 #include "engine/repl/replication_state.hpp"
 #include "engine/scripting/script_engine.hpp"
 #include "engine/server/config_table.hpp"
@@ -87,6 +88,7 @@ Engine::Engine(EngineConfig config, const Clock& clock)
   m_identity.tcp_port = m_config.port;
   m_identity.config_file = m_config.config_file;
   m_replication = std::make_unique<ReplicationState>(random_hex(m_rng, 40));
+  m_primary = std::make_unique<ReplicationPrimary>(*this);
   refresh_settings();
   load_users_at_startup();
 }
@@ -122,6 +124,7 @@ void Engine::refresh_settings() {
     m_slowlog.pop_back();
   }
   m_scripting->set_busy_threshold_ms(number("busy-reply-threshold", 5000));
+  m_primary->refresh_settings();
   m_users->set_pubsub_default_all(
       directive_value(*find_directive("acl-pubsub-default"), m_config) == "allchannels");
   m_users->set_log_max_len(
@@ -178,6 +181,7 @@ void Engine::slowlog_push(const Session& session, std::span<const std::string_vi
 
 Engine::~Engine() {
   m_aof.reset();
+  m_primary->shutdown();
   m_sinks.clear();
   m_scripting.reset();
   m_sessions.clear();
@@ -203,6 +207,7 @@ Session& Engine::open_session(SessionHost* host) {
 
 void Engine::close_session(Session& session) {
   reset_connection_state(session);
+  m_primary->forget(session);
   m_pauses->forget(session);
   std::erase(m_monitors, &session);
   if (&session == m_internal) {
@@ -258,11 +263,13 @@ void Engine::flush_unit(Session& session) {
     sink->propagate(m_unit);
   }
   session.woff = m_propagation_offset;
+  session.repl_woff = m_replication->offset();
   m_unit.clear();
 }
 
 void Engine::before_replies() {
   m_aof->flush(false);
+  m_primary->before_replies();
   m_tracking->broadcast();
 }
 
@@ -436,6 +443,9 @@ void Engine::execute(Session& session, std::span<const std::string_view> argv) {
     session.set(k_session_reply_skip_current);
   }
   size_t mark = session.out.size();
+  // A replica's output is the stream: what it sends (REPLCONF ACK) is answered by nothing,
+  // as Valkey never queues a reply for a replica client.
+  bool replica = session.has(k_session_replica);
   m_pubsub->set_current(&session);
   m_tracking->set_current(&session);
   if (m_tracking->clients() != 0) {
@@ -446,7 +456,7 @@ void Engine::execute(Session& session, std::span<const std::string_view> argv) {
   if (!session.has(k_session_multi) && !iequals(argv[0], "client")) {
     session.clear(k_session_tracking_caching);
   }
-  if (session.replies_silenced()) {
+  if (session.replies_silenced() || replica) {
     session.out.resize(mark);
   }
   session.clear(k_session_reply_skip_current);
@@ -570,6 +580,12 @@ void Engine::dispatch(Session& session, std::span<const std::string_view> argv) 
       (((spec.flags | (is_exec ? session.multi_cmd_flags : 0)) & k_cmd_write) != 0 ||
        cmd == m_special.ping)) {
     reject(session, cmd, errors::k_misconf_bgsave, argv);
+    return;
+  }
+  // min-replicas-to-write: a write waits for enough replicas with a recent ACK.
+  if (((spec.flags | (is_exec ? session.multi_cmd_flags : 0)) & k_cmd_write) != 0 &&
+      !session.has(k_session_primary) && !m_primary->enough_good_replicas()) {
+    reject(session, cmd, errors::k_noreplicas, argv);
     return;
   }
   // While a full sync's payload loads the dataset is half old, half new: commands without
@@ -778,6 +794,9 @@ void Engine::feed_monitors(const Session& from, std::span<const std::string_view
 }
 
 ClientClass Engine::client_class(const Session& session) const {
+  if (session.has(k_session_replica)) {
+    return ClientClass::replica;
+  }
   return session.has(k_session_pubsub) ? ClientClass::pubsub : ClientClass::normal;
 }
 
@@ -785,6 +804,12 @@ bool Engine::output_buffer_limit_reached(Session& session) {
   const OutputBufferLimit& limit =
       m_config.client_output_buffer_limits[static_cast<size_t>(client_class(session))];
   uint64_t used = session.reply_list_bytes();
+  // A replica's snapshot payload is not held against its limit, only the stream after it
+  // (Valkey sends the RDB apart from the output buffer).
+  if (session.payload_end_output > session.net_output_bytes) {
+    uint64_t payload_left = session.payload_end_output - session.net_output_bytes;
+    used = used > payload_left ? used - payload_left : 0;
+  }
   bool hard = limit.hard_bytes != 0 && used >= limit.hard_bytes;
   bool soft = limit.soft_bytes != 0 && used >= limit.soft_bytes;
   if (!soft) {
@@ -838,6 +863,7 @@ void Engine::request_shutdown(Session& from) {
 void Engine::cron() {
   m_snapshots->cron(*this);
   m_aof->cron();
+  m_primary->cron();
   int64_t now_us = m_clock.monotonic_us();
   if (now_us >= m_next_metric_us) {
     m_ops_metric.track(m_stats.total_commands_processed, now_us);

@@ -30,6 +30,7 @@ enum class LogContext : uint8_t;
 }  // namespace acl
 class Aof;
 class ReplicationState;
+class ReplicationPrimary;
 class Blocking;
 class ClientPause;
 class Snapshots;
@@ -143,6 +144,9 @@ class Engine : public KeyspaceEvents {
   /// The replication role, history and link state.
   ReplicationState& replication() { return *m_replication; }
   const ReplicationState& replication() const { return *m_replication; }
+  /// The replicas of this server, the backlog and the full-sync child.
+  ReplicationPrimary& primary() { return *m_primary; }
+  const ReplicationPrimary& primary() const { return *m_primary; }
   std::mt19937_64& rng() { return m_rng; }
   /// Bytes counted against maxmemory.
   uint64_t used_memory() const;
@@ -151,7 +155,7 @@ class Engine : public KeyspaceEvents {
   /// Sends a MONITOR line for a command to every monitor.
   void feed_monitors(const Session& from, std::span<const std::string_view> argv);
   /// The client-output-buffer-limit class of `session`: pubsub while subscribed, normal
-  /// otherwise (MONITOR included). keyshift has no replica sessions yet.
+  /// otherwise (MONITOR included), replica for a replica of this server.
   ClientClass client_class(const Session& session) const;
   /// Valkey's checkClientOutputBufferLimits: true when `session`'s reply bytes reached its
   /// class's hard limit, or have stayed at its soft limit for more than the soft seconds
@@ -311,6 +315,7 @@ class Engine : public KeyspaceEvents {
   EngineStats m_stats;
   ServerIdentity m_identity;
   std::unique_ptr<ReplicationState> m_replication;
+  std::unique_ptr<ReplicationPrimary> m_primary;
   std::map<uint64_t, std::unique_ptr<Session>> m_sessions;
   std::unique_ptr<PubSub> m_pubsub;
   std::unique_ptr<WatchTable> m_watches;

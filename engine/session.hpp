@@ -80,6 +80,9 @@ enum SessionFlag : uint32_t {
   k_session_postponed = 1u << 23,
   // The scripting engine's own client: commands run by server.call from EVAL or FCALL.
   k_session_script = 1u << 25,
+  // A replica of this server (SYNC/PSYNC): its output is the replication stream, so the
+  // replies to what it sends (REPLCONF ACK) are dropped.
+  k_session_replica = 1u << 26,
 };
 
 /// A command queued between MULTI and EXEC, with its arguments copied.
@@ -142,6 +145,12 @@ class Session {
   /// The engine's propagation offset after this client's last write (Valkey's woff), what
   /// WAITAOF waits to see fsynced.
   uint64_t woff = 0;
+  /// master_repl_offset after this client's last write, what WAIT waits for replicas to
+  /// acknowledge.
+  uint64_t repl_woff = 0;
+  /// For a replica: the net_output_bytes total at which its snapshot payload is sent, so
+  /// that the output buffer limit counts only what follows it.
+  uint64_t payload_end_output = 0;
   uint64_t net_input_bytes = 0;
   uint64_t net_output_bytes = 0;
   /// Reply bytes not yet written to the peer.

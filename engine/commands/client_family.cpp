@@ -55,11 +55,14 @@ std::optional<ClientType> client_type_by_name(std::string_view name) {
   return std::nullopt;
 }
 
-/// keyshift serves no replicas, so a session is this replica's primary link, a pub/sub or a
-/// normal client (MONITOR clients count as normal, as in Valkey).
+/// A session is this replica's primary link, a replica of this server, a pub/sub or a normal
+/// client (MONITOR clients count as normal, as in Valkey).
 ClientType client_type(const Session& s) {
   if (s.has(k_session_primary)) {
     return ClientType::primary;
+  }
+  if (s.has(k_session_replica)) {
+    return ClientType::replica;
   }
   return s.has(k_session_pubsub) ? ClientType::pubsub : ClientType::normal;
 }
@@ -629,6 +632,9 @@ std::string client_info_line(CmdContext& ctx, const Session& s) {
   std::string flags;
   if (s.has(k_session_monitor)) {
     flags += 'O';
+  }
+  if (s.has(k_session_replica)) {
+    flags += 'S';
   }
   if (s.has(k_session_pubsub)) {
     flags += 'P';

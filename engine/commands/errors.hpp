@@ -24,6 +24,8 @@ inline constexpr std::string_view k_auth_no_password =
     "ERR AUTH <password> called without any password configured for the default user. "
     "Are you sure your configuration is correct?";
 inline constexpr std::string_view k_oom = "OOM command not allowed when used memory > 'maxmemory'.";
+/// A write refused while fewer replicas than min-replicas-to-write are in reach.
+inline constexpr std::string_view k_noreplicas = "NOREPLICAS Not enough good replicas to write.";
 inline constexpr std::string_view k_misconf_bgsave =
     "MISCONF Valkey is configured to save RDB snapshots, but it's currently unable to persist "
     "to disk. Commands that may modify the data set are disabled, because this instance is "
@@ -239,6 +241,14 @@ inline constexpr std::string_view k_loading = "LOADING Valkey is loading the dat
 // WAIT / WAITAOF (src/replication.c waitCommand, waitaofCommand; src/timeout.c).
 inline constexpr std::string_view k_timeout_not_integer =
     "ERR timeout is not an integer or out of range";
+/// SYNC/PSYNC to a replica whose own link is down (Valkey's text).
+inline constexpr std::string_view k_sync_not_connected =
+    "NOMASTERLINK Can't SYNC while not connected with my master";
+/// SYNC/PSYNC to a keyshift replica: it does not pass its primary's stream on.
+inline constexpr std::string_view k_sync_chained =
+    "ERR keyshift does not serve replicas while it is a replica itself";
+inline constexpr std::string_view k_sync_pending_output =
+    "ERR SYNC and PSYNC are invalid with pending output";
 inline constexpr std::string_view k_wait_on_replica =
     "ERR WAIT cannot be used with replica instances. Please also note that if a replica is "
     "configured to be writable (which is not the default) writes to replicas are just local "

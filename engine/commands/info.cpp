@@ -7,10 +7,12 @@
 #include "engine/persistence/aof.hpp"
 #include "engine/persistence/snapshots.hpp"
 #include "engine/pubsub.hpp"
+#include "engine/repl/primary.hpp"
 #include "engine/repl/replication_state.hpp"
 #include "engine/scripting/script_engine.hpp"
 #include "engine/server/config_table.hpp"
 #include "engine/tracking.hpp"
+#include "engine/util/net_address.hpp"
 #include "engine/util/strings.hpp"
 #include "engine/watch.hpp"
 
@@ -398,9 +400,9 @@ void stats_section(Engine& engine, InfoWriter& w) {
   w.fixed2("instantaneous_input_repl_kbps", 0);
   w.fixed2("instantaneous_output_repl_kbps", 0);
   w.field("rejected_connections", st.rejected_connections);
-  w.field("sync_full", 0);
-  w.field("sync_partial_ok", 0);
-  w.field("sync_partial_err", 0);
+  w.field("sync_full", engine.primary().sync_full());
+  w.field("sync_partial_ok", engine.primary().sync_partial_ok());
+  w.field("sync_partial_err", engine.primary().sync_partial_err());
   w.field("expired_keys", ks.expired_keys);
   w.fixed2("expired_stale_perc", static_cast<double>(ks.expired_stale_perc_permille) / 10.0);
   w.field("expired_time_cap_reached_count", st.expired_time_cap_reached_count);
@@ -494,17 +496,43 @@ void replication_section(Engine& engine, InfoWriter& w) {
     w.field("slave_read_only", setting(engine, "replica-read-only", "yes") == "yes" ? 1 : 0);
     w.field("replica_announced", setting(engine, "replica-announced", "yes") == "yes" ? 1 : 0);
   }
-  w.field("connected_slaves", 0);
+  const ReplicationPrimary& primary = engine.primary();
+  std::vector<const ReplicaPeer*> replicas = primary.replicas();
+  w.field("connected_slaves", static_cast<int64_t>(replicas.size()));
+  if (setting(engine, "min-replicas-to-write", "0") != "0" &&
+      setting(engine, "min-replicas-max-lag", "10") != "0") {
+    w.field("min_slaves_good_slaves", primary.good_replicas());
+  }
+  int64_t now_s = engine.clock().now_ms() / 1000;
+  int index = 0;
+  for (const ReplicaPeer* p : replicas) {
+    auto it = engine.sessions().find(p->session_id);
+    if (it == engine.sessions().end()) {
+      continue;
+    }
+    std::string ip = p->ip.empty() ? std::string(addr_ip(it->second->addr)) : p->ip;
+    bool online = p->state == ReplicaState::online;
+    std::string_view state = online                                ? "online"
+                             : p->state == ReplicaState::send_bulk ? "send_bulk"
+                                                                   : "wait_bgsave";
+    w.field(
+        "slave" + std::to_string(index++),
+        fmt::format("ip={},port={},state={},offset={},lag={},type=replica", ip, p->listening_port,
+                    state, p->ack_offset, online ? now_s - p->ack_time_s : 0));
+  }
   w.field("replicas_waiting_psync", 0);
   w.field("master_failover_state", "no-failover");
   w.field("master_replid", repl.replid());
   w.field("master_replid2", repl.replid2());
   w.field("master_repl_offset", static_cast<int64_t>(repl.offset()));
   w.field("second_repl_offset", repl.second_offset());
-  w.field("repl_backlog_active", 0);
+  const ReplBacklog* backlog = primary.backlog();
+  w.field("repl_backlog_active", backlog != nullptr ? 1 : 0);
   w.field("repl_backlog_size", setting(engine, "repl-backlog-size", "1048576"));
-  w.field("repl_backlog_first_byte_offset", 0);
-  w.field("repl_backlog_histlen", 0);
+  w.field("repl_backlog_first_byte_offset",
+          backlog != nullptr ? static_cast<int64_t>(backlog->first_byte_offset()) : 0);
+  w.field("repl_backlog_histlen",
+          backlog != nullptr ? static_cast<int64_t>(backlog->histlen()) : 0);
 }
 
 void cpu_section(InfoWriter& w) {

@@ -1,15 +1,14 @@
 // Replication commands: REPLICAOF/SLAVEOF (the role; the server's ReplicaLink runs the link
-// it asks for), FAILOVER, and the acknowledgement commands WAIT and WAITAOF. keyshift serves
-// no replicas of its own, so WAIT and WAITAOF answer as a Valkey 8.0.1 primary without
-// replicas does (src/replication.c
-// waitCommand, waitaofCommand); the local AOF counts for real. The seam for replication is
-// ReplicationAcks below: when replicas exist, it counts their acks, and the clients these
-// commands block are woken when the counts reach what they wait for.
+// it asks for), FAILOVER, SYNC/PSYNC/REPLCONF (a replica of this server; repl/primary runs
+// the sync and the stream), and the acknowledgement commands WAIT and WAITAOF, which count
+// the replicas' REPLCONF ACKs (ReplicationAcks below) and block until enough arrive, as
+// Valkey 8.0.1's waitCommand and waitaofCommand do; the local AOF counts for real.
 #include "engine/blocking.hpp"
 #include "engine/commands/context.hpp"
 #include "engine/commands/families.hpp"
 #include "engine/engine.hpp"
 #include "engine/persistence/aof.hpp"
+#include "engine/repl/primary.hpp"
 #include "engine/repl/replication_state.hpp"
 #include "engine/session.hpp"
 #include "engine/util/strconv.hpp"
@@ -24,14 +23,21 @@
 namespace keyshift::engine {
 namespace {
 
-/// What a primary knows about the acknowledgement of a client's writes. Without
-/// replication every count is zero: no replica acks anything, and with AOF off Valkey's
-/// fsynced_reploff is -1, below any write offset, so the local fsync never counts.
+/// Valkey's NET_HOST_STR_LEN: REPLCONF ip-address must be shorter.
+constexpr size_t k_net_host_str_len = 256;
+
+/// What a primary knows about the acknowledgement of a client's writes: the replicas' ACKs
+/// against the client's repl_woff. With AOF off Valkey's fsynced_reploff is -1, below any
+/// write offset, so the local fsync never counts.
 struct ReplicationAcks {
   /// Replicas that acknowledged every write of the client (replicationCountAcksByOffset).
-  static int64_t replicas(const Engine&, const Session&) { return 0; }
+  static int64_t replicas(const Engine& engine, const Session& s) {
+    return engine.primary().acked(s.repl_woff, false);
+  }
   /// Replicas that fsynced every write of the client to their AOF.
-  static int64_t aof_replicas(const Engine&, const Session&) { return 0; }
+  static int64_t aof_replicas(const Engine& engine, const Session& s) {
+    return engine.primary().acked(s.repl_woff, true);
+  }
   /// 1 when this server fsynced every write of the client to its AOF.
   static int64_t local_aof(const Engine& engine, const Session& s) {
     return engine.aof().on() && engine.aof().fsynced_offset() >= s.woff ? 1 : 0;
@@ -111,6 +117,9 @@ void cmd_wait(CmdContext& ctx) {
     return;
   }
   block_until_timeout(ctx, deadline_ms, reply_wait);
+  ctx.engine().primary().add_waiter(ctx.session().id(), numreplicas, ctx.session().repl_woff,
+                                    false);
+  ctx.engine().primary().request_acks();
 }
 
 void cmd_waitaof(CmdContext& ctx) {
@@ -153,6 +162,97 @@ void cmd_waitaof(CmdContext& ctx) {
     return;
   }
   block_until_timeout(ctx, deadline_ms, reply_waitaof);
+  ctx.engine().primary().add_waiter(ctx.session().id(), numreplicas, ctx.session().repl_woff, true);
+  ctx.engine().primary().request_acks();
+}
+
+/// SYNC and PSYNC replid offset, as Valkey's syncCommand: the session becomes a replica; a
+/// full sync's payload follows once the snapshot child is done.
+void cmd_sync(CmdContext& ctx) {
+  Session& s = ctx.session();
+  if (s.has(k_session_replica)) {
+    return;
+  }
+  const ReplicationState& repl = ctx.engine().replication();
+  if (repl.is_replica() && repl.state() != ReplLinkState::connected) {
+    ctx.reply().error(errors::k_sync_not_connected);
+    return;
+  }
+  if (repl.is_replica()) {
+    // Chained replication would need our primary's stream passed on: not written yet.
+    ctx.reply().error(errors::k_sync_chained);
+    return;
+  }
+  if (!s.out.empty()) {
+    ctx.reply().error(errors::k_sync_pending_output);
+    return;
+  }
+  bool psync = iequals(ctx.arg(0), "psync");
+  int64_t offset = -1;
+  if (psync && !parse_i64(ctx.arg(2), offset)) {
+    ctx.reply().error(errors::k_not_integer);
+    return;
+  }
+  ctx.engine().primary().sync(s, psync, psync ? ctx.arg(1) : std::string_view("?"), offset);
+}
+
+/// REPLCONF option value ..., as Valkey's replconfCommand: the replica's address and
+/// capabilities before SYNC, its ACKs after (which get no reply).
+void cmd_replconf(CmdContext& ctx) {
+  if (ctx.argc() % 2 == 0) {
+    ctx.reply().error(errors::k_syntax);
+    return;
+  }
+  Session& s = ctx.session();
+  ReplicationPrimary& primary = ctx.engine().primary();
+  for (size_t j = 1; j < ctx.argc(); j += 2) {
+    std::string_view opt = ctx.arg(j);
+    std::string_view value = ctx.arg(j + 1);
+    if (iequals(opt, "listening-port")) {
+      int64_t port = 0;
+      if (!parse_int_arg(ctx, value, port)) {
+        return;
+      }
+      primary.peer(s).listening_port = static_cast<int>(port);
+    } else if (iequals(opt, "ip-address")) {
+      if (value.size() >= k_net_host_str_len) {
+        ctx.reply().error("ERR REPLCONF ip-address provided by replica instance is too long: " +
+                          std::to_string(value.size()) + " bytes");
+        return;
+      }
+      primary.peer(s).ip = std::string(value);
+    } else if (iequals(opt, "capa")) {
+      if (iequals(value, "eof")) {
+        primary.peer(s).capa_eof = true;
+      } else if (iequals(value, "psync2")) {
+        primary.peer(s).capa_psync2 = true;
+      }
+    } else if (iequals(opt, "ack")) {
+      // No reply, ever: the replica reads only the stream.
+      uint64_t offset = 0;
+      if (!s.has(k_session_replica) || !parse_u64(value, offset)) {
+        return;
+      }
+      std::optional<uint64_t> aof;
+      uint64_t fack = 0;
+      if (ctx.argc() > j + 3 && iequals(ctx.arg(j + 2), "fack") &&
+          parse_u64(ctx.arg(j + 3), fack)) {
+        aof = fack;
+      }
+      primary.on_ack(s, offset, aof);
+      return;
+    } else if (iequals(opt, "getack")) {
+      // Our own primary's request: ReplicaLink answers it from the stream's offset.
+      return;
+    } else if (iequals(opt, "rdb-only") || iequals(opt, "rdb-filter-only") ||
+               iequals(opt, "version") || iequals(opt, "rdb-channel")) {
+      // Accepted as Valkey accepts them; keyshift always sends the whole dataset and stream.
+    } else {
+      ctx.reply().error("ERR Unrecognized REPLCONF option: " + std::string(opt));
+      return;
+    }
+  }
+  ctx.reply().ok();
 }
 
 /// FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT ms], parsed and checked in the order of
@@ -240,6 +340,12 @@ constexpr CommandSpec k_replication_commands[] = {
      "@admin @slow @dangerous"},
     {"failover", -1, k_cmd_admin | k_cmd_noscript | k_cmd_stale, 0, 0, 0, cmd_failover,
      "@admin @slow @dangerous"},
+    {"sync", 1, k_cmd_admin | k_cmd_noscript | k_cmd_no_multi, 0, 0, 0, cmd_sync,
+     "@admin @slow @dangerous"},
+    {"psync", -3, k_cmd_admin | k_cmd_noscript | k_cmd_no_multi, 0, 0, 0, cmd_sync,
+     "@admin @slow @dangerous"},
+    {"replconf", -1, k_cmd_admin | k_cmd_noscript | k_cmd_loading | k_cmd_stale | k_cmd_allow_busy,
+     0, 0, 0, cmd_replconf, "@admin @slow @dangerous"},
     {"wait", 3, k_cmd_blocking, 0, 0, 0, cmd_wait, "@slow @blocking @connection"},
     {"waitaof", 4, k_cmd_blocking, 0, 0, 0, cmd_waitaof, "@slow @blocking @connection"},
 };

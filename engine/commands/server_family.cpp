@@ -6,11 +6,13 @@
 #include "engine/commands/info.hpp"
 #include "engine/persistence/aof.hpp"
 #include "engine/persistence/snapshots.hpp"
+#include "engine/repl/primary.hpp"
 #include "engine/repl/replication_state.hpp"
 #include "engine/scripting/script_engine.hpp"
 #include "engine/server/config_rewrite.hpp"
 #include "engine/server/config_table.hpp"
 #include "engine/tracking.hpp"
+#include "engine/util/net_address.hpp"
 #include "engine/util/strconv.hpp"
 #include "engine/util/strings.hpp"
 
@@ -239,10 +241,27 @@ void cmd_shutdown(CmdContext& ctx) {
 void cmd_role(CmdContext& ctx) {
   const ReplicationState& repl = ctx.engine().replication();
   if (!repl.is_replica()) {
+    // Online replicas only, as Valkey's roleCommand lists them: port and offset as bulks.
+    std::vector<const ReplicaPeer*> online;
+    for (const ReplicaPeer* p : ctx.engine().primary().replicas()) {
+      if (p->state == ReplicaState::online) {
+        online.push_back(p);
+      }
+    }
     ctx.reply().array(3);
     ctx.reply().bulk("master");
     ctx.reply().integer(static_cast<int64_t>(repl.offset()));
-    ctx.reply().array(0);
+    ctx.reply().array(online.size());
+    for (const ReplicaPeer* p : online) {
+      auto it = ctx.engine().sessions().find(p->session_id);
+      std::string ip = !p->ip.empty() || it == ctx.engine().sessions().end()
+                           ? p->ip
+                           : std::string(addr_ip(it->second->addr));
+      ctx.reply().array(3);
+      ctx.reply().bulk(ip);
+      ctx.reply().bulk(std::to_string(p->listening_port));
+      ctx.reply().bulk(std::to_string(p->ack_offset));
+    }
     return;
   }
   ctx.reply().array(5);

@@ -58,6 +58,13 @@ class ReplicationState {
   void on_link_lost(int64_t now_ms);
   /// A command of the stream was applied: the offset after it.
   void on_applied(uint64_t offset) { m_offset = offset; }
+  /// As a primary, `n` bytes were added to the replication stream (master_repl_offset).
+  void advance(uint64_t n) { m_offset += n; }
+  /// A new backlog has no past history: replid2 is forgotten (clearReplicationId2).
+  void clear_replid2() {
+    m_replid2 = std::string(40, '0');
+    m_second_offset = -1;
+  }
   /// Bytes of the stream were read (up to `offset`), applied or not.
   void on_read(uint64_t offset) { m_read_offset = offset; }
   /// Something arrived from the primary at `now_ms`.

@@ -3,6 +3,7 @@
 #include "engine/acl/acl.hpp"
 #include "engine/persistence/aof.hpp"
 #include "engine/persistence/snapshots.hpp"
+#include "engine/repl/primary.hpp"
 #include "engine/repl/replica_link.hpp"
 #include "engine/repl/replication_state.hpp"
 #include "engine/resp/reply_builder.hpp"
@@ -100,12 +101,16 @@ struct Server::Connection {
 };
 
 Server::Server(Engine& engine, Logger& log) : m_engine(engine), m_log(log) {
-  m_engine.scripting().set_log_sink(
-      [&log](int level, std::string_view line) { log.log(static_cast<LogLevel>(level), line); });
+  auto sink = [&log](int level, std::string_view line) {
+    log.log(static_cast<LogLevel>(level), line);
+  };
+  m_engine.scripting().set_log_sink(sink);
+  m_engine.primary().set_log_sink(sink);
 }
 
 Server::~Server() {
   m_engine.scripting().set_log_sink(nullptr);
+  m_engine.primary().set_log_sink(nullptr);
   for (auto& c : m_by_fd) {
     if (c) {
       m_engine.close_session(*c->session);
@@ -767,8 +772,8 @@ void Server::cron() {
     int64_t now = m_engine.clock().now_ms();
     for (auto& c : m_by_fd) {
       if (c && !c->closing && !c->session->has(k_session_monitor) &&
-          !c->session->has(k_session_blocked) && !c->session->has(k_session_postponed) &&
-          !c->session->has(k_session_pubsub) &&
+          !c->session->has(k_session_replica) && !c->session->has(k_session_blocked) &&
+          !c->session->has(k_session_postponed) && !c->session->has(k_session_pubsub) &&
           now - c->session->last_interaction_ms > static_cast<int64_t>(cfg.timeout) * 1000) {
         close_connection(*c);
       }
@@ -839,8 +844,8 @@ int Server::run() {
       int64_t until = deadline + 1 - clock.now_ms();
       timeout_ms = static_cast<int>(std::min<int64_t>(timeout_ms, std::max<int64_t>(until, 0)));
     }
-    if (timeout_ms < 0) {
-      timeout_ms = 0;
+    if (timeout_ms < 0 || m_engine.primary().wants_pump()) {
+      timeout_ms = 0;  // a replica's snapshot has its next chunk ready to go
     }
     int n = epoll_wait(m_epoll, events, k_max_events, timeout_ms);
     m_engine.begin_batch();
@@ -929,6 +934,7 @@ int Server::run() {
   // Flush what is pending so that the SHUTDOWN caller's peers get their replies.
   after_events();
   m_link.reset();
+  m_engine.primary().shutdown();
   m_engine.aof().shutdown();
   m_log.warning("keyshift is now ready to exit, bye bye...");
   return 0;

@@ -105,7 +105,18 @@ def keyshift_bin():
 
 
 def free_port():
-    """A TCP port on 127.0.0.1 that nobody listens on right now."""
+    """A TCP port on 127.0.0.1 that nobody listens on right now: one the kernel picks, or
+    with KEYSHIFT_IT_PORTS=LOW-HIGH one of that range (to share a host with other runs)."""
+    span = os.environ.get("KEYSHIFT_IT_PORTS")
+    if span:
+        import random
+        low, high = (int(x) for x in span.split("-"))
+        ports = list(range(low, high + 1))
+        random.shuffle(ports)
+        for port in ports:
+            if port_free(port):
+                return port
+        raise SetupError("no free port in KEYSHIFT_IT_PORTS=%s" % span)
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((HOST, 0))
         return s.getsockname()[1]

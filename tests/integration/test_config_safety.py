@@ -119,7 +119,6 @@ def unixsocketgroup_gives_the_socket_to_the_group(h):
 def settings_keyshift_cannot_honour_are_refused(h):
     cases = [
         ("aof-timestamp-enabled yes", "AOF timestamp annotations are not written"),
-        ("min-replicas-to-write 1", "replication is not implemented"),
         ("cluster-enabled yes", "cluster mode is not implemented"),
         ("maxmemory-clients 10%", "client eviction is not implemented"),
     ]

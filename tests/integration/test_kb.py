@@ -19,9 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import eq, keyshift_bin, ok, run_tests, test  # noqa: E402
 
 # Valkey 8.0.1 commands keyshift serve does not register yet (issue 16 closes these).
-KEYSHIFT_LACKS = {
-    "psync", "replconf", "sync",
-}
+KEYSHIFT_LACKS = set()
 # Commands keyshift serve has beyond Valkey 8.0: the hash field expiry family, which holds the
 # field TTLs of Redis 7.4 data it loads (Redis 7.4's and Valkey 9.0's syntax and replies).
 KEYSHIFT_EXTRAS = {"hexpire", "hexpireat", "hexpiretime", "hpersist", "hpexpire", "hpexpireat",

@@ -12,71 +12,12 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import (HOST, BackgroundWriter, eq, keyshift_bin, ok, run_tests, test,  # noqa: E402
-                     wait_for)
+from harness import HOST, eq, keyshift_bin, ok, run_tests, test, wait_for  # noqa: E402
 from redis_sources import redis74_server, valkey8_server  # noqa: E402
+from repl_helpers import (Writer, caught_up, client, fill, info, link_up, same_data,  # noqa: E402
+                          sync_under_writes)
 
 import redis  # noqa: E402  (python3-redis, /usr/bin/python3)
-
-
-def client(srv, db=0):
-    return redis.Redis(host=HOST, port=srv.port, db=db, socket_timeout=30)
-
-
-def info(srv, section="replication"):
-    return client(srv).info(section)
-
-
-class Writer(BackgroundWriter):
-    """Keeps changing the primary: strings, counters, lists, hashes, sets, sorted sets,
-    EXPIRE, DEL, a second database and MULTI/EXEC."""
-
-    def __init__(self, srv):
-        self.srv = srv
-        super().__init__()
-
-    def connect(self):
-        return client(self.srv), client(self.srv, 3)
-
-    def step(self, clients, rnd):
-        r, r3 = clients
-        i = rnd.randint(0, 2000)
-        op = rnd.randint(0, 8)
-        if op == 0:
-            r.set("str:%d" % i, "w%d" % self.count)
-        elif op == 1:
-            r.incr("counter:%d" % (i % 10))
-        elif op == 2:
-            r.rpush("list:%d" % (i % 50), self.count)
-        elif op == 3:
-            r.hset("hash:%d" % (i % 100), "f%d" % (i % 7), self.count)
-        elif op == 4:
-            r.sadd("set:%d" % (i % 100), i)
-        elif op == 5:
-            r.zincrby("zset:%d" % (i % 30), 1.5, "m%d" % (i % 9))
-        elif op == 6:
-            r.expire("str:%d" % i, 3600)
-            r.delete("str:%d" % (i + 1))
-        elif op == 7:
-            p = r.pipeline(transaction=True)
-            p.incr("tx:a")
-            p.lpush("tx:log", self.count)
-            p.execute()
-        else:
-            r3.set("db3:%d" % i, self.count)
-
-
-def fill(primary):
-    r = client(primary)
-    r.execute_command("DEBUG", "POPULATE", "5000", "pre", "32")
-    for i in range(200):
-        r.hset("phash:%d" % i, mapping={"a": i, "b": "x" * (i % 70)})
-        r.zadd("pzset:%d" % (i % 20), {"m%d" % i: i})
-        r.rpush("plist:%d" % (i % 20), *range(i % 40 + 1))
-        r.sadd("pset:%d" % (i % 20), *("s%d" % j for j in range(i % 30 + 1)))
-    r.set("ttl-key", "v", ex=5000)
-    r.xadd("stream", {"f": "v"})
-    client(primary, 5).set("in-db-5", "yes")
 
 
 def primary_server(h, diskless):
@@ -91,40 +32,12 @@ def replica_server(h, primary=None, name="replica"):
     return h.keyshift(config=config, name=name)
 
 
-def link_up(replica):
-    return info(replica).get("master_link_status") == "up"
-
-
-def caught_up(primary, replica):
-    want = info(primary)["master_repl_offset"]
-    got = info(replica)
-    return got.get("master_link_status") == "up" and got["slave_repl_offset"] == want
-
-
-def same_data(primary, replica, what):
-    wait_for(lambda: caught_up(primary, replica), "%s: the replica's offset reaches the primary's"
-             % what, timeout=60)
-    eq(client(replica).execute_command("DEBUG", "DIGEST"),
-       client(primary).execute_command("DEBUG", "DIGEST"), "%s: DEBUG DIGEST" % what)
-    eq(client(replica).dbsize(), client(primary).dbsize(), "%s: DBSIZE" % what)
-
-
-def sync_under_writes(h, primary, replica, what):
-    writer = Writer(primary)
-    try:
-        wait_for(lambda: link_up(replica), "%s: master_link_status:up" % what, timeout=60)
-        wait_for(lambda: writer.count > 300, "%s: the writer gets going" % what)
-    finally:
-        writer.stop()
-    same_data(primary, replica, what)
-
-
 @test
 def replica_from_config_syncs_diskless_and_follows_the_stream(h):
     primary = primary_server(h, diskless=True)
     fill(primary)
     replica = replica_server(h, primary)
-    sync_under_writes(h, primary, replica, "diskless")
+    sync_under_writes(primary, replica, "diskless")
     i = info(replica)
     eq(i["role"], "slave", "INFO role")
     eq(i["master_host"], HOST, "master_host")
@@ -231,7 +144,7 @@ def replicaof_command_disk_sync_then_psync_continuation_after_kills(h):
        b"OK Already connected to specified master", "REPLICAOF again")
     eq(client(replica).config_get("replicaof"), {"replicaof": "%s %d" % (HOST, primary.port)},
        "CONFIG GET replicaof")
-    sync_under_writes(h, primary, replica, "disk-based")
+    sync_under_writes(primary, replica, "disk-based")
     stats = info(primary, "stats")
     full, partial = stats["sync_full"], stats["sync_partial_ok"]
     eq(full, 1, "one full sync")

@@ -26,9 +26,7 @@ KNOWN_ERROR_TEXT = {
     "evalsha", "evalsha_ro",  # NOSCRIPT without Redis's "Please use EVAL."
 }
 # Redis 7.0 commands keyshift does not have yet (issue 16), as test_kb lists them.
-KEYSHIFT_LACKS = {
-    "psync", "replconf", "sync",
-}
+KEYSHIFT_LACKS = set()
 
 
 def verify(*args):

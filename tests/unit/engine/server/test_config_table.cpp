@@ -853,7 +853,6 @@ TEST_SUITE("engine::config_table") {
     };
     const Case cases[] = {
         {"aof-timestamp-enabled yes", "aof-timestamp-enabled no", "AOF timestamp annotations"},
-        {"min-replicas-to-write 1", "min-replicas-to-write 0", "replication is not implemented"},
         {"cluster-enabled yes", "cluster-enabled no", "cluster mode is not implemented"},
         {"maxmemory-clients 10mb", "maxmemory-clients 0", "client eviction is not implemented"},
         {"syslog-enabled yes", "syslog-enabled no", "syslog is not implemented"},
@@ -872,8 +871,8 @@ TEST_SUITE("engine::config_table") {
           "ERR CONFIG SET failed (possibly related to argument 'aof-timestamp-enabled') - AOF "
           "timestamp annotations are not written by keyshift: the point-in-time recovery the "
           "setting promises would have nothing to go by");
-    CHECK(set_error(config, Words{"min-replicas-to-write", "2"}).find("replication is not") !=
-          std::string::npos);
+    // A primary with replicas honours min-replicas-to-write (repl/primary): it is taken.
+    CHECK(config_set(config, Words{"min-replicas-to-write", "2"}, ClientLocality::remote));
     CHECK(config_set(config, Words{"appendonly", "yes"}, ClientLocality::remote));
     CHECK(config.appendonly);
   }

@@ -1,0 +1,264 @@
+#!/usr/bin/python3
+"""keyshift serve as a replication primary: Debian's redis-server 7.0 (and keyshift itself)
+follow it through REPLCONF, PSYNC and a full sync (the diskless `$EOF:` framing and the
+disk-based `$<len>` one) while a writer keeps changing it, then the command stream until
+the replica's offset is keyshift's master_repl_offset and DEBUG DIGEST agrees; a killed
+link comes back by a partial resync from the backlog; INFO replication, ROLE, CLIENT LIST
+flags=S; WAIT counting real acknowledgements; min-replicas-to-write refusing writes. A
+valkey-server 8 replica too when KEYSHIFT_VALKEY_SERVER names one (skipped otherwise).
+"""
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from harness import HOST, Server, Skip, eq, ok, run_tests, test, wait_for  # noqa: E402
+import repl_helpers  # noqa: E402
+from repl_helpers import client, info, link_up, fill, same_data  # noqa: E402
+
+import redis  # noqa: E402  (python3-redis, /usr/bin/python3)
+
+
+class Writer(repl_helpers.Writer):
+    """The shared writer, plus SET EX, EVAL and a capped XADD."""
+
+    def extra(self, r, i, rnd):
+        op = rnd.randint(0, 10)
+        if op == 0:
+            r.set("ex:%d" % i, "w%d" % self.count, ex=3600)
+        elif op == 1:
+            r.eval("redis.call('set', KEYS[1], ARGV[1]); return redis.call('incr', KEYS[2])",
+                   2, "lua:%d" % (i % 20), "lua:n", self.count)
+        elif op == 2:
+            r.xadd("stream:%d" % (i % 5), {"f": self.count}, maxlen=100)
+        else:
+            return False
+        return True
+
+
+def primary_server(h, *directives):
+    return h.keyshift("--enable-debug-command", "yes", *directives, name="primary")
+
+
+def redis_replica(h, primary):
+    return h.redis_server("--replicaof", HOST, str(primary.port), name="redis-replica")
+
+
+def answers(srv):
+    try:
+        return redis.Redis(host=HOST, port=srv.port, socket_timeout=0.3).ping()
+    except redis.exceptions.RedisError:
+        return False
+
+
+def big_values(srv):
+    """About 12 MB that does not compress: a payload of several chunks."""
+    p = client(srv).pipeline(transaction=False)
+    for i in range(600):
+        p.set("big-value:%d" % i, os.urandom(10000).hex())
+    p.execute()
+
+
+def sync_under_writes(primary, replica, what):
+    repl_helpers.sync_under_writes(primary, replica, what, Writer)
+
+
+def check_primary_view(primary, replica):
+    i = info(primary)
+    eq(i["role"], "master", "INFO role")
+    eq(i["connected_slaves"], 1, "connected_slaves")
+    wait_for(lambda: info(primary)["slave0"]["offset"] == info(primary)["master_repl_offset"],
+             "the replica's ACK reaches master_repl_offset", timeout=30)
+    i = info(primary)
+    s0 = i["slave0"]
+    eq((s0["ip"], s0["port"], s0["state"]), (HOST, replica.port, "online"), "slave0")
+    eq(i["repl_backlog_active"], 1, "repl_backlog_active")
+    ok(i["repl_backlog_histlen"] > 0, "repl_backlog_histlen %d" % i["repl_backlog_histlen"])
+    eq(i["repl_backlog_first_byte_offset"] + i["repl_backlog_histlen"] - 1,
+       i["master_repl_offset"], "the backlog ends at master_repl_offset")
+    eq(i["master_replid"], info(replica)["master_replid"], "one replication ID")
+    role = client(primary).execute_command("ROLE")
+    eq(role[0], b"master", "ROLE")
+    eq(role[2], [[HOST.encode(), str(replica.port).encode(), str(s0["offset"]).encode()]],
+       "ROLE's replicas")
+    clients = client(primary).client_list(_type="replica")
+    eq(len(clients), 1, "CLIENT LIST TYPE replica")
+    eq(clients[0]["flags"], "S", "flags=S")
+
+
+@test
+def redis_replica_syncs_diskless_follows_and_resumes_by_partial_resync(h):
+    primary = primary_server(h)
+    fill(primary, 3000)
+    replica = redis_replica(h, primary)
+    sync_under_writes(primary, replica, "diskless")
+    ok("receiving streamed RDB from master with EOF" in replica.log(),
+       "the EOF-marked payload:\n%s" % replica.log()[-2000:])
+    check_primary_view(primary, replica)
+    eq(client(replica, 5).get("in-db-5"), b"yes", "a key of another database")
+    ok(client(replica).ttl("ttl-key") > 4000, "a TTL sent with the payload")
+    stats = info(primary, "stats")
+    eq((stats["sync_full"], stats["sync_partial_ok"]), (1, 0), "one full sync")
+
+    writer = Writer(primary)
+    try:
+        wait_for(lambda: writer.count > 50, "the writer gets going")
+        eq(client(primary).execute_command("CLIENT", "KILL", "TYPE", "replica"), 1,
+           "the replica's link killed")
+        wait_for(lambda: info(primary, "stats")["sync_partial_ok"] == 1,
+                 "a partial resync", timeout=30)
+        wait_for(lambda: writer.count > 300, "writes after the resync")
+    finally:
+        writer.stop()
+    same_data(primary, replica, "after the kill")
+    ok("Successful partial resynchronization" in replica.log(),
+       "the replica's log:\n%s" % replica.log()[-2000:])
+    eq(info(primary, "stats")["sync_full"], 1, "no second full sync")
+
+
+@test
+def redis_replica_syncs_from_a_disk_payload_and_a_lost_backlog_means_a_full_sync(h):
+    primary = primary_server(h, "--repl-diskless-sync", "no", "--repl-backlog-size", "16kb")
+    fill(primary, 3000)
+    big_values(primary)
+    replica = redis_replica(h, primary)
+    sync_under_writes(primary, replica, "disk-based")
+    ok("receiving streamed RDB from master with EOF" not in replica.log(),
+       "a $<len> payload:\n%s" % replica.log()[-2000:])
+    # The replica sleeps, its link is killed and more than the backlog is written meanwhile:
+    # its PSYNC asks for bytes the backlog no longer holds.
+    replid = info(primary)["master_replid"]
+    sleeper = threading.Thread(
+        target=lambda: client(replica).execute_command("DEBUG", "SLEEP", "3"), daemon=True)
+    sleeper.start()
+    wait_for(lambda: not answers(replica), "the replica is asleep", timeout=10)
+    eq(client(primary).execute_command("CLIENT", "KILL", "TYPE", "replica"), 1, "link killed")
+    r = client(primary)
+    for i in range(400):
+        r.set("big:%d" % i, "y" * 100)
+    sleeper.join()
+    wait_for(lambda: info(primary, "stats")["sync_full"] == 2, "a second full sync", timeout=30)
+    same_data(primary, replica, "after the backlog was outrun")
+    eq(info(primary, "stats")["sync_partial_err"], 1, "the refused PSYNC is counted")
+    ok("for lack of backlog" in primary.log(), "keyshift's log:\n%s" % primary.log()[-2000:])
+    eq(info(primary)["master_replid"], replid, "the replication ID is kept")
+
+
+@test
+def keyshift_follows_keyshift_and_wait_counts_its_ack(h):
+    primary = primary_server(h)
+    fill(primary, 3000)
+    big_values(primary)
+    replica = h.keyshift(config="enable-debug-command yes\nreplicaof %s %d\n"
+                         % (HOST, primary.port), name="ks-replica")
+    sync_under_writes(primary, replica, "keyshift replica")
+    r = client(primary)
+    r.set("waited", "1")
+    eq(r.execute_command("WAIT", "1", "5000"), 1, "WAIT 1 counts the replica")
+    eq(r.execute_command("WAIT", "0", "0"), 1, "WAIT 0 answers the count at once")
+    eq(r.execute_command("WAIT", "2", "300"), 1, "WAIT 2 times out with the one it has")
+    eq(client(replica).get("waited"), b"1", "the write is on the replica")
+
+
+@test
+def valkey_8_replica_syncs_and_resumes(h):
+    binary = os.environ.get("KEYSHIFT_VALKEY_SERVER")
+    if not binary or not os.access(binary, os.X_OK):
+        raise Skip("set KEYSHIFT_VALKEY_SERVER to a valkey-server 8 binary")
+    primary = primary_server(h)
+    fill(primary, 3000)
+    workdir = h._dir("valkey-replica")
+
+    def make(port):
+        argv = [binary, "--port", str(port), "--bind", HOST, "--save", "", "--appendonly", "no",
+                "--enable-debug-command", "yes", "--dir", workdir, "--daemonize", "no",
+                "--logfile", "", "--replicaof", HOST, str(primary.port)]
+        return Server("valkey-replica", argv, port, workdir)
+
+    replica = h._launch(make)
+    sync_under_writes(primary, replica, "valkey replica")
+    eq(client(primary).execute_command("CLIENT", "KILL", "TYPE", "replica"), 1, "link killed")
+    wait_for(lambda: info(primary, "stats")["sync_partial_ok"] == 1, "a partial resync",
+             timeout=30)
+    client(primary).set("after", "resync")
+    same_data(primary, replica, "valkey replica after the kill")
+
+
+@test
+def min_replicas_to_write_refuses_writes_without_enough_replicas(h):
+    primary = primary_server(h, "--min-replicas-to-write", "1")
+    r = client(primary)
+    try:
+        r.set("k", "v")
+        ok(False, "a write without replicas was accepted")
+    except redis.exceptions.ResponseError as e:
+        eq(str(e), "NOREPLICAS Not enough good replicas to write.", "NOREPLICAS")
+    eq(r.get("k"), None, "reads are served")
+    replica = redis_replica(h, primary)
+    wait_for(lambda: link_up(replica), "master_link_status:up", timeout=60)
+    wait_for(lambda: info(primary).get("min_slaves_good_slaves") == 1, "one good replica",
+             timeout=30)
+    ok(r.set("k", "v"), "a write with one good replica")
+    r.config_set("min-replicas-to-write", "2")
+    try:
+        r.set("k", "w")
+        ok(False, "a write with one of two replicas was accepted")
+    except redis.exceptions.ResponseError as e:
+        eq(str(e), "NOREPLICAS Not enough good replicas to write.", "NOREPLICAS with too few")
+
+
+@test
+def redis_cli_rdb_fetches_the_snapshot_by_sync(h):
+    primary = primary_server(h)
+    fill(primary, 500)
+    out = os.path.join(primary.workdir, "fetched.rdb")
+    p = subprocess.run(["redis-cli", "-h", HOST, "-p", str(primary.port), "--rdb", out],
+                       capture_output=True, text=True, timeout=60)
+    eq(p.returncode, 0, "redis-cli --rdb: %s %s" % (p.stdout, p.stderr))
+    with open(out, "rb") as f:
+        eq(f.read(9), b"REDIS0010", "an RDB 10 payload")
+    loaded = h.redis_server("--dir", primary.workdir, "--dbfilename", "fetched.rdb",
+                            name="loaded")
+    eq(client(loaded).execute_command("DEBUG", "DIGEST"),
+       client(primary).execute_command("DEBUG", "DIGEST"), "the fetched snapshot's digest")
+
+
+@test
+def a_replica_that_stops_reading_is_dropped_at_its_output_limit(h):
+    primary = primary_server(h, "--client-output-buffer-limit", "replica 1mb 0 0")
+    stalled = socket.create_connection((HOST, primary.port))
+    stalled.sendall(b"REPLCONF listening-port 1\r\n")
+    eq(stalled.recv(5), b"+OK\r\n", "REPLCONF")
+    stalled.sendall(b"PSYNC ? -1\r\n")
+    wait_for(lambda: info(primary)["connected_slaves"] == 1, "the replica registered")
+    wait_for(lambda: info(primary)["slave0"]["state"] == "online", "its payload queued")
+    r = client(primary)
+    value = "z" * 100000
+    for i in range(400):  # 40 MB of stream, far beyond what the sockets hold
+        r.set("big:%d" % (i % 50), value)
+        if info(primary)["connected_slaves"] == 0:
+            break
+    wait_for(lambda: info(primary)["connected_slaves"] == 0, "the stalled replica dropped")
+    eq(info(primary, "stats")["client_output_buffer_limit_disconnections"], 1,
+       "counted as an output-limit disconnection")
+    ok("overcoming of output buffer limits" in primary.log(), "logged")
+    stalled.close()
+
+
+@test
+def replconf_and_psync_refusals_answer_as_redis_does(h):
+    primary = primary_server(h)
+    reference = h.redis_server(name="reference")
+    for args in (("REPLCONF", "nosuch", "x"), ("REPLCONF", "listening-port"),
+                 ("REPLCONF", "listening-port", "abc"), ("REPLCONF", "capa", "eof"),
+                 ("REPLCONF", "capa", "unknown"), ("PSYNC", "?", "abc")):
+        with primary.conn() as a, reference.conn() as b:
+            eq(a.command(*args)[0], b.command(*args)[0], "%s" % (args,))
+
+
+if __name__ == "__main__":
+    sys.exit(run_tests())
