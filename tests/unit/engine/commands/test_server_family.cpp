@@ -973,6 +973,14 @@ TEST_SUITE("engine::server_family") {
     CHECK(client_field(lines[0], "resp") == "2");
   }
 
+  TEST_CASE("tot-cmds counts a script's calls for the client that ran the script") {
+    Fixture f;
+    f.run({"EVAL", "server.call('ping') server.call('ping')", "0"});
+    std::vector<std::string> lines = client_lines(f.run({"CLIENT", "LIST"}));
+    REQUIRE(lines.size() == 1);
+    CHECK(client_field(lines[0], "tot-cmds") == "3");  // EVAL, its two PINGs (not yet this one)
+  }
+
   TEST_CASE("CLIENT LIST shows age and idle time in seconds and the other client's last command") {
     Fixture f;
     Session& other = f.engine.open_session(nullptr);
