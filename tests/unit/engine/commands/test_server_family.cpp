@@ -1182,6 +1182,20 @@ TEST_SUITE("engine::server_family") {
     CHECK(monitor.out == "+1700000000.000000 [0 unix:/tmp/ks.sock] \"PING\"\r\n");
   }
 
+  TEST_CASE("MONITOR shows FCALL before the commands its function calls") {
+    Fixture f;
+    f.run({"FUNCTION", "LOAD",
+           "#!lua name=lib\nserver.register_function('f', function() "
+           "return server.call('set', 'foo', 'bar') end)"});
+    Session& monitor = f.engine.open_session(nullptr);
+    f.run_on(monitor, {"MONITOR"});
+    monitor.out.clear();
+    f.run({"FCALL", "f", "0"});
+    CHECK(monitor.out ==
+          "+1700000000.000000 [0 lua] \"FCALL\" \"f\" \"0\"\r\n"
+          "+1700000000.000000 [0 lua] \"set\" \"foo\" \"bar\"\r\n");
+  }
+
   TEST_CASE("MONITOR a second time is ignored without a reply") {
     Fixture f;
     CHECK(is_ok(f.run({"MONITOR"})));
