@@ -534,6 +534,18 @@ TEST_SUITE("engine::server_family") {
     CHECK_FALSE(info.has("cmdstat_dbsize"));
   }
 
+  TEST_CASE("a GEOADD that fails inside its ZADD is a failed GEOADD call, and no ZADD call") {
+    Fixture f;
+    f.run({"SET", "foo", "1"});
+    f.run({"CONFIG", "RESETSTAT"});
+    f.run({"GEOADD", "foo", "0", "0", "bar"});
+    InfoText info(f.info({"commandstats"}));
+    CHECK(info.get("cmdstat_geoadd") ==
+          "calls=1,usec=0,usec_per_call=0.00,rejected_calls=0,failed_calls=1");
+    CHECK_FALSE(info.has("cmdstat_zadd"));
+    CHECK(InfoText(f.info({"errorstats"})).get("errorstat_WRONGTYPE") == "count=1");
+  }
+
   TEST_CASE("INFO errorstats counts error replies by their code") {
     Fixture f;
     f.run({"NOSUCHCOMMAND"});
