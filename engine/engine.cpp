@@ -697,7 +697,9 @@ void Engine::call(Session& session, Command& command, std::span<const std::strin
   }
   if (!blocked) {
     ++cmd->stats.calls;
-    ++session.total_commands;
+    // A script's calls count for the client that ran the script (Valkey's current_client).
+    Session* current = m_tracking->current();
+    ++(current != nullptr ? *current : session).total_commands;
   }
   cmd->stats.usec += static_cast<uint64_t>(elapsed);
   session.last_command = cmd->full_name;

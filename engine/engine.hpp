@@ -246,6 +246,9 @@ class Engine : public KeyspaceEvents {
   Blocking& blocking() { return *m_blocking; }
   /// Client-side caching: the tracking table and invalidation messages.
   Tracking& tracking() { return *m_tracking; }
+  /// True while a command's handler runs (Valkey's executing_command): what it sends its
+  /// own client waits for its reply; what happens before (eviction) goes out first.
+  bool executing() const { return m_call_depth > 0; }
   /// CLIENT PAUSE: held commands, frozen expiry and eviction.
   ClientPause& pauses() { return *m_pauses; }
   /// RDB snapshot state: SAVE/BGSAVE, the change counter, the save rules.

@@ -35,7 +35,7 @@ class SessionHost {
   /// processEventsWhileBlocked).
   virtual void serve_while_busy(Session& caller) { (void)caller; }
   /// CONFIG SET changed the settings `changed` (primary names): the host acts on those it
-  /// owns (tls-port, the TLS context). Valkey's error text when one could not be applied.
+  /// owns (port, tls-port, the TLS context). Valkey's error text when one could not be applied.
   virtual std::optional<std::string> apply_config(std::span<const std::string_view> changed) {
     (void)changed;
     return std::nullopt;

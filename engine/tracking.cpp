@@ -157,7 +157,10 @@ void Tracking::send(Session& s, std::string_view proto) {
   if (to->has(k_session_close_asap)) {
     return;
   }
-  std::string& out = m_engine.pubsub().output_of(*to);
+  // To the running client: after its command's reply when the command itself changed the
+  // key, before it when the server did so ahead of the command (eviction in processCommand).
+  std::string& out =
+      to == m_current && !m_engine.executing() ? to->out : m_engine.pubsub().output_of(*to);
   ReplyBuilder rb(out, to->resp);
   if (to->resp > 2) {
     rb.push(2);

@@ -209,7 +209,11 @@ void cmd_geoadd(CmdContext& ctx) {
   }
   Command* zadd = ctx.engine().registry().find("zadd");
   CmdContext zadd_ctx(ctx.engine(), ctx.session(), *zadd, args);
+  // ZADD replies through GEOADD's builder, so that its errors count as GEOADD's failed call
+  // (and only GEOADD's: Valkey runs zaddCommand as a function, not as a command).
+  zadd_ctx.reply() = ctx.reply();
   zadd->spec.handler(zadd_ctx);
+  ctx.reply() = zadd_ctx.reply();
 }
 
 // --- GEODIST / GEOHASH / GEOPOS ---------------------------------------------------------

@@ -86,19 +86,31 @@ void cmd_config_set(CmdContext& ctx) {
     ctx.reply().error(*err);
     return;
   }
-  // Settings the network host owns (tls-port, the TLS context): on failure every value
-  // goes back, as Valkey restores its backup.
+  // Settings the network host owns (port, tls-port, the TLS context): on failure every
+  // value goes back and is applied again, as Valkey restores its backup. The port goes
+  // first and alone, so that a failure names the setting it came from.
   if (SessionHost* host = ctx.session().host()) {
-    if (auto err = host->apply_config(*changed)) {
-      std::string name = changed->empty() ? std::string() : std::string(changed->front());
-      for (std::string_view n : *changed) {
+    std::vector<std::string_view> port;
+    std::vector<std::string_view> rest;
+    for (std::string_view n : *changed) {
+      (n == "port" ? port : rest).push_back(n);
+    }
+    std::string name = "port";
+    std::optional<std::string> err = host->apply_config(port);
+    if (!err) {
+      err = host->apply_config(rest);
+      name = rest.empty() ? std::string() : std::string(rest.front());
+      for (std::string_view n : rest) {
         if (n.starts_with("tls-")) {
           name = std::string(n);
           break;
         }
       }
+    }
+    if (err) {
       ctx.engine().config() = before;
       ctx.engine().refresh_settings();
+      (void)host->apply_config(*changed);  // the old values, as they were before
       ctx.reply().error(fmt::format(
           "ERR CONFIG SET failed (possibly related to argument '{}') - {}", name, *err));
       return;

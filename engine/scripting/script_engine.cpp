@@ -498,6 +498,14 @@ void reply_script_error(lua_State* lua, ReplyBuilder& reply, const std::string& 
   }
 }
 
+/// EVAL and FCALL skip the generic MONITOR feed (which comes after a command ran) and feed
+/// themselves first, so that the commands the script calls follow them.
+void feed_script_call_to_monitors(CmdContext& ctx) {
+  if (!ctx.engine().monitors().empty()) {
+    ctx.engine().feed_monitors(ctx.session(), ctx.args());
+  }
+}
+
 }  // namespace
 
 bool parse_script_shebang(std::string_view body, uint64_t& flags, size_t& shebang_len,
@@ -995,11 +1003,7 @@ void ScriptEngine::run_function(CmdContext& ctx, lua_State* lua, RunContext& run
 }
 
 void ScriptEngine::eval(CmdContext& ctx, bool by_sha, bool read_only) {
-  Engine& engine = ctx.engine();
-  // EVAL skips the generic MONITOR feed so that the script's own commands follow it.
-  if (!engine.monitors().empty()) {
-    engine.feed_monitors(ctx.session(), ctx.args());
-  }
+  feed_script_call_to_monitors(ctx);
   if (by_sha && ctx.arg(1).size() != 40) {
     ctx.reply().error("NOSCRIPT No matching script.");
     return;
@@ -1049,6 +1053,7 @@ bool ScriptEngine::NoCaseLess::operator()(std::string_view a, std::string_view b
 }
 
 void ScriptEngine::fcall(CmdContext& ctx, bool read_only) {
+  feed_script_call_to_monitors(ctx);
   auto fit = m_functions.find(ctx.arg(1));
   if (fit == m_functions.end()) {
     ctx.reply().error("ERR Function not found");

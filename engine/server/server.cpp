@@ -335,6 +335,13 @@ std::optional<std::string> Server::apply_config(std::span<const std::string_view
       port_changed = true;
     } else if (name.starts_with("tls-") && name != "tls-auth-clients") {
       context_changed = true;
+    } else if (name == "port" && cfg.port != m_bound_port) {
+      // As Valkey's changeListener: the new port is bound before the old one is let go,
+      // so a port in use leaves the server listening where it was.
+      if (auto err = relisten(cfg.port, m_tcp_fds)) {
+        return err;
+      }
+      m_bound_port = cfg.port;
     }
   }
   // As Valkey's applyTlsCfg: a changed setting rebuilds the context while TLS is in use
@@ -346,25 +353,32 @@ std::optional<std::string> Server::apply_config(std::span<const std::string_view
     }
   }
   if (port_changed && cfg.tls_port != m_bound_tls_port) {
-    std::vector<int> fds;
-    if (cfg.tls_port != 0) {
-      if (auto err = bind_tcp(cfg.tls_port, fds); !err.empty()) {
-        m_log.warning(err);
-        return std::string("Unable to listen on this port. Check server logs.");
-      }
-    }
-    for (int fd : m_tls_fds) {
-      epoll_ctl(m_epoll, EPOLL_CTL_DEL, fd, nullptr);
-      ::close(fd);
-    }
-    m_tls_fds = std::move(fds);
-    for (int fd : m_tls_fds) {
-      epoll_event ev{};
-      ev.events = EPOLLIN;
-      ev.data.fd = fd;
-      epoll_ctl(m_epoll, EPOLL_CTL_ADD, fd, &ev);
+    if (auto err = relisten(cfg.tls_port, m_tls_fds)) {
+      return err;
     }
     m_bound_tls_port = cfg.tls_port;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> Server::relisten(int port, std::vector<int>& listeners) {
+  std::vector<int> fds;
+  if (port != 0) {
+    if (auto err = bind_tcp(port, fds); !err.empty()) {
+      m_log.warning(err);
+      return std::string("Unable to listen on this port. Check server logs.");
+    }
+  }
+  for (int fd : listeners) {
+    epoll_ctl(m_epoll, EPOLL_CTL_DEL, fd, nullptr);
+    ::close(fd);
+  }
+  listeners = std::move(fds);
+  for (int fd : listeners) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = fd;
+    epoll_ctl(m_epoll, EPOLL_CTL_ADD, fd, &ev);
   }
   return std::nullopt;
 }

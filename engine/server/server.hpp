@@ -57,6 +57,9 @@ class Server final : public SessionHost {
   void watch_link();
 
   std::string bind_tcp(int port, std::vector<int>& fds);
+  /// `listeners` replaced by sockets on `port` (none for 0), added to the loop; the old
+  /// ones stay when the new port cannot be bound (Valkey's error text).
+  std::optional<std::string> relisten(int port, std::vector<int>& listeners);
   std::string configure_tls();
   bool is_listener(int fd, bool& tls) const;
   void accept_from(int listen_fd, bool is_unix, bool tls = false);

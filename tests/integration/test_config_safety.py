@@ -359,5 +359,28 @@ def shutdown_on_sigterm_force_exits_although_the_save_fails(h):
     ok("Exit anyway" in srv.log(), "the log says the save failed:\n%s" % srv.log()[-2000:])
 
 
+@test
+def config_set_port_moves_the_listener_or_rolls_every_value_back(h):
+    srv = h.keyshift(name="ks-port")
+    before = srv.cli("config", "get", "maxmemory")
+    with socket.socket() as busy:
+        busy.bind((HOST, 0))
+        busy.listen(1)
+        taken = busy.getsockname()[1]
+        out = srv.cli("config", "set", "maxmemory", "10000001", "port", str(taken),
+                      "client-query-buffer-limit", "10m", check=False)
+        ok(out.startswith("ERR CONFIG SET failed (possibly related to argument 'port') - "
+                          "Unable to listen on this port"), out)
+    eq(srv.cli("config", "get", "maxmemory"), before, "maxmemory rolled back")
+    eq(srv.cli("config", "get", "port"), "port\n%d" % srv.port, "port rolled back")
+    eq(srv.cli("ping"), "PONG", "still served on the old port")
+    new_port = free_port()
+    eq(srv.cli("config", "set", "port", str(new_port)), "OK", "move the listener")
+    out = subprocess.run(["redis-cli", "-h", HOST, "-p", str(new_port), "ping"],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=30)
+    eq(out.stdout.strip(), b"PONG", "served on the new port")
+    srv.port = new_port
+
+
 if __name__ == "__main__":
     run_tests()

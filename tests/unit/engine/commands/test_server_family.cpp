@@ -534,6 +534,18 @@ TEST_SUITE("engine::server_family") {
     CHECK_FALSE(info.has("cmdstat_dbsize"));
   }
 
+  TEST_CASE("a GEOADD that fails inside its ZADD is a failed GEOADD call, and no ZADD call") {
+    Fixture f;
+    f.run({"SET", "foo", "1"});
+    f.run({"CONFIG", "RESETSTAT"});
+    f.run({"GEOADD", "foo", "0", "0", "bar"});
+    InfoText info(f.info({"commandstats"}));
+    CHECK(info.get("cmdstat_geoadd") ==
+          "calls=1,usec=0,usec_per_call=0.00,rejected_calls=0,failed_calls=1");
+    CHECK_FALSE(info.has("cmdstat_zadd"));
+    CHECK(InfoText(f.info({"errorstats"})).get("errorstat_WRONGTYPE") == "count=1");
+  }
+
   TEST_CASE("INFO errorstats counts error replies by their code") {
     Fixture f;
     f.run({"NOSUCHCOMMAND"});
@@ -973,6 +985,14 @@ TEST_SUITE("engine::server_family") {
     CHECK(client_field(lines[0], "resp") == "2");
   }
 
+  TEST_CASE("tot-cmds counts a script's calls for the client that ran the script") {
+    Fixture f;
+    f.run({"EVAL", "server.call('ping') server.call('ping')", "0"});
+    std::vector<std::string> lines = client_lines(f.run({"CLIENT", "LIST"}));
+    REQUIRE(lines.size() == 1);
+    CHECK(client_field(lines[0], "tot-cmds") == "3");  // EVAL, its two PINGs (not yet this one)
+  }
+
   TEST_CASE("CLIENT LIST shows age and idle time in seconds and the other client's last command") {
     Fixture f;
     Session& other = f.engine.open_session(nullptr);
@@ -1172,6 +1192,20 @@ TEST_SUITE("engine::server_family") {
     f.me.set(ks::k_session_unix_socket);
     f.run({"PING"});
     CHECK(monitor.out == "+1700000000.000000 [0 unix:/tmp/ks.sock] \"PING\"\r\n");
+  }
+
+  TEST_CASE("MONITOR shows FCALL before the commands its function calls") {
+    Fixture f;
+    f.run({"FUNCTION", "LOAD",
+           "#!lua name=lib\nserver.register_function('f', function() "
+           "return server.call('set', 'foo', 'bar') end)"});
+    Session& monitor = f.engine.open_session(nullptr);
+    f.run_on(monitor, {"MONITOR"});
+    monitor.out.clear();
+    f.run({"FCALL", "f", "0"});
+    CHECK(monitor.out ==
+          "+1700000000.000000 [0 lua] \"FCALL\" \"f\" \"0\"\r\n"
+          "+1700000000.000000 [0 lua] \"set\" \"foo\" \"bar\"\r\n");
   }
 
   TEST_CASE("MONITOR a second time is ignored without a reply") {

@@ -67,6 +67,25 @@ TEST_SUITE("engine::tracking") {
     CHECK(f.drain(n).size() == 2);
   }
 
+  TEST_CASE("a key evicted before the tracking client's command is invalidated before its reply") {
+    Fixture f;
+    Session& t = tracker(f);
+    Session& w = f.client();
+    f.send(t, {"SETEX", "vk", "1000", "x"});
+    f.send(t, {"GET", "vk"});
+    f.drain(t);
+    f.run(w, {"CONFIG", "SET", "maxmemory-policy", "volatile-random"});
+    // Set directly: CONFIG SET maxmemory would evict at once, inside w's command.
+    f.engine.config().maxmemory = 1;
+    CHECK(f.drain(t).empty());
+    // The eviction runs ahead of the GET (Valkey's processCommand), so its push comes first.
+    f.send(t, {"GET", "other"});
+    auto got = f.drain(t);
+    REQUIRE(got.size() == 2);
+    CHECK(is_invalidation(got[0], {"vk"}));
+    CHECK(is_null(got[1]));
+  }
+
   TEST_CASE("expiry on the injected clock and FLUSHALL invalidate tracked keys") {
     Fixture f;
     Session& t = tracker(f);
