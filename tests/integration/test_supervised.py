@@ -91,12 +91,17 @@ def ready(s):
     ok(s.client().ping(), "PING after READY=1")
 
 
+def reports_systemd(s, configured):
+    """INFO names what was detected, CONFIG GET what was configured."""
+    eq(s.client().info("server")["process_supervised"], "systemd", "INFO")
+    eq(s.client().config_get("supervised"), {"supervised": configured}, "CONFIG GET")
+
+
 @test
 def systemd_mode_notifies_ready_then_stopping_on_sigterm(h):
     with Supervised("systemd") as s:
         ready(s)
-        eq(s.client().info("server")["process_supervised"], "systemd", "INFO")
-        eq(s.client().config_get("supervised"), {"supervised": "systemd"}, "CONFIG GET")
+        reports_systemd(s, "systemd")
         s.proc.send_signal(signal.SIGTERM)
         eq(s.message(), "STOPPING=1\n", "at SIGTERM")
         eq(s.proc.wait(timeout=WAIT), 0, "exit status")
@@ -139,8 +144,7 @@ def a_failed_final_save_says_so_and_the_server_stays_up(h):
 def auto_mode_finds_systemd_through_notify_socket(h):
     with Supervised("auto") as s:
         ready(s)
-        eq(s.client().info("server")["process_supervised"], "systemd", "INFO")
-        eq(s.client().config_get("supervised"), {"supervised": "auto"}, "CONFIG GET")
+        reports_systemd(s, "auto")
 
 
 @test
