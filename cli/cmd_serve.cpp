@@ -5,10 +5,12 @@
 #include "engine/persistence/aof.hpp"
 #include "engine/persistence/rdb_load.hpp"
 #include "engine/persistence/snapshots.hpp"
+#include "engine/repl/replication_state.hpp"
 #include "engine/server/config_file.hpp"
 #include "engine/server/config_table.hpp"
 #include "engine/server/log.hpp"
 #include "engine/server/server.hpp"
+#include "engine/server/supervision.hpp"
 #include "engine/util/clock.hpp"
 #include "engine/util/mapped_file.hpp"
 #include "engine/util/memory.hpp"
@@ -20,9 +22,11 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -144,9 +148,14 @@ void run_serve(const ServeOptions& opts) {
   engine::HeapSetup heap =
       engine::set_up_heap(config.huge_page_heap, config.disable_thp, engine::system_thp_mode());
   log.notice(heap.detail);
+  // Before the load, as Valkey: systemd hears "loading" while a big dataset is read.
+  engine::SupervisionEnvironment env{std::getenv("NOTIFY_SOCKET"), std::getenv("UPSTART_JOB")};
+  std::unique_ptr<engine::ServiceNotifier> notifier =
+      engine::start_supervision(config.supervised, env, log);
   engine::SystemClock clock;
   engine::Engine eng(config, clock);
   eng.identity().executable = "keyshift";
+  eng.set_service_notifier(notifier.get());
   if (!eng.acl_startup_error().empty()) {
     // As valkey-server: users that cannot be loaded stop the start.
     log.warning(eng.acl_startup_error());
@@ -173,6 +182,13 @@ void run_serve(const ServeOptions& opts) {
   }
   if (!config.unixsocket.empty()) {
     log.notice(fmt::format("Ready to accept connections unix on {}", config.unixsocket));
+  }
+  if (notifier != nullptr) {
+    notifier->notify(eng.replication().is_replica()
+                         ? "STATUS=Ready to accept connections in read-only mode. Waiting for "
+                           "MASTER <-> REPLICA sync\n"
+                         : "STATUS=Ready to accept connections\n");
+    notifier->notify("READY=1\n");
   }
   int rc = server.run();
   if (rc != 0) {

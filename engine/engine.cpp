@@ -862,6 +862,21 @@ void Engine::request_shutdown(Session& from) {
   }
 }
 
+std::optional<std::string> Engine::prepare_for_shutdown(bool save, bool nosave) {
+  if (m_notifier != nullptr) {
+    m_notifier->notify("STOPPING=1\n");
+  }
+  bool saving = !nosave && (save || !parse_save_rules(m_config.save).empty());
+  if (saving && m_notifier != nullptr) {
+    m_notifier->notify("STATUS=Saving the final RDB snapshot\n");
+  }
+  auto failed = m_snapshots->save_for_shutdown(*this, save, nosave);
+  if (failed && m_notifier != nullptr) {
+    m_notifier->notify("STATUS=Error trying to save the DB, can't exit.\n");
+  }
+  return failed;
+}
+
 void Engine::cron() {
   m_snapshots->cron(*this);
   m_aof->cron();

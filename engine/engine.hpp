@@ -6,6 +6,7 @@
 #include "engine/propagation.hpp"
 #include "engine/resp/resp_value.hpp"
 #include "engine/server/config.hpp"
+#include "engine/service_notifier.hpp"
 #include "engine/session.hpp"
 #include "engine/util/clock.hpp"
 #include "engine/util/memory.hpp"
@@ -170,6 +171,13 @@ class Engine : public KeyspaceEvents {
   /// Host-facing: SHUTDOWN was requested by a command.
   bool shutdown_requested() const { return m_shutdown; }
   void request_shutdown(Session& from);
+  /// Valkey's prepareForShutdown as far as keyshift goes: tells the service manager
+  /// (STOPPING=1), stops a background save and saves when `save` or the save rules ask (not
+  /// with `nosave`); the save's error, after which the server must stay up.
+  std::optional<std::string> prepare_for_shutdown(bool save, bool nosave);
+  /// The service manager to notify (nullptr: not supervised); the host owns it.
+  void set_service_notifier(ServiceNotifier* notifier) { m_notifier = notifier; }
+  ServiceNotifier* service_notifier() const { return m_notifier; }
 
   /// Commands per second, as INFO instantaneous_ops_per_sec.
   uint64_t instantaneous_ops_per_sec() const { return m_ops_metric.per_second(); }
@@ -317,6 +325,7 @@ class Engine : public KeyspaceEvents {
   CommandRegistry m_registry;
   EngineStats m_stats;
   ServerIdentity m_identity;
+  ServiceNotifier* m_notifier = nullptr;
   std::unique_ptr<ReplicationState> m_replication;
   std::unique_ptr<ReplicationPrimary> m_primary;
   std::map<uint64_t, std::unique_ptr<Session>> m_sessions;

@@ -23,10 +23,11 @@ build_deps=(g++ cmake ninja-build pkg-config libcli11-dev libfmt-dev libtomlplus
             doctest-dev libmimalloc-dev liblua5.1-0-dev lua-cjson-dev libssl-dev libpcap-dev)
 # chromium renders the HTML report of `keyshift bench compare` in a test (headless); ruby
 # checks rewritten Rails files (ruby -c); python3-junitparser reads verify clients' JUnit XML;
-# tcpdump records the packets capture --from-pcap reads (as root).
+# tcpdump records the packets capture --from-pcap reads (as root); dpkg-dev and lintian build
+# and check the Debian package (packaging/build-deb.sh, test_package.py).
 test_deps=(redis-server redis-tools python3 python3-redis clang-format procps clang
            libclang-rt-14-dev nginx php-cli ansible chromium ruby python3-junitparser openssl
-           tcpdump)
+           tcpdump dpkg-dev lintian)
 
 want=("${build_deps[@]}")
 [ "$mode" = test ] && want+=("${test_deps[@]}")

@@ -200,7 +200,9 @@ void server_section(Engine& engine, InfoWriter& w) {
   w.field("multiplexing_api", id.multiplexing_api);
   w.field("gcc_version", gcc_version());
   w.field("process_id", static_cast<int64_t>(getpid()));
-  w.field("process_supervised", "no");
+  w.field("process_supervised", engine.service_notifier() != nullptr
+                                    ? engine.service_notifier()->supervisor()
+                                    : std::string_view("no"));
   w.field("run_id", id.run_id);
   w.field("tcp_port", id.tcp_port);
   w.field("server_time_usec", now_us);

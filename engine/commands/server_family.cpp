@@ -240,7 +240,7 @@ void cmd_shutdown(CmdContext& ctx) {
     return;
   }
   (void)now;  // no replicas to wait for: NOW changes nothing
-  if (auto failed = ctx.engine().snapshots().save_for_shutdown(ctx.engine(), save, nosave)) {
+  if (auto failed = ctx.engine().prepare_for_shutdown(save, nosave)) {
     if (!force) {
       ctx.reply().error(errors::k_shutdown_errors);
       return;

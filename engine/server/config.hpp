@@ -152,6 +152,9 @@ struct EngineConfig : KeyspaceSettings {
   std::string loglevel = "notice";
   std::string pidfile;
   bool daemonize = false;
+  /// no, upstart, systemd or auto: how `keyshift serve` tells its service manager it is
+  /// ready (server/supervision); CONFIG GET shows it as set, INFO what it resolved to.
+  std::string supervised = "no";
   /// As Valkey: turn THP off for the process when the kernel forces it ("always").
   bool disable_thp = true;
   /// keyshift's own: back the keyspace heap with transparent huge pages (see set_up_heap).

@@ -888,8 +888,7 @@ int Server::run() {
           }
           return false;
         };
-        if (auto failed = m_engine.snapshots().save_for_shutdown(m_engine, has_word("save"),
-                                                                 has_word("nosave"))) {
+        if (auto failed = m_engine.prepare_for_shutdown(has_word("save"), has_word("nosave"))) {
           if (!has_word("force")) {
             m_log.warning("Error trying to save the DB, can't exit: " + *failed);
             continue;
