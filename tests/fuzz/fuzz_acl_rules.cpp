@@ -93,6 +93,20 @@ bool has_spaced_first_arg(const acl::User& user) {
   return false;
 }
 
+// Valkey 8.0.1 lists a selector as "(" its rules ")" without quoting: a ')' inside one
+// (SETUSER "(~x))" takes the key pattern "x)") ends it early when read back, there too.
+bool has_closing_paren_in_selector(const acl::Users& users, const acl::User& user) {
+  for (size_t i = 1; i < user.selectors.size(); ++i) {
+    const acl::Selector& s = user.selectors[i];
+    std::string text = acl::Users::describe_keys(s) + acl::Users::describe_channels(s) +
+                       users.describe_commands(s);
+    if (text.find(')') != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // Whether applying `rules` one by one ever gave the user a first argument with a space.
 bool took_spaced_first_arg(const acl::Users& users, std::span<const std::string> rules) {
   auto merged = acl::merge_selector_arguments(rules);
@@ -113,6 +127,9 @@ bool took_spaced_first_arg(const acl::Users& users, std::span<const std::string>
 
 // What ACL SAVE writes for `user` must load back as the same user.
 void check_round_trip(const acl::Users& users, const acl::User& user) {
+  if (has_closing_paren_in_selector(users, user)) {
+    return;
+  }
   std::string first = users.describe(user);
   acl::Users fresh(command_table());
   std::vector<std::string> rules = split(first, ' ');
