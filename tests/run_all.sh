@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: the format, layering and brace checks, the unit and integration tests (ctest) on the normal
-# build, the unit tests again under AddressSanitizer + UBSan, and a bounded libFuzzer run of
-# the RDB reader (FUZZ_SECONDS, default 60). Expects build/ to exist
+# build, the unit tests again under AddressSanitizer + UBSan, and bounded libFuzzer runs of
+# the RDB reader and the ACL rule parser (FUZZ_SECONDS each, default 60; the ACL one links
+# build/'s engine library). Expects build/ to exist
 # (packaging/setup.sh --test makes it). Prints one closing line: "N passed, M failed".
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -54,6 +55,7 @@ step "brace check self-test" /usr/bin/python3 tests/check_braces.py --self-test
 step "unit + integration tests (ctest)" ctest --test-dir build --output-on-failure -j1
 step "unit tests under ASan/UBSan" sanitized_unit_tests
 step "RDB reader fuzzing (libFuzzer, ${FUZZ_SECONDS:-60} s)" bash tests/fuzz/run.sh "${FUZZ_SECONDS:-60}"
+step "ACL rule fuzzing (libFuzzer, ${FUZZ_SECONDS:-60} s)" bash tests/fuzz/run_acl_rules.sh "${FUZZ_SECONDS:-60}"
 
 echo
 echo "${passed} passed, ${failed} failed"

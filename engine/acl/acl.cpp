@@ -108,7 +108,8 @@ std::string pattern_string(const KeyPattern& p) {
 }
 
 // ACLSelectorRemoveCommandRule: drops earlier rules naming the same command (or its
-// subcommands when the whole command is named).
+// subcommands when the whole command is named). A first argument may hold spaces (Valkey
+// does not refuse them), so a word here can be empty or lack its +/-: it is no rule then.
 void remove_command_rule(std::string& rules, std::string_view rule) {
   std::vector<std::string> kept;
   size_t pos = 0;
@@ -118,13 +119,16 @@ void remove_command_rule(std::string& rules, std::string_view rule) {
       end = rules.size();
     }
     std::string_view existing = std::string_view(rules).substr(pos, end - pos);
+    pos = end + 1;
+    if (existing.empty()) {
+      continue;
+    }
     std::string_view body = existing.substr(1);
     bool same = body == rule ||
                 (body.size() > rule.size() && body.starts_with(rule) && body[rule.size()] == '|');
     if (!same) {
       kept.emplace_back(existing);
     }
-    pos = end + 1;
   }
   rules.clear();
   for (const std::string& k : kept) {

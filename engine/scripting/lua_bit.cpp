@@ -1,5 +1,7 @@
 #include "engine/scripting/lua_bit.hpp"
 
+#include "engine/scripting/lua_library.hpp"
+
 #include <cstdint>
 #include <cstring>
 #include <lua.hpp>
@@ -111,12 +113,7 @@ constexpr luaL_Reg k_bit_functions[] = {
 }  // namespace
 
 int open_bit(lua_State* lua) {
-  lua_newtable(lua);
-  for (const luaL_Reg* r = k_bit_functions; r->name != nullptr; ++r) {
-    lua_pushcfunction(lua, r->func);
-    lua_setfield(lua, -2, r->name);
-  }
-  return 1;
+  return push_library(lua, k_bit_functions);
 }
 
 }  // namespace keyshift::engine::lua

@@ -1,5 +1,7 @@
 #include "engine/scripting/lua_cmsgpack.hpp"
 
+#include "engine/scripting/lua_library.hpp"
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -454,17 +456,12 @@ int mp_unpack_limit(lua_State* lua) {
 }  // namespace
 
 int open_cmsgpack(lua_State* lua) {
-  lua_newtable(lua);
   const luaL_Reg fns[] = {{"pack", mp_pack},
                           {"unpack", mp_unpack},
                           {"unpack_one", mp_unpack_one},
                           {"unpack_limit", mp_unpack_limit},
                           {nullptr, nullptr}};
-  for (const luaL_Reg* f = fns; f->name != nullptr; ++f) {
-    lua_pushcfunction(lua, f->func);
-    lua_setfield(lua, -2, f->name);
-  }
-  return 1;
+  return push_library(lua, fns);
 }
 
 }  // namespace keyshift::engine::lua

@@ -7,6 +7,7 @@
 #include "engine/scripting/lua_bit.hpp"
 #include "engine/scripting/lua_bridge.hpp"
 #include "engine/scripting/lua_cmsgpack.hpp"
+#include "engine/scripting/lua_struct.hpp"
 #include "engine/util/sha1.hpp"
 #include "engine/util/split_args.hpp"
 
@@ -607,6 +608,8 @@ lua_State* ScriptEngine::new_state(bool functions) {
   lua_pushcfunction(lua, luaopen_cjson);
   lua_call(lua, 0, 1);
   lua_setglobal(lua, "cjson");
+  lua::open_struct(lua);
+  lua_setglobal(lua, "struct");
   lua::open_bit(lua);
   lua_setglobal(lua, "bit");
   lua::open_cmsgpack(lua);
@@ -675,7 +678,7 @@ lua_State* ScriptEngine::new_state(bool functions) {
   lua_setglobal(lua, "server");
   lua_setglobal(lua, "redis");
   for (const char* name :
-       {"string", "math", "table", "os", "cjson", "bit", "cmsgpack", "coroutine"}) {
+       {"string", "math", "table", "os", "cjson", "struct", "bit", "cmsgpack", "coroutine"}) {
     lua_getglobal(lua, name);
     if (lua_istable(lua, -1)) {
       make_readonly_view(lua);

@@ -3,26 +3,16 @@
 # bounded time, seeded with the real RDB files of ../shared/corpus/rdb (copied to a temp
 # dir; the corpus never enters the repo). Exit 0 when no input crashed the reader.
 #
-# Usage: tests/fuzz/run.sh [SECONDS]   (default 60; env FUZZ_JOBS for parallel workers)
+# Usage: tests/fuzz/run.sh [SECONDS]   (default 60)
 set -euo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-seconds=${1:-60}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cxx=${FUZZ_CXX:-clang++}
-if ! command -v "$cxx" >/dev/null; then
-  echo "fuzz: $cxx not found (Debian packages clang, libclang-rt-14-dev)" >&2
-  exit 1
-fi
-sources=(
-  tests/fuzz/fuzz_rdb_reader.cpp
-  engine/persistence/rdb_reader.cpp engine/persistence/crc64.cpp
-  engine/ds/listpack.cpp engine/ds/intset.cpp engine/ds/lzf.cpp engine/util/memory.cpp
+# shellcheck source=common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+fuzz_setup "$@"
+fuzz_build fuzz_rdb_reader \
+  tests/fuzz/fuzz_rdb_reader.cpp \
+  engine/persistence/rdb_reader.cpp engine/persistence/crc64.cpp \
+  engine/ds/listpack.cpp engine/ds/intset.cpp engine/ds/lzf.cpp engine/util/memory.cpp \
   engine/util/strconv.cpp engine/util/split_args.cpp
-)
-(cd "$root" && "$cxx" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined \
-  -fno-sanitize-recover=undefined -I. "${sources[@]}" -o "$work/fuzz_rdb_reader")
-mkdir -p "$work/seeds"
 corpus="$root/../shared/corpus/rdb"
 if [ -d "$corpus" ]; then
   for f in "$corpus"/*.rdb; do
@@ -35,7 +25,4 @@ fi
 printf 'VALKEY081\x17\x02ph\x01\x02/a\x01\x01f\x01v\x16\x01h\x01\x01f\x01v%b\xff%b' \
   '\xff\xff\xff\xff\xff\xff\xff\xff' '\x00\x00\x00\x00\x00\x00\x00\x00' \
   >"$work/seeds/valkey92-path-hash.rdb"
-echo "fuzz: $(ls "$work/seeds" | wc -l) seed files, ${seconds}s"
-cd "$work"
-./fuzz_rdb_reader -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
-  -max_len=131072 -print_final_stats=1 seeds 2>&1 | tail -n 25
+fuzz_run fuzz_rdb_reader 131072 25

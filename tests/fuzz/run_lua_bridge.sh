@@ -5,27 +5,17 @@
 #
 # Usage: tests/fuzz/run_lua_bridge.sh [SECONDS]   (default 60)
 set -euo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-seconds=${1:-60}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cxx=${FUZZ_CXX:-clang++}
-if ! command -v "$cxx" >/dev/null; then
-  echo "fuzz: $cxx not found (Debian packages clang, libclang-rt-14-dev)" >&2
-  exit 1
-fi
-(cd "$root" && "$cxx" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined \
-  -fno-sanitize-recover=undefined -I. -isystem /usr/include/lua5.1 \
+# shellcheck source=common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+fuzz_setup "$@"
+fuzz_build fuzz_lua_bridge \
   tests/fuzz/fuzz_lua_bridge.cpp engine/scripting/lua_bridge.cpp engine/resp/reply_builder.cpp \
   engine/util/grisu2.cpp engine/util/double_format.cpp engine/util/strconv.cpp \
-  /usr/lib/x86_64-linux-gnu/liblua5.1-c++.a -lm -ldl -o "$work/fuzz_lua_bridge")
-mkdir -p "$work/seeds"
+  /usr/lib/x86_64-linux-gnu/liblua5.1-c++.a -lm -ldl
 i=0
 for r in ':1\r\n' '$3\r\nabc\r\n' '*2\r\n+OK\r\n-ERR x\r\n' '%%1\r\n$1\r\nk\r\n#t\r\n' \
          '~2\r\n,1.5\r\n(123\r\n' '|1\r\n:1\r\n:2\r\n=7\r\ntxt:abc\r\n' '>2\r\n_\r\n$-1\r\n'; do
   printf "$r" >"$work/seeds/seed$i"
   i=$((i + 1))
 done
-cd "$work"
-./fuzz_lua_bridge -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -max_len=4096 \
-  -print_final_stats=1 seeds 2>&1 | tail -n 15
+fuzz_run fuzz_lua_bridge 4096 15

@@ -25,6 +25,24 @@ struct ScriptFixture {
     session.out.resize(mark);
     return out;
   }
+
+  /// The body of the bulk reply EVAL gives for `script`, or the whole reply when it is no
+  /// bulk string.
+  std::string bulk(const std::string& script) {
+    std::string out = raw({"eval", script, "0"});
+    size_t body = out.find("\r\n");
+    if (out.empty() || out[0] != '$' || body == std::string::npos) {
+      return out;
+    }
+    return out.substr(body + 2, out.size() - body - 4);
+  }
+
+  /// The bytes of the Lua string `expression` evaluates to, in lowercase hex.
+  std::string hex_of(const std::string& expression) {
+    return bulk("local e = " + expression +
+                " local h = '' for i = 1, #e do h = h .. "
+                "string.format('%02x', string.byte(e, i)) end return h");
+  }
 };
 
 }  // namespace keyshift::engine::test

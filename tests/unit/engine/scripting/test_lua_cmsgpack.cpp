@@ -11,17 +11,7 @@ namespace {
 
 struct Fixture : test::ScriptFixture {
   /// The hex of cmsgpack.pack(<args>) as a bulk reply.
-  std::string pack_hex(const std::string& args) {
-    std::string script = "local e = cmsgpack.pack(" + args +
-                         ") local h = '' for i = 1, #e do h = h .. "
-                         "string.format('%02x', string.byte(e, i)) end return h";
-    std::string out = raw({"eval", script, "0"});
-    size_t body = out.find("\r\n");
-    if (out.empty() || out[0] != '$' || body == std::string::npos) {
-      return out;
-    }
-    return out.substr(body + 2, out.size() - body - 4);
-  }
+  std::string pack_hex(const std::string& args) { return hex_of("cmsgpack.pack(" + args + ")"); }
 };
 
 }  // namespace
