@@ -28,7 +28,9 @@ from harness import (HOST, RespConn, SetupError, Skip, ensure_tools, eq,  # noqa
                      keyshift_bin, ok, port_free, run_tests, test, wait_for)
 
 # This test's own ports (23300-23399), so parallel runs of other suites never collide.
-PORTS = range(23340, 23399)
+# KEYSHIFT_TEST_PORTS=FIRST-LAST moves the range (parallel runs on one machine).
+_FIRST, _LAST = os.environ.get("KEYSHIFT_TEST_PORTS", "23340-23399").split("-")
+PORTS = range(int(_FIRST), int(_LAST))
 
 NGINX = """upstream php {
     server 127.0.0.1:9000;
@@ -271,6 +273,17 @@ def snapshot_move_report_and_rollback(h):
         eq(rc, 0, err)
         ok("+    server unix:%s;" % host.dst_sock in out, "the nginx diff in --diff: " + out)
         ok(conn_up(host.src_sock), "--check changed nothing")
+        rc, out, err = ks("migrate", "apply", plan, "--check", "--diff", "--format", "json")
+        eq(rc, 0, err)
+        result = json.loads(out)
+        eq((result["changed"], result["failed"], result["check"]), (True, False, True), out)
+        ok("stop-source" in result["ran"], "the steps that would run: " + out)
+        ok(any(d["step"] == "rewrite-apps" and "+    server unix:%s;" % host.dst_sock
+               in d["prepared"] for d in result["diff"]), "the nginx diff in the JSON: " + out)
+        ok(all(s["state"] == "pending" for s in result["steps"]), "nothing journaled: " + out)
+        ok(conn_up(host.src_sock) and not conn_up(host.dst_sock), "check mode changed nothing")
+        for path, digest in host.before.items():
+            eq(sha(path), digest, "%s untouched by check mode" % path)
 
         rc, out, err = ks("migrate", "apply", plan, timeout=300)
         writer.stop()
@@ -285,6 +298,21 @@ def snapshot_move_report_and_rollback(h):
         rc, out, err = ks("migrate", "apply", plan)
         eq(rc, 0, err)
         ok("ran 0 step(s)" in out, "a second apply does nothing: " + out)
+        rc, out, err = ks("migrate", "apply", plan, "--format", "json")
+        eq(rc, 0, err)
+        result = json.loads(out)
+        eq((result["changed"], result["failed"], result["ran"]), (False, False, []), out)
+        ok(all(s["state"] == "done" and s["finished_ms"] >= s["started_ms"] > 0
+               for s in result["steps"]), "every step done with its times: " + out)
+        rc, out, err = ks("migrate", "status", plan, "--format", "json")
+        eq(rc, 0, err)
+        eq(json.loads(out)["changed"], False, out)
+        rc, out, err = ks("migrate", "rollback", plan, "--check", "--format", "json")
+        eq(rc, 0, err)
+        result = json.loads(out)
+        eq((result["changed"], result["failed"]), (True, False), out)
+        eq(result["undone"][0], "bench-after", "newest first: " + out)
+        ok(conn_up(host.dst_sock), "rollback --check changed nothing")
 
         for fmt in ("text", "markdown", "html"):
             rc, out, err = ks("migrate", "report", plan, "--format", fmt)
@@ -433,6 +461,12 @@ def a_failed_step_undoes_its_stage(h):
         rc, out, err = ks("migrate", "status", plan)
         eq(rc, 0, err)
         ok("undone" in out and "failed" not in out.split("start-target")[0], out)
+        rc, out, err = ks("migrate", "apply", plan, "--format", "json", timeout=300)
+        eq(rc, 1, "apply fails again: %s%s" % (out, err))
+        result = json.loads(out)
+        eq(result["failed"], True, out)
+        ok("step start-target failed" in result["msg"], out)
+        ok(conn_up(host.src_sock), "the source serves again after the JSON run")
     finally:
         host.stop_all()
 
