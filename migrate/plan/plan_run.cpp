@@ -523,6 +523,9 @@ RunResult apply_migration(const MigrationPlan& plan, const RunOptions& options) 
         e.message = "already in place";
       } else {
         failure = runner.run_all(s.name, s.run);
+        if (!failure && s.name + "/ran" == options.kill_at_step) {
+          ::raise(SIGKILL);
+        }
         if (!failure) {
           failure = runner.run_all(s.name, s.check);
           if (failure) {

@@ -46,8 +46,9 @@ struct RunOptions {
   bool check = false;     ///< say what would run, change nothing
   bool diff = false;      ///< with check: the file diffs of rewrite steps (their dry runs)
   std::function<void(const std::string&)> print;  ///< progress lines
-  /// Test-only (KEYSHIFT_TEST_KILL_AT_STEP): apply SIGKILLs itself right after journaling this
-  /// step as running, so tests can crash a run inside every step without a race.
+  /// Test-only (KEYSHIFT_TEST_KILL_AT_STEP): "NAME" makes apply SIGKILL itself right after
+  /// journaling step NAME as running, "NAME/ran" once its run list succeeded (before its check
+  /// and the journal's done), so tests can crash a run inside every step without a race.
   std::string kill_at_step;
 };
 

@@ -5,7 +5,8 @@ wp-config.php pointing at its socket, moved to `keyshift serve` by the snapshot 
 through `--service-manager command`. Checked: the data is equal on the target and no
 acknowledged write is lost, the app files point at the new socket (php -l when php is
 installed), the report has the verification and the bench table, `migrate apply` killed by
-SIGKILL in the middle and run again ends in the same state, and rollback puts every file
+SIGKILL inside a service command, and at the start and after the run of every step, and
+run again ends in the same state, `--format json` (changed, failed, msg, diff), and rollback puts every file
 back byte for byte with the source serving the data and the writes made on the target.
 
 Run: KEYSHIFT_BIN=build/keyshift /usr/bin/python3 tests/integration/test_migrate_plan.py
@@ -479,6 +480,50 @@ def apply_killed_inside_stop_source_resumes_to_the_same_end(h):
 @test
 def apply_killed_inside_start_target_resumes_to_the_same_end(h):
     kill_inside(h, "host-d", "start-target", "target_start")
+
+
+@test
+def apply_killed_at_every_step_resumes_to_the_same_end(h):
+    """For each step of the snapshot plan, apply SIGKILLs itself (KEYSHIFT_TEST_KILL_AT_STEP,
+    a test-only hook) once right after the step is journaled running and once right after its
+    run list did its work but before it is journaled done; the rerun ends migrated with the
+    data verified, and the rollback puts every file back."""
+    probe = Host(h, "host-probe")
+    try:
+        probe.start_source()
+        rc, out, err = ks("migrate", "status", probe.plan(probe.p("plan.toml")), "--format", "json")
+        eq(rc, 0, err)
+        steps = [s["name"] for s in json.loads(out)["steps"]]
+    finally:
+        probe.stop_all()
+    ok(len(steps) >= 10, "the snapshot plan's steps: %s" % steps)
+    for step in steps:
+        for at in (step, step + "/ran"):
+            host = Host(h, "host-kill-" + at.replace("/", "-"))
+            try:
+                host.start_source()
+                host.fill()
+                plan = host.plan(host.p("plan.toml"))
+                p = subprocess.run([keyshift_bin(), "migrate", "apply", plan],
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300,
+                                   env=dict(os.environ, KEYSHIFT_TEST_KILL_AT_STEP=at))
+                eq(p.returncode, -signal.SIGKILL, "apply killed at %s: %s" % (at, p.stdout))
+                rc, out, err = ks("migrate", "status", plan, "--format", "json")
+                eq(rc, 0, err)
+                status = json.loads(out)
+                states = {s["name"]: s["state"] for s in status["steps"]}
+                eq(states[step], "running", "journaled running at the kill (%s): %s" % (at, out))
+                rc, out, err = ks("migrate", "apply", plan, "--format", "json", timeout=300)
+                eq(rc, 0, "rerun after the kill at %s: %s%s" % (at, out, err))
+                result = json.loads(out)
+                eq(result["ran"][0], step, "the rerun starts with the killed step: " + out)
+                check_migrated(host, plan, [], dataset_of_rdb(host))
+                rc, out, err = ks("verify", "data", host.p("var/lib/redis/dump.rdb"),
+                                  "unix://" + host.dst_sock, "--no-progress")
+                eq(rc, 0, "verify data after the kill at %s: %s%s" % (at, out, err))
+                rollback_and_check(host, plan)
+            finally:
+                host.stop_all()
 
 
 def dataset_of_rdb(host):
