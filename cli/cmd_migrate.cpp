@@ -176,6 +176,8 @@ void add_migrate(CLI::App& app) {
   plan->add_option("--bench-requests", o->plan.bench_requests,
                    "Requests per bench test before and after (0: no benches; default 2000)")
       ->check(CLI::NonNegativeNumber);
+  plan->add_option("--web-user", o->plan.web_user,
+                   "The web server's user, who must reach the target's socket (default www-data)");
   plan->add_option("--out", o->out, "Write the plan here (mode 0600) instead of stdout");
   plan->callback([o]() { run_plan(*o); });
 

@@ -147,7 +147,7 @@ class Host:
                 c.command("ZADD", "zset:%d" % i, "1.5", "a", str(i), "b")
                 c.command("SET", "ttl:%d" % i, "t", "EX", "3600")
 
-    def plan(self, out, to=("--to", "keyshift")):
+    def plan(self, out, to=("--to", "keyshift"), extra=()):
         rc, stdout, stderr = ks(
             "migrate", "plan", "--from", "unix://" + self.src_sock, *to,
             "--strategy", "snapshot", "--service-manager", "command",
@@ -158,7 +158,7 @@ class Host:
             "--map-path", "%s=%s" % (self.p("var/log/redis"), self.p("var/log/valkey")),
             "--map-path", "%s=%s" % (self.p("run/redis"), self.p("run/valkey")),
             "--apps", *self.apps, "--state-dir", self.p("state"), "--bench-requests", "500",
-            "--out", out)
+            *extra, "--out", out)
         eq(rc, 0, "migrate plan: %s%s" % (stdout, stderr))
         return out
 
@@ -524,6 +524,47 @@ def apply_killed_at_every_step_resumes_to_the_same_end(h):
                 rollback_and_check(host, plan)
             finally:
                 host.stop_all()
+
+
+@test
+def plan_preflight_checks_memory_and_the_socket_group(h):
+    """The plan's preflight holds the dataset's used_memory against MemAvailable and the
+    target socket directory's owner:group with whether the web user is in that group (a
+    warning with the usermod -aG fix when not); migrate report shows both."""
+    import grp
+    import pwd
+    if os.geteuid() != 0:
+        raise Skip("chgrp of the socket directory needs root")
+    try:
+        pwd.getpwnam("www-data")
+        outsider = grp.getgrgid(65534).gr_name  # nogroup: www-data is not a member
+    except KeyError:
+        raise Skip("no www-data user or gid 65534 on this host")
+    host = Host(h, "host-pre")
+    try:
+        host.start_source()
+        host.fill()
+        sock_dir = os.path.dirname(host.dst_sock)
+        os.makedirs(sock_dir)
+        os.chown(sock_dir, 0, 65534)
+        plan = host.plan(host.p("plan.toml"))
+        text = open(plan).read()
+        ok('name = "memory"' in text and "(used_memory)" in text and "(MemAvailable)" in text,
+           "the memory check in the plan: " + text)
+        ok("usermod -aG %s www-data" % outsider in text, "the group fix in the plan: " + text)
+        ok('verdict = "warn"' in text.split('name = "socket-group"')[1][:40], text)
+        rc, out, err = ks("migrate", "report", plan)
+        eq(rc, 0, err)
+        ok("socket-group" in out and "usermod -aG %s www-data" % outsider in out
+           and "MemAvailable" in out, "the report's preflight: " + out)
+        os.chown(sock_dir, 0, grp.getgrnam("www-data").gr_gid)
+        text = open(host.plan(host.p("plan2.toml"))).read()
+        ok('verdict = "ok"' in text.split('name = "socket-group"')[1][:40]
+           and "www-data is in group www-data" in text, text)
+        text = open(host.plan(host.p("plan3.toml"), extra=("--web-user", "nobody"))).read()
+        ok("usermod -aG www-data nobody" in text, "--web-user names the user: " + text)
+    finally:
+        host.stop_all()
 
 
 def dataset_of_rdb(host):
