@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -83,15 +84,37 @@ void run_plan(MigrateCliOptions& o) {
   }
 }
 
+migrate::Journal load_journal(const migrate::MigrationPlan& plan, const MigrateCliOptions& o) {
+  auto journal = migrate::read_journal(migrate::state_dir_of(plan, o.run));
+  if (!journal) {
+    throw UserError("keyshift: migrate: " + journal.error(), 2);
+  }
+  return *journal;
+}
+
 void run_steps(MigrateCliOptions& o, bool rollback) {
   migrate::MigrationPlan plan = load_plan(o.plan_file);
   o.run.plan_file = o.plan_file;
-  o.run.print = [](const std::string& line) { print(line + (line.ends_with('\n') ? "" : "\n")); };
+  bool json = o.format == "json";
+  if (json) {
+    o.run.print = nullptr;  // stdout carries the one object only
+  } else {
+    o.run.print = [](const std::string& line) { print(line + (line.ends_with('\n') ? "" : "\n")); };
+  }
+  if (const char* step = std::getenv("KEYSHIFT_TEST_KILL_AT_STEP")) {
+    o.run.kill_at_step = step;
+  }
   migrate::RunResult r =
       rollback ? migrate::rollback_migration(plan, o.run) : migrate::apply_migration(plan, o.run);
+  std::string_view action = rollback ? "rollback" : "apply";
+  if (json) {
+    print(migrate::render_run_json(plan, load_journal(plan, o), r, action, o.run.check));
+  }
   if (!r.ok) {
-    throw UserError(
-        fmt::format("keyshift: migrate {}: {}", rollback ? "rollback" : "apply", r.error), 1);
+    throw UserError(fmt::format("keyshift: migrate {}: {}", action, r.error), 1);
+  }
+  if (json) {
+    return;
   }
   if (rollback) {
     print(fmt::format("{} {} step(s)\n", o.run.check ? "would undo" : "undid", r.undone.size()));
@@ -99,14 +122,6 @@ void run_steps(MigrateCliOptions& o, bool rollback) {
     print(fmt::format("{} {} step(s), {} already done\n", o.run.check ? "would run" : "ran",
                       r.ran.size(), r.skipped.size()));
   }
-}
-
-migrate::Journal load_journal(const migrate::MigrationPlan& plan, const MigrateCliOptions& o) {
-  auto journal = migrate::read_journal(migrate::state_dir_of(plan, o.run));
-  if (!journal) {
-    throw UserError("keyshift: migrate: " + journal.error(), 2);
-  }
-  return *journal;
 }
 
 }  // namespace
@@ -122,8 +137,9 @@ void add_migrate(CLI::App& app) {
       "PLAN.toml\n"
       "  keyshift migrate apply PLAN [--state-dir D] [--step NAME] [--until NAME] [--check] "
       "[--diff]\n"
-      "  keyshift migrate status PLAN [--json]\n"
-      "  keyshift migrate rollback PLAN [--check]\n"
+      "       [--format text|json]\n"
+      "  keyshift migrate status PLAN [--json | --format text|json]\n"
+      "  keyshift migrate rollback PLAN [--check] [--format text|json]\n"
       "  keyshift migrate report PLAN [--format text|markdown|html] [--out FILE]\n"
       "See man keyshift-migrate and keyshift-migrate-plan(5).\n");
   auto o = std::make_shared<MigrateCliOptions>();
@@ -160,6 +176,8 @@ void add_migrate(CLI::App& app) {
   plan->add_option("--bench-requests", o->plan.bench_requests,
                    "Requests per bench test before and after (0: no benches; default 2000)")
       ->check(CLI::NonNegativeNumber);
+  plan->add_option("--web-user", o->plan.web_user,
+                   "The web server's user, who must reach the target's socket (default www-data)");
   plan->add_option("--out", o->out, "Write the plan here (mode 0600) instead of stdout");
   plan->callback([o]() { run_plan(*o); });
 
@@ -168,25 +186,32 @@ void add_migrate(CLI::App& app) {
     sub->add_option("--state-dir", o->run.state_dir,
                     "The journal's directory (default: the plan's)");
   };
+  auto add_format = [&](CLI::App* sub) {
+    sub->add_option("--format", o->format, "text, or json (one object: changed, failed, msg, ...)")
+        ->check(CLI::IsMember({"text", "json"}));
+  };
   CLI::App* apply = m->add_subcommand("apply", "Run the plan's steps not done yet");
   add_plan_file(apply);
   apply->add_option("--step", o->run.step, "Run only this step");
   apply->add_option("--until", o->run.until, "Stop after this step");
   apply->add_flag("--check", o->run.check, "Say what would run; change nothing");
   apply->add_flag("--diff", o->run.diff, "With --check: the file diffs of the rewrite steps");
+  add_format(apply);
   apply->callback([o]() { run_steps(*o, false); });
 
   CLI::App* rollback = m->add_subcommand("rollback", "Undo every done step, newest first");
   add_plan_file(rollback);
   rollback->add_flag("--check", o->run.check, "Say what would be undone; change nothing");
+  add_format(rollback);
   rollback->callback([o]() { run_steps(*o, true); });
 
   CLI::App* status = m->add_subcommand("status", "Show each step's state");
   add_plan_file(status);
-  status->add_flag("--json", o->json, "One JSON object");
+  status->add_flag("--json", o->json, "Same as --format json");
+  add_format(status);
   status->callback([o]() {
     migrate::MigrationPlan p = load_plan(o->plan_file);
-    print(migrate::render_status(p, load_journal(p, *o), o->json));
+    print(migrate::render_status(p, load_journal(p, *o), o->json || o->format == "json"));
   });
 
   CLI::App* report = m->add_subcommand("report", "Report what the migration did, with proof");

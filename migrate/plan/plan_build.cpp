@@ -7,13 +7,19 @@
 
 #include <fmt/format.h>
 
+#include <grp.h>
+#include <pwd.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
 
 namespace keyshift::migrate {
 namespace {
@@ -385,6 +391,15 @@ engine::Expected<MigrationPlan, std::string> make_plan(const PlanOptions& o) {
                      "temporary file)",
                      where, avail, need)});
   }
+  {
+    std::ifstream in("/proc/meminfo");
+    std::ostringstream meminfo;
+    meminfo << in.rdbuf();
+    plan.preflight.push_back(
+        memory_check(std::strtoull(info("used_memory").c_str(), nullptr, 10), meminfo.str()));
+    plan.preflight.push_back(socket_group_check(
+        socket_dir_access(fs::path(dst.unix_socket).parent_path().string(), o.web_user)));
+  }
   plan.preflight.push_back(inspect_check(src.data_file, rdb_target));
   if (info("aof_enabled") == "1" || conf("appendonly") == "yes") {
     plan.preflight.push_back(
@@ -554,6 +569,76 @@ engine::Expected<MigrationPlan, std::string> make_plan(const PlanOptions& o) {
     plan.steps.push_back(bench("bench-after", "measure-after", dst.unix_socket, "target"));
   }
   return plan;
+}
+
+PreflightCheck memory_check(uint64_t used_memory, std::string_view meminfo) {
+  constexpr std::string_view k_field = "MemAvailable:";
+  size_t at = meminfo.find(k_field);
+  uint64_t kib = 0;
+  if (at != std::string_view::npos) {
+    size_t from = meminfo.find_first_not_of(' ', at + k_field.size());
+    if (from != std::string_view::npos) {
+      std::from_chars(meminfo.data() + from, meminfo.data() + meminfo.size(), kib);
+    }
+  }
+  if (kib == 0) {
+    return {"memory", "warn",
+            fmt::format("the dataset uses {} bytes; MemAvailable is not in /proc/meminfo, so "
+                        "whether the target fits is unknown",
+                        used_memory)};
+  }
+  uint64_t avail = kib * 1024;
+  bool fits = avail > used_memory;
+  return {"memory", fits ? "ok" : "warn",
+          fmt::format("the dataset uses {} bytes (used_memory), {} bytes available "
+                      "(MemAvailable){}",
+                      used_memory, avail,
+                      fits ? ""
+                           : ": the target only fits once the source has stopped, and a "
+                             "rollback's sync needs both up; free memory first")};
+}
+
+PreflightCheck socket_group_check(const SocketDirAccess& a) {
+  std::string where =
+      fmt::format("{}{} is {}:{}", a.dir, a.exists ? "" : " (the socket's nearest existing parent)",
+                  a.owner, a.group);
+  if (!a.web_user_exists) {
+    return {"socket-group", "ok",
+            fmt::format("{}; no user {} on this host (--web-user names the web server's)", where,
+                        a.web_user)};
+  }
+  if (a.in_group) {
+    return {"socket-group", "ok", fmt::format("{}; {} is in group {}", where, a.web_user, a.group)};
+  }
+  return {"socket-group", "warn",
+          fmt::format("{}; {} is not in group {}, so the web server may not reach the socket: "
+                      "usermod -aG {} {} (then restart the web server)",
+                      where, a.web_user, a.group, a.group, a.web_user)};
+}
+
+SocketDirAccess socket_dir_access(const std::string& socket_dir, const std::string& web_user) {
+  SocketDirAccess a{.dir = existing_ancestor(socket_dir), .web_user = web_user};
+  a.exists = a.dir == socket_dir;
+  struct stat st {};
+  if (::stat(a.dir.c_str(), &st) != 0) {
+    a.owner = a.group = "?";
+    return a;
+  }
+  const passwd* owner = ::getpwuid(st.st_uid);
+  a.owner = owner ? owner->pw_name : std::to_string(st.st_uid);
+  const group* g = ::getgrgid(st.st_gid);
+  a.group = g ? g->gr_name : std::to_string(st.st_gid);
+  const passwd* user = ::getpwnam(web_user.c_str());
+  a.web_user_exists = user != nullptr;
+  if (user == nullptr) {
+    return a;
+  }
+  a.in_group = user->pw_gid == st.st_gid;
+  g = ::getgrgid(st.st_gid);  // getpwnam may have reused the buffer getgrgid filled
+  for (char** m = g ? g->gr_mem : nullptr; m != nullptr && *m != nullptr; ++m) {
+    a.in_group = a.in_group || web_user == *m;
+  }
+  return a;
 }
 
 }  // namespace keyshift::migrate

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -345,7 +346,7 @@ engine::Expected<Journal, std::string> open_journal(const MigrationPlan& plan,
   return journal;
 }
 
-void diff_of(const Runner& runner, const PlanStep& s) {
+void diff_of(const Runner& runner, const PlanStep& s, RunResult& result) {
   for (const PlanAction& a : s.run) {
     std::vector<std::string> argv = runner.argv_of(a);
     auto apply = std::find(argv.begin(), argv.end(), "--apply");
@@ -353,9 +354,41 @@ void diff_of(const Runner& runner, const PlanStep& s) {
       continue;
     }
     argv.erase(apply);
-    auto result = compat::run_process(argv, std::chrono::seconds(a.timeout_s));
-    runner.say(result.output);
+    auto dry = compat::run_process(argv, std::chrono::seconds(a.timeout_s));
+    runner.say(dry.output);
+    result.diffs.push_back(StepDiff{.step = s.name, .diff = dry.output});
   }
+}
+
+void append_json_list(std::string& out, std::string_view key,
+                      const std::vector<std::string>& list) {
+  out += fmt::format(",\"{}\":[", key);
+  for (size_t i = 0; i < list.size(); ++i) {
+    out += i == 0 ? "" : ",";
+    compat::append_json_string(out, list[i]);
+  }
+  out += "]";
+}
+
+// The "steps" member: every plan step with its journal state and times.
+void append_steps_json(std::string& out, const MigrationPlan& plan, const Journal& journal) {
+  out += ",\"steps\":[";
+  bool first = true;
+  for (const PlanStep& s : plan.steps) {
+    const JournalEntry* e = journal.find(s.name);
+    out += first ? "{\"name\":" : ",{\"name\":";
+    first = false;
+    compat::append_json_string(out, s.name);
+    out += ",\"stage\":";
+    compat::append_json_string(out, s.stage);
+    out += ",\"state\":";
+    compat::append_json_string(out, step_state_name(e ? e->state : StepState::pending));
+    out += fmt::format(",\"started_ms\":{},\"finished_ms\":{},\"message\":", e ? e->started_ms : 0,
+                       e ? e->finished_ms : 0);
+    compat::append_json_string(out, e ? e->message : std::string());
+    out += "}";
+  }
+  out += "]";
 }
 
 }  // namespace
@@ -470,7 +503,7 @@ RunResult apply_migration(const MigrationPlan& plan, const RunOptions& options) 
         runner.say("    " + runner.sub(describe_action(a)));
       }
       if (options.diff) {
-        diff_of(runner, s);
+        diff_of(runner, s, result);
       }
       result.ran.push_back(s.name);
     } else {
@@ -481,12 +514,18 @@ RunResult apply_migration(const MigrationPlan& plan, const RunOptions& options) 
       if (auto error = write_journal(runner.state_dir, journal)) {
         return RunResult{.ok = false, .error = *error};
       }
+      if (s.name == options.kill_at_step) {
+        ::raise(SIGKILL);
+      }
       runner.say(fmt::format("step {}: {}", s.name, s.what));
       std::optional<std::string> failure;
       if (runner.already_done(s)) {
         e.message = "already in place";
       } else {
         failure = runner.run_all(s.name, s.run);
+        if (!failure && s.name + "/ran" == options.kill_at_step) {
+          ::raise(SIGKILL);
+        }
         if (!failure) {
           failure = runner.run_all(s.name, s.check);
           if (failure) {
@@ -577,24 +616,10 @@ std::string render_status(const MigrationPlan& plan, const Journal& journal, boo
     } else {
       compat::append_json_string(out, next);
     }
-    out += ",\"steps\":[";
-    bool first = true;
-    for (const PlanStep& s : plan.steps) {
-      const JournalEntry* e = journal.find(s.name);
-      out += first ? "{\"name\":" : ",{\"name\":";
-      first = false;
-      compat::append_json_string(out, s.name);
-      out += ",\"stage\":";
-      compat::append_json_string(out, s.stage);
-      out += ",\"state\":";
-      compat::append_json_string(out, step_state_name(e ? e->state : StepState::pending));
-      out +=
-          fmt::format(",\"started_ms\":{},\"finished_ms\":{},\"message\":", e ? e->started_ms : 0,
-                      e ? e->finished_ms : 0);
-      compat::append_json_string(out, e ? e->message : std::string());
-      out += "}";
-    }
-    out += "]}\n";
+    append_steps_json(out, plan, journal);
+    out += ",\"changed\":false,\"failed\":false,\"msg\":";
+    compat::append_json_string(out, fmt::format("{} of {} steps done", done, plan.steps.size()));
+    out += "}\n";
     return out;
   }
   std::string out = fmt::format("migration {} -> {} ({} strategy): {} of {} steps done{}\n",
@@ -611,6 +636,33 @@ std::string render_status(const MigrationPlan& plan, const Journal& journal, boo
     out += fmt::format("  {:<8} {:<20} {:<10}{}{}\n", step_state_name(st), s.name, s.stage, took,
                        e && !e->message.empty() ? "  " + e->message : "");
   }
+  return out;
+}
+
+std::string render_run_json(const MigrationPlan& plan, const Journal& journal,
+                            const RunResult& result, std::string_view action, bool check) {
+  const std::vector<std::string>& changes = action == "rollback" ? result.undone : result.ran;
+  std::string out = fmt::format(
+      "{{\"changed\":{},\"failed\":{},\"check\":{},\"msg\":", !changes.empty(), !result.ok, check);
+  std::string_view verb =
+      action == "rollback" ? (check ? "would undo" : "undid") : (check ? "would run" : "ran");
+  std::string msg = result.ok ? fmt::format("{} {} step(s), {} already done", verb, changes.size(),
+                                            result.skipped.size())
+                              : result.error;
+  compat::append_json_string(out, msg);
+  append_json_list(out, "ran", result.ran);
+  append_json_list(out, "skipped", result.skipped);
+  append_json_list(out, "undone", result.undone);
+  append_steps_json(out, plan, journal);
+  out += ",\"diff\":[";
+  for (size_t i = 0; i < result.diffs.size(); ++i) {
+    out += i == 0 ? "{\"step\":" : ",{\"step\":";
+    compat::append_json_string(out, result.diffs[i].step);
+    out += ",\"prepared\":";
+    compat::append_json_string(out, result.diffs[i].diff);
+    out += "}";
+  }
+  out += "]}\n";
   return out;
 }
 

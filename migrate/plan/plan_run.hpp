@@ -46,6 +46,16 @@ struct RunOptions {
   bool check = false;     ///< say what would run, change nothing
   bool diff = false;      ///< with check: the file diffs of rewrite steps (their dry runs)
   std::function<void(const std::string&)> print;  ///< progress lines
+  /// Test-only (KEYSHIFT_TEST_KILL_AT_STEP): "NAME" makes apply SIGKILL itself right after
+  /// journaling step NAME as running, "NAME/ran" once its run list succeeded (before its check
+  /// and the journal's done), so tests can crash a run inside every step without a race.
+  std::string kill_at_step;
+};
+
+/// One rewrite step's dry-run diff (apply --check --diff).
+struct StepDiff {
+  std::string step;
+  std::string diff;
 };
 
 /// What a run did.
@@ -55,6 +65,7 @@ struct RunResult {
   std::vector<std::string> ran;      ///< steps run (or, with check, that would run)
   std::vector<std::string> skipped;  ///< already done
   std::vector<std::string> undone;
+  std::vector<StepDiff> diffs;
 };
 
 /// The state directory a run uses for `plan`.
@@ -74,6 +85,11 @@ std::string_view step_state_name(StepState state);
 
 /// The text or JSON of `migrate status`.
 std::string render_status(const MigrationPlan& plan, const Journal& journal, bool json);
+
+/// `migrate apply|rollback --format json`: one object an Ansible module can hand back as is
+/// (changed, failed, msg, the run's step lists, every step's journal state, the diffs).
+std::string render_run_json(const MigrationPlan& plan, const Journal& journal,
+                            const RunResult& result, std::string_view action, bool check);
 
 /// The journal file's name inside the state directory.
 inline constexpr std::string_view k_journal_name = "journal.toml";

@@ -5,7 +5,8 @@ wp-config.php pointing at its socket, moved to `keyshift serve` by the snapshot 
 through `--service-manager command`. Checked: the data is equal on the target and no
 acknowledged write is lost, the app files point at the new socket (php -l when php is
 installed), the report has the verification and the bench table, `migrate apply` killed by
-SIGKILL in the middle and run again ends in the same state, and rollback puts every file
+SIGKILL inside a service command, and at the start and after the run of every step, and
+run again ends in the same state, `--format json` (changed, failed, msg, diff), and rollback puts every file
 back byte for byte with the source serving the data and the writes made on the target.
 
 Run: KEYSHIFT_BIN=build/keyshift /usr/bin/python3 tests/integration/test_migrate_plan.py
@@ -28,7 +29,9 @@ from harness import (HOST, RespConn, SetupError, Skip, ensure_tools, eq,  # noqa
                      keyshift_bin, ok, port_free, run_tests, test, wait_for)
 
 # This test's own ports (23300-23399), so parallel runs of other suites never collide.
-PORTS = range(23340, 23399)
+# KEYSHIFT_TEST_PORTS=FIRST-LAST moves the range (parallel runs on one machine).
+_FIRST, _LAST = os.environ.get("KEYSHIFT_TEST_PORTS", "23340-23399").split("-")
+PORTS = range(int(_FIRST), int(_LAST))
 
 NGINX = """upstream php {
     server 127.0.0.1:9000;
@@ -144,7 +147,7 @@ class Host:
                 c.command("ZADD", "zset:%d" % i, "1.5", "a", str(i), "b")
                 c.command("SET", "ttl:%d" % i, "t", "EX", "3600")
 
-    def plan(self, out, to=("--to", "keyshift")):
+    def plan(self, out, to=("--to", "keyshift"), extra=()):
         rc, stdout, stderr = ks(
             "migrate", "plan", "--from", "unix://" + self.src_sock, *to,
             "--strategy", "snapshot", "--service-manager", "command",
@@ -155,7 +158,7 @@ class Host:
             "--map-path", "%s=%s" % (self.p("var/log/redis"), self.p("var/log/valkey")),
             "--map-path", "%s=%s" % (self.p("run/redis"), self.p("run/valkey")),
             "--apps", *self.apps, "--state-dir", self.p("state"), "--bench-requests", "500",
-            "--out", out)
+            *extra, "--out", out)
         eq(rc, 0, "migrate plan: %s%s" % (stdout, stderr))
         return out
 
@@ -271,6 +274,17 @@ def snapshot_move_report_and_rollback(h):
         eq(rc, 0, err)
         ok("+    server unix:%s;" % host.dst_sock in out, "the nginx diff in --diff: " + out)
         ok(conn_up(host.src_sock), "--check changed nothing")
+        rc, out, err = ks("migrate", "apply", plan, "--check", "--diff", "--format", "json")
+        eq(rc, 0, err)
+        result = json.loads(out)
+        eq((result["changed"], result["failed"], result["check"]), (True, False, True), out)
+        ok("stop-source" in result["ran"], "the steps that would run: " + out)
+        ok(any(d["step"] == "rewrite-apps" and "+    server unix:%s;" % host.dst_sock
+               in d["prepared"] for d in result["diff"]), "the nginx diff in the JSON: " + out)
+        ok(all(s["state"] == "pending" for s in result["steps"]), "nothing journaled: " + out)
+        ok(conn_up(host.src_sock) and not conn_up(host.dst_sock), "check mode changed nothing")
+        for path, digest in host.before.items():
+            eq(sha(path), digest, "%s untouched by check mode" % path)
 
         rc, out, err = ks("migrate", "apply", plan, timeout=300)
         writer.stop()
@@ -285,6 +299,21 @@ def snapshot_move_report_and_rollback(h):
         rc, out, err = ks("migrate", "apply", plan)
         eq(rc, 0, err)
         ok("ran 0 step(s)" in out, "a second apply does nothing: " + out)
+        rc, out, err = ks("migrate", "apply", plan, "--format", "json")
+        eq(rc, 0, err)
+        result = json.loads(out)
+        eq((result["changed"], result["failed"], result["ran"]), (False, False, []), out)
+        ok(all(s["state"] == "done" and s["finished_ms"] >= s["started_ms"] > 0
+               for s in result["steps"]), "every step done with its times: " + out)
+        rc, out, err = ks("migrate", "status", plan, "--format", "json")
+        eq(rc, 0, err)
+        eq(json.loads(out)["changed"], False, out)
+        rc, out, err = ks("migrate", "rollback", plan, "--check", "--format", "json")
+        eq(rc, 0, err)
+        result = json.loads(out)
+        eq((result["changed"], result["failed"]), (True, False), out)
+        eq(result["undone"][0], "bench-after", "newest first: " + out)
+        ok(conn_up(host.dst_sock), "rollback --check changed nothing")
 
         for fmt in ("text", "markdown", "html"):
             rc, out, err = ks("migrate", "report", plan, "--format", fmt)
@@ -433,6 +462,12 @@ def a_failed_step_undoes_its_stage(h):
         rc, out, err = ks("migrate", "status", plan)
         eq(rc, 0, err)
         ok("undone" in out and "failed" not in out.split("start-target")[0], out)
+        rc, out, err = ks("migrate", "apply", plan, "--format", "json", timeout=300)
+        eq(rc, 1, "apply fails again: %s%s" % (out, err))
+        result = json.loads(out)
+        eq(result["failed"], True, out)
+        ok("step start-target failed" in result["msg"], out)
+        ok(conn_up(host.src_sock), "the source serves again after the JSON run")
     finally:
         host.stop_all()
 
@@ -445,6 +480,91 @@ def apply_killed_inside_stop_source_resumes_to_the_same_end(h):
 @test
 def apply_killed_inside_start_target_resumes_to_the_same_end(h):
     kill_inside(h, "host-d", "start-target", "target_start")
+
+
+@test
+def apply_killed_at_every_step_resumes_to_the_same_end(h):
+    """For each step of the snapshot plan, apply SIGKILLs itself (KEYSHIFT_TEST_KILL_AT_STEP,
+    a test-only hook) once right after the step is journaled running and once right after its
+    run list did its work but before it is journaled done; the rerun ends migrated with the
+    data verified, and the rollback puts every file back."""
+    probe = Host(h, "host-probe")
+    try:
+        probe.start_source()
+        rc, out, err = ks("migrate", "status", probe.plan(probe.p("plan.toml")), "--format", "json")
+        eq(rc, 0, err)
+        steps = [s["name"] for s in json.loads(out)["steps"]]
+    finally:
+        probe.stop_all()
+    ok(len(steps) >= 10, "the snapshot plan's steps: %s" % steps)
+    for step in steps:
+        for at in (step, step + "/ran"):
+            host = Host(h, "host-kill-" + at.replace("/", "-"))
+            try:
+                host.start_source()
+                host.fill()
+                plan = host.plan(host.p("plan.toml"))
+                p = subprocess.run([keyshift_bin(), "migrate", "apply", plan],
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300,
+                                   env=dict(os.environ, KEYSHIFT_TEST_KILL_AT_STEP=at))
+                eq(p.returncode, -signal.SIGKILL, "apply killed at %s: %s" % (at, p.stdout))
+                rc, out, err = ks("migrate", "status", plan, "--format", "json")
+                eq(rc, 0, err)
+                status = json.loads(out)
+                states = {s["name"]: s["state"] for s in status["steps"]}
+                eq(states[step], "running", "journaled running at the kill (%s): %s" % (at, out))
+                rc, out, err = ks("migrate", "apply", plan, "--format", "json", timeout=300)
+                eq(rc, 0, "rerun after the kill at %s: %s%s" % (at, out, err))
+                result = json.loads(out)
+                eq(result["ran"][0], step, "the rerun starts with the killed step: " + out)
+                check_migrated(host, plan, [], dataset_of_rdb(host))
+                rc, out, err = ks("verify", "data", host.p("var/lib/redis/dump.rdb"),
+                                  "unix://" + host.dst_sock, "--no-progress")
+                eq(rc, 0, "verify data after the kill at %s: %s%s" % (at, out, err))
+                rollback_and_check(host, plan)
+            finally:
+                host.stop_all()
+
+
+@test
+def plan_preflight_checks_memory_and_the_socket_group(h):
+    """The plan's preflight holds the dataset's used_memory against MemAvailable and the
+    target socket directory's owner:group with whether the web user is in that group (a
+    warning with the usermod -aG fix when not); migrate report shows both."""
+    import grp
+    import pwd
+    if os.geteuid() != 0:
+        raise Skip("chgrp of the socket directory needs root")
+    try:
+        pwd.getpwnam("www-data")
+        outsider = grp.getgrgid(65534).gr_name  # nogroup: www-data is not a member
+    except KeyError:
+        raise Skip("no www-data user or gid 65534 on this host")
+    host = Host(h, "host-pre")
+    try:
+        host.start_source()
+        host.fill()
+        sock_dir = os.path.dirname(host.dst_sock)
+        os.makedirs(sock_dir)
+        os.chown(sock_dir, 0, 65534)
+        plan = host.plan(host.p("plan.toml"))
+        text = open(plan).read()
+        ok('name = "memory"' in text and "(used_memory)" in text and "(MemAvailable)" in text,
+           "the memory check in the plan: " + text)
+        ok("usermod -aG %s www-data" % outsider in text, "the group fix in the plan: " + text)
+        ok('verdict = "warn"' in text.split('name = "socket-group"')[1][:40], text)
+        rc, out, err = ks("migrate", "report", plan)
+        eq(rc, 0, err)
+        ok("socket-group" in out and "usermod -aG %s www-data" % outsider in out
+           and "MemAvailable" in out, "the report's preflight: " + out)
+        os.chown(sock_dir, 0, grp.getgrnam("www-data").gr_gid)
+        text = open(host.plan(host.p("plan2.toml"))).read()
+        ok('verdict = "ok"' in text.split('name = "socket-group"')[1][:40]
+           and "www-data is in group www-data" in text, text)
+        text = open(host.plan(host.p("plan3.toml"), extra=("--web-user", "nobody"))).read()
+        ok("usermod -aG www-data nobody" in text, "--web-user names the user: " + text)
+    finally:
+        host.stop_all()
 
 
 def dataset_of_rdb(host):

@@ -50,6 +50,37 @@ struct Fixture {
 }  // namespace
 
 TEST_SUITE("migrate::plan_run") {
+  TEST_CASE("the JSON of a run says changed until the plan is done, then not") {
+    Fixture f;
+    f.plan.steps = {logging_step("a", "one"), logging_step("b", "one")};
+    f.options.check = true;
+    m::RunResult check = m::apply_migration(f.plan, f.options);
+    std::string json =
+        m::render_run_json(f.plan, *m::read_journal(f.dir.path()), check, "apply", true);
+    CHECK(json.starts_with("{\"changed\":true,\"failed\":false,\"check\":true,"));
+    CHECK(json.find("\"msg\":\"would run 2 step(s), 0 already done\"") != std::string::npos);
+    CHECK(f.log().empty());
+    f.options.check = false;
+    REQUIRE(m::apply_migration(f.plan, f.options).ok);
+    m::RunResult again = m::apply_migration(f.plan, f.options);
+    json = m::render_run_json(f.plan, *m::read_journal(f.dir.path()), again, "apply", false);
+    CHECK(json.starts_with("{\"changed\":false,\"failed\":false,\"check\":false,"));
+    CHECK(json.find("\"skipped\":[\"a\",\"b\"]") != std::string::npos);
+    CHECK(json.find("\"name\":\"b\",\"stage\":\"one\",\"state\":\"done\"") != std::string::npos);
+    CHECK(json.ends_with("\"diff\":[]}\n"));
+  }
+
+  TEST_CASE("the JSON of a failed run says failed with the error as msg") {
+    Fixture f;
+    f.plan.steps = {logging_step("a", "one", true)};
+    m::RunResult r = m::apply_migration(f.plan, f.options);
+    std::string json =
+        m::render_run_json(f.plan, *m::read_journal(f.dir.path()), r, "apply", false);
+    CHECK(json.find("\"failed\":true") != std::string::npos);
+    CHECK(json.find("\"msg\":\"step a failed: check failed:") != std::string::npos);
+    CHECK(json.find("\"undone\":[\"a\"]") != std::string::npos);
+  }
+
   TEST_CASE("a second apply skips the steps the journal has as done") {
     Fixture f;
     f.plan.steps = {logging_step("a", "one"), logging_step("b", "one")};
