@@ -50,6 +50,12 @@ bool parse_aggregate_items(lua_State* lua, std::string_view r, size_t& pos, int 
       lua_pushboolean(lua, 1);
     }
     if (lua != nullptr) {
+      if (type != '*' && lua_isnil(lua, -2)) {
+        // A null map key or set member has no Lua table slot (lua_settable would raise
+        // outside any protected call and abort the process): the entry is left out.
+        lua_pop(lua, 2);
+        continue;
+      }
       lua_settable(lua, -3);
     }
   }

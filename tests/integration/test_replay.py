@@ -241,11 +241,11 @@ def a_monitor_log_becomes_a_capture_whose_replay_finds_what_the_target_refuses(h
         finally:
             mon.terminate()
             mon.wait()
-    # One line as redis-server prints it for a client on another connection: REPLCONF
-    # listening-port, which Redis 7.0 answers for any client and keyshift (no replication as
-    # a primary yet) does not have.
+    # One line as redis-server prints it for a client on another connection: HSCAN with a
+    # negative cursor, which Redis 7.0 takes and Valkey 8 (so keyshift) refuses as an invalid
+    # cursor.
     with open(log, "a") as f:
-        f.write('%.6f [0 127.0.0.1:40001] "REPLCONF" "listening-port" "6390"\n' % time.time())
+        f.write('%.6f [0 127.0.0.1:40001] "HSCAN" "h" "-1"\n' % time.time())
     cap = h.path("monitor.ksc")
     p = subprocess.run([keyshift_bin(), "capture", "--from-monitor-log", log, "--out", cap],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
@@ -264,12 +264,12 @@ def a_monitor_log_becomes_a_capture_whose_replay_finds_what_the_target_refuses(h
     ok(doc["verdicts"].get("accepted", 0) >= 4, doc["verdicts"])
     eq(fresh.cli("GET", "n"), "1")
     eq(fresh.redis().lindex("l", 1), b"\x00\xff bytes")
-    # against keyshift's own engine REPLCONF is refused: that is what MONITOR traffic can
-    # tell about a target
+    # against keyshift's own engine the negative cursor is refused: that is what MONITOR
+    # traffic can tell about a target
     rc, doc, err = replay(cap)
     eq(rc, 1, "%r %s" % (doc, err))
     eq(doc["verdicts"].get("refused"), 1, doc["verdicts"])
-    eq(doc["commands"]["replconf"]["differs"], 1, doc["commands"])
+    eq(doc["commands"]["hscan"]["differs"], 1, doc["commands"])
     # a bad log names its line
     bad = h.path("bad.log")
     with open(bad, "w") as f:

@@ -59,6 +59,12 @@ TEST_SUITE("lua bridge") {
     CHECK(round_trip("|1\r\n$1\r\na\r\n:1\r\n:7\r\n", 3, 3) == ":7\r\n");
   }
 
+  TEST_CASE("a null map key or set member is left out instead of aborting the process") {
+    // lua_settable with a nil key raises outside a protected call: Lua's panic aborts.
+    CHECK(round_trip("~2\r\n_\r\n$1\r\na\r\n", 3, 3) == "~1\r\n$1\r\na\r\n");
+    CHECK(round_trip("%2\r\n_\r\n:1\r\n$1\r\nk\r\n:2\r\n", 3, 3) == "%1\r\n$1\r\nk\r\n:2\r\n");
+  }
+
   TEST_CASE("booleans go back by the script's protocol, not only the client's") {
     CHECK(round_trip("#t\r\n", 3, 3) == "#t\r\n");
     CHECK(round_trip("#t\r\n", 3, 2) == ":1\r\n");
