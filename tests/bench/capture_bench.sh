@@ -16,23 +16,8 @@ requests=${1:-200000}
 rounds=${ROUNDS:-3}
 tests=${TESTS:-set,get}
 clients=${CLIENTS:-50}
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_ping() {  # PORT
-  for _ in $(seq 1 400); do
-    [ "$(redis-cli -p "$1" ping 2>/dev/null)" = "PONG" ] && return 0
-    sleep 0.05
-  done
-  echo "nothing answers on port $1" >&2
-  return 1
-}
+# shellcheck source=tests/bench/common.sh
+. "$root/tests/bench/common.sh"
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 for tool in redis-server redis-cli redis-benchmark; do

@@ -35,24 +35,8 @@ if [ -n "$VALKEY_BIN" ] && [ ! -x "$VALKEY_BIN" ]; then
   exit 2
 fi
 
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT INT TERM
-
-free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_ping() {
-  for _ in $(seq 200); do
-    [ "$(redis-cli -p "$1" ping 2>/dev/null)" = PONG ] && return 0
-    sleep 0.05
-  done
-  echo "server on port $1 did not answer PING" >&2
-  return 1
-}
+# shellcheck source=tests/bench/common.sh
+. "$root/tests/bench/common.sh"
 
 names=() ports=()
 start() {  # name binary-and-args...
@@ -107,7 +91,6 @@ rps() {  # port pipeline words...
   taskset -c "$CLIENT_CPU" redis-benchmark -p "$port" -c "$CLIENTS" -n "$N" -P "$pipe" \
     -r 100000 -q --csv $@ | awk -F'"' 'NF > 3 {v = $4} END {print v + 0}'
 }
-median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
 header=$(printf '%-10s %4s' test pipe)
 for name in "${names[@]}"; do header+=$(printf ' %12s' "$name"); done

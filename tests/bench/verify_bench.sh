@@ -21,15 +21,8 @@ bin=${KEYSHIFT_BIN:-$root/build/keyshift}
 keys=${1:-200000}
 rounds=${ROUNDS:-3}
 make_large=$root/../shared/corpus/rdb/make-large.sh
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# shellcheck source=tests/bench/common.sh
+. "$root/tests/bench/common.sh"
 wait_ping() {  # SOCKET
   for _ in $(seq 1 1200); do
     [ "$(redis-cli -s "$1" ping 2>/dev/null)" = "PONG" ] && return 0
