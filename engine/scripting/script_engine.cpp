@@ -4,6 +4,7 @@
 #include "engine/commands/context.hpp"
 #include "engine/engine.hpp"
 #include "engine/persistence/snapshots.hpp"
+#include "engine/repl/primary.hpp"
 #include "engine/scripting/lua_bit.hpp"
 #include "engine/scripting/lua_bridge.hpp"
 #include "engine/scripting/lua_cmsgpack.hpp"
@@ -932,6 +933,12 @@ bool ScriptEngine::prepare_run(CmdContext& ctx, uint64_t flags, bool read_only, 
         ctx.reply().error("ERR Can not execute a script with write flag using *_ro command.");
         return false;
       }
+      // As Valkey's scriptPrepareForRun: a script that may write needs min-replicas-to-write
+      // good replicas before it starts, as a write command does.
+      if (!ctx.session().has(k_session_primary) && !engine.primary().enough_good_replicas()) {
+        ctx.reply().error(errors::k_noreplicas);
+        return false;
+      }
     }
     if (run.oom_at_start && (flags & (k_script_allow_oom | k_script_no_writes)) == 0) {
       ctx.reply().error(
@@ -1136,6 +1143,10 @@ int ScriptEngine::lua_command(lua_State* lua, bool raise_error) {
              m_engine.config().stop_writes_on_bgsave_error && !m_engine.config().save.empty() &&
              !m_engine.snapshots().last_bgsave_ok()) {
     err = "-" + std::string(errors::k_misconf_bgsave);
+  } else if ((cmd->spec.flags & k_cmd_write) != 0 && !m_run->write_dirty &&
+             !m_run->caller->has(k_session_primary) && !m_engine.primary().enough_good_replicas()) {
+    // Reached only by scripts without flags: a flagged one was refused before it started.
+    err = "-" + std::string(errors::k_noreplicas);
   } else if (!m_run->allow_oom && m_engine.config().maxmemory != 0 && !m_run->write_dirty &&
              m_run->oom_at_start && (cmd->spec.flags & k_cmd_denyoom) != 0) {
     err = "-" + std::string(errors::k_oom);

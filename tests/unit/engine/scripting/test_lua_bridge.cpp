@@ -130,6 +130,23 @@ TEST_SUITE("lua bridge") {
           "-ERR Can not execute a script with write flag using *_ro command.\r\n");
   }
 
+  TEST_CASE("min-replicas-to-write refuses scripts that may write, as a write command") {
+    Fixture f;
+    REQUIRE(f.raw({"set", "x", "v"}) == "+OK\r\n");
+    REQUIRE(f.raw({"config", "set", "min-replicas-to-write", "1"}) == "+OK\r\n");
+    // Declared no-writes, or without flags and only reading: they run.
+    CHECK(f.raw({"eval", "#!lua flags=no-writes\nreturn redis.call('get', 'x')", "0"}) ==
+          "$1\r\nv\r\n");
+    CHECK(f.raw({"eval", "return redis.call('get', 'x')", "0"}) == "$1\r\nv\r\n");
+    // Declared (may write): refused before it starts; without flags: its write is refused.
+    CHECK(f.raw({"eval", "#!lua\nreturn redis.call('get', 'x')", "0"}) ==
+          "-NOREPLICAS Not enough good replicas to write.\r\n");
+    CHECK(f.raw({"eval", "return redis.call('set', 'x', '1')", "0"})
+              .starts_with("-NOREPLICAS Not enough good replicas to write."));
+    REQUIRE(f.raw({"config", "set", "min-replicas-to-write", "0"}) == "+OK\r\n");
+    CHECK(f.raw({"eval", "#!lua\nreturn redis.call('set', 'x', '1')", "0"}) == "+OK\r\n");
+  }
+
   TEST_CASE("the sandbox protects globals and library tables") {
     Fixture f;
     CHECK(f.raw({"eval", "x = 1", "0"}).find("Attempt to modify a readonly table") !=
