@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: the format, layering and brace checks, the unit and integration tests (ctest) on the normal
 # build, the unit tests again under AddressSanitizer + UBSan, and bounded libFuzzer runs of
-# the RDB reader and the ACL rule parser (FUZZ_SECONDS each, default 60; the ACL one links
+# the RDB reader, the ACL rule parser and the Lua bridge's reply conversion (FUZZ_SECONDS
+# each, default 60; the ACL one links
 # build/'s engine library). Expects build/ to exist
 # (packaging/setup.sh --test makes it). Prints one closing line: "N passed, M failed".
 set -uo pipefail
@@ -56,6 +57,7 @@ step "unit + integration tests (ctest)" ctest --test-dir build --output-on-failu
 step "unit tests under ASan/UBSan" sanitized_unit_tests
 step "RDB reader fuzzing (libFuzzer, ${FUZZ_SECONDS:-60} s)" bash tests/fuzz/run.sh "${FUZZ_SECONDS:-60}"
 step "ACL rule fuzzing (libFuzzer, ${FUZZ_SECONDS:-60} s)" bash tests/fuzz/run_acl_rules.sh "${FUZZ_SECONDS:-60}"
+step "Lua bridge fuzzing (libFuzzer, ${FUZZ_SECONDS:-60} s)" bash tests/fuzz/run_lua_bridge.sh "${FUZZ_SECONDS:-60}"
 
 echo
 echo "${passed} passed, ${failed} failed"

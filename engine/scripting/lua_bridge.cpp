@@ -169,8 +169,9 @@ bool parse(lua_State* lua, std::string_view r, size_t& pos, int depth) {
       if (!parse_len(line, n) || n < 0) {
         return false;
       }
-      for (int64_t j = 0; j < 2 * n; ++j) {
-        if (!parse(nullptr, r, pos, depth + 1)) {
+      // Each attribute is a key and a value (n pairs; 2 * n could overflow).
+      for (int64_t j = 0; j < n; ++j) {
+        if (!parse(nullptr, r, pos, depth + 1) || !parse(nullptr, r, pos, depth + 1)) {
           return false;
         }
       }

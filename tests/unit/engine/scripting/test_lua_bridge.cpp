@@ -77,6 +77,8 @@ TEST_SUITE("lua bridge") {
     CHECK(round_trip("$5\r\nab", 2, 2) == "<unparsed>");
     CHECK(round_trip("*2\r\n:1\r\n", 2, 2) == "<unparsed>");
     CHECK(round_trip("?\r\n", 2, 2) == "<unparsed>");
+    // An attribute count whose pair count overflows (found by the bridge's fuzz target).
+    CHECK(round_trip("|8888888888888888882\r\n:1\r\n", 3, 3) == "<unparsed>");
   }
 
   TEST_CASE("numbers become integer arguments when they are integral") {
