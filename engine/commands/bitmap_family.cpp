@@ -1,6 +1,7 @@
 // Bitmap commands over strings: SETBIT, GETBIT, BITCOUNT, BITPOS, BITOP, BITFIELD, BITFIELD_RO.
 #include "engine/commands/context.hpp"
 #include "engine/commands/families.hpp"
+#include "engine/commands/string_edit.hpp"
 #include "engine/keyspace/string_value.hpp"
 #include "engine/util/strconv.hpp"
 
@@ -8,6 +9,7 @@
 #include <bit>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace keyshift::engine {
@@ -47,24 +49,33 @@ bool read_string(CmdContext& ctx, std::string_view key, std::string& out, bool& 
   return true;
 }
 
-/// The string at `key` for a bit write reaching bit `max_bit`, zero-padded to hold it
-/// (Valkey's lookupStringForBitCommand); `grown` when the key is new or got longer.
-bool string_for_bit_write(CmdContext& ctx, std::string_view key, uint64_t max_bit, std::string& out,
-                          bool& grown) {
-  Entry* e = ctx.db().lookup(key);
-  if (e != nullptr) {
-    if (e->type() != ObjType::string) {
-      ctx.reply().error(errors::k_wrong_type);
-      return false;
-    }
-    IntBuffer buf;
-    out.assign(string_of(e, buf));
-  }
+/// Runs `fn(std::string&)` on the string at `key` zero-padded to hold bit `max_bit` (Valkey's
+/// lookupStringForBitCommand): a new key's string is built and stored, an existing one is
+/// edited where it lives (string_edit). `grown` says whether the key is new or got longer;
+/// false with the reply written when the key holds another type.
+template <typename Fn>
+bool edit_bits(CmdContext& ctx, std::string_view key, uint64_t max_bit, bool& grown, Fn&& fn) {
+  Db& db = ctx.db();
   size_t need = static_cast<size_t>(max_bit >> 3) + 1;
-  grown = e == nullptr || out.size() < need;
-  if (out.size() < need) {
-    out.resize(need, '\0');
+  Entry* e = db.lookup(key);
+  if (e == nullptr) {
+    grown = true;
+    std::string s(need, '\0');
+    fn(s);
+    db.set(key, make_raw_string_spec(std::move(s)), -1, true);
+    return true;
   }
+  if (e->type() != ObjType::string) {
+    ctx.reply().error(errors::k_wrong_type);
+    return false;
+  }
+  edit_string(db, e, key, ctx.engine().memory(), [&](std::string& s) {
+    grown = s.size() < need;
+    if (grown) {
+      s.resize(need, '\0');
+    }
+    fn(s);
+  });
   return true;
 }
 
@@ -78,26 +89,34 @@ void cmd_setbit(CmdContext& ctx) {
     ctx.reply().error(k_bad_bit);
     return;
   }
-  std::string s;
-  bool grown = false;
-  if (!string_for_bit_write(ctx, ctx.arg(1), offset, s, grown)) {
+  std::string_view key = ctx.arg(1);
+  Entry* e = ctx.db().lookup(key);
+  if (e != nullptr && e->type() != ObjType::string) {
+    ctx.reply().error(errors::k_wrong_type);
     return;
   }
-  Db& db = ctx.db();
   size_t byte = static_cast<size_t>(offset >> 3);
   // As Valkey: only a new key, a longer string or a flipped bit is a change (dirty, WATCH,
-  // the setbit event).
+  // the setbit event); an unchanged key is left as it is.
   int shift = 7 - static_cast<int>(offset & 7);
-  auto c = static_cast<unsigned char>(s[byte]);
-  int old = (c >> shift) & 1;
   int want = bit_arg[0] - '0';
-  if (grown || old != want) {
-    c = static_cast<unsigned char>((c & ~(1u << shift)) | (want << shift));
-    s[byte] = static_cast<char>(c);
-    db.set(ctx.arg(1), make_raw_string_spec(s), -1, true);
-    ctx.engine().signal_modified_key(ctx.session().db, ctx.arg(1));
-    ctx.engine().notify_keyspace_event(k_notify_string, "setbit", ctx.arg(1), ctx.session().db);
+  int old = 0;
+  if (e != nullptr) {
+    IntBuffer buf;
+    std::string_view cur = string_of(e, buf);
+    old = byte < cur.size() ? (static_cast<unsigned char>(cur[byte]) >> shift) & 1 : 0;
+    if (byte < cur.size() && old == want) {
+      ctx.reply().integer(old);
+      return;
+    }
   }
+  bool grown = false;
+  edit_bits(ctx, key, offset, grown, [&](std::string& s) {
+    auto c = static_cast<unsigned char>(s[byte]);
+    s[byte] = static_cast<char>((c & ~(1u << shift)) | (static_cast<unsigned>(want) << shift));
+  });
+  ctx.engine().signal_modified_key(ctx.session().db, key);
+  ctx.engine().notify_keyspace_event(k_notify_string, "setbit", key, ctx.session().db);
   ctx.reply().integer(old);
 }
 
@@ -614,24 +633,23 @@ void bitfield(CmdContext& ctx, bool ro_command) {
   }
   // As Valkey: the string is created or zero-padded up to the farthest bit written before
   // any operation runs, and stays so even when every write fails under OVERFLOW FAIL.
-  bool grown = false;
-  if (!string_for_bit_write(ctx, key, highest_write_bit, s, grown)) {
-    return;
-  }
   uint64_t changes = 0;
-  ctx.reply().array(ops.size());
-  for (const BitfieldOp& op : ops) {
-    if (op.op == FieldOp::get) {
-      reply_field(ctx, s, op);
-      continue;
+  bool grown = false;
+  bool typed = edit_bits(ctx, key, highest_write_bit, grown, [&](std::string& bits) {
+    ctx.reply().array(ops.size());
+    for (const BitfieldOp& op : ops) {
+      if (op.op == FieldOp::get) {
+        reply_field(ctx, bits, op);
+        continue;
+      }
+      bool changed = false;
+      if (run_write_op(ctx, op, bits, changed) && (grown || changed)) {
+        ++changes;
+      }
     }
-    bool changed = false;
-    if (run_write_op(ctx, op, s, changed) && (grown || changed)) {
-      ++changes;
-    }
-  }
-  if (grown || changes > 0) {
-    ctx.db().set(key, make_raw_string_spec(s), -1, true);
+  });
+  if (!typed) {
+    return;
   }
   if (changes > 0) {
     ctx.engine().signal_modified_key(ctx.session().db, key, changes);

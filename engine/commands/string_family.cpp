@@ -2,6 +2,7 @@
 #include "engine/commands/context.hpp"
 #include "engine/commands/expire_args.hpp"
 #include "engine/commands/families.hpp"
+#include "engine/commands/string_edit.hpp"
 #include "engine/keyspace/string_value.hpp"
 #include "engine/util/status.hpp"
 #include "engine/util/strconv.hpp"
@@ -446,23 +447,6 @@ bool check_string_length(CmdContext& ctx, uint64_t size) {
     return false;
   }
   return true;
-}
-
-/// Grows or rewrites the string at `e` so that `fn(std::string&)` can edit it in place.
-template <typename Fn>
-void edit_string(Db& db, Entry* e, std::string_view key, MemoryCounter& mem, Fn&& fn) {
-  if (e->kind() == Entry::Kind::object) {
-    auto* hs = static_cast<HeapString*>(e->object());
-    size_t before = hs->bytes();
-    fn(hs->data());
-    mem.add(static_cast<int64_t>(hs->bytes()) - static_cast<int64_t>(before));
-    e->set_encoding(ObjEncoding::raw);
-    return;
-  }
-  IntBuffer buf;
-  std::string s(string_of(e, buf));
-  fn(s);
-  db.set(key, make_raw_string_spec(s), -1, true);
 }
 
 void cmd_append(CmdContext& ctx) {

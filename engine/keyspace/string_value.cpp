@@ -40,6 +40,18 @@ Entry::ValueSpec make_raw_string_spec(std::string_view value) {
   return spec;
 }
 
+Entry::ValueSpec make_raw_string_spec(std::string&& value) {
+  if (value.size() <= k_inline_string_max) {
+    return make_raw_string_spec(std::string_view(value));
+  }
+  Entry::ValueSpec spec;
+  spec.type = ObjType::string;
+  spec.encoding = ObjEncoding::raw;
+  spec.kind = Entry::Kind::object;
+  spec.object = new HeapString(std::move(value));
+  return spec;
+}
+
 Entry::ValueSpec make_string_spec(std::string_view value) {
   int64_t n = 0;
   if (value.size() <= 20 && parse_i64(value, n)) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace keyshift::engine {
 
@@ -14,6 +15,8 @@ namespace keyshift::engine {
 class HeapString final : public HeapObject {
  public:
   explicit HeapString(std::string_view data) : m_data(data) {}
+  /// Takes `data` over without copying it (a value built whole, such as a grown bitmap).
+  explicit HeapString(std::string&& data) : m_data(std::move(data)) {}
   size_t bytes() const override { return sizeof(*this) + m_data.capacity(); }
   HeapObject* clone() const override { return new HeapString(m_data); }
   std::string& data() { return m_data; }
@@ -45,5 +48,7 @@ Entry::ValueSpec make_int_spec(int64_t value);
 /// Like make_string_spec but never int-encoded and reported as raw (APPEND, SETRANGE
 /// results, as Valkey leaves them).
 Entry::ValueSpec make_raw_string_spec(std::string_view value);
+/// make_raw_string_spec that moves a long `value` into its HeapString instead of copying.
+Entry::ValueSpec make_raw_string_spec(std::string&& value);
 
 }  // namespace keyshift::engine
