@@ -3,6 +3,7 @@
 // persistence path carries it as is.
 #include "engine/commands/context.hpp"
 #include "engine/commands/families.hpp"
+#include "engine/commands/string_edit.hpp"
 #include "engine/ds/hyperloglog.hpp"
 #include "engine/keyspace/string_value.hpp"
 #include "engine/server/config_file.hpp"
@@ -22,7 +23,8 @@ constexpr std::string_view k_pfdebug_not_sparse = "ERR HLL encoding is not spars
 
 /// hll-sparse-max-bytes from the configuration (a kept setting: only these commands read it).
 size_t sparse_max_bytes(CmdContext& ctx) {
-  const DirectiveSpec* spec = find_directive("hll-sparse-max-bytes");
+  // The directive table is constant: its entry is looked up once, not by name per PFADD.
+  static const DirectiveSpec* const spec = find_directive("hll-sparse-max-bytes");
   if (spec == nullptr) {
     return hll::k_default_sparse_max_bytes;
   }
@@ -60,32 +62,49 @@ void store_hll(CmdContext& ctx, std::string_view key, const std::string& bytes) 
 
 void cmd_pfadd(CmdContext& ctx) {
   std::string_view key = ctx.arg(1);
-  std::string s;
-  HllRead r = read_hll(ctx, key, true, s);
-  if (r == HllRead::replied) {
-    return;
-  }
-  int64_t updated = 0;
-  if (r == HllRead::missing) {
-    s = hll::create();
-    ++updated;
-  }
+  Db& db = ctx.db();
+  Entry* e = db.lookup(key);
   size_t max_bytes = sparse_max_bytes(ctx);
-  for (size_t i = 2; i < ctx.argc(); ++i) {
-    int changed = hll::add(s, ctx.arg(i), max_bytes);
-    if (changed < 0) {
-      // Valkey edits in place, so what changed before the corrupt spot stays.
-      if (updated > 0) {
-        store_hll(ctx, key, s);
+  int64_t updated = 0;
+  bool corrupt = false;
+  // Adds the elements to `s`; Valkey edits in place, so what changed before a corrupt spot
+  // stays.
+  auto add_all = [&](std::string& s) {
+    for (size_t i = 2; i < ctx.argc(); ++i) {
+      int changed = hll::add(s, ctx.arg(i), max_bytes);
+      if (changed < 0) {
+        corrupt = true;
+        return;
       }
-      ctx.reply().error(k_corrupt_hll);
+      updated += changed;
+    }
+    if (updated > 0) {
+      hll::invalidate_cache(s);
+    }
+  };
+  if (e == nullptr) {
+    std::string s = hll::create();
+    ++updated;
+    add_all(s);
+    db.set(key, make_raw_string_spec(std::move(s)), -1, true);
+  } else {
+    if (e->type() != ObjType::string) {
+      ctx.reply().error(errors::k_wrong_type);
       return;
     }
-    updated += changed;
+    IntBuffer buf;
+    if (!hll::looks_valid(string_of(e, buf))) {
+      ctx.reply().error(k_not_hll);
+      return;
+    }
+    // A dense HLL is 12 KB: edited where it lives (string_edit), not copied twice per PFADD.
+    edit_string(db, e, key, ctx.engine().memory(), add_all);
+  }
+  if (corrupt) {
+    ctx.reply().error(k_corrupt_hll);
+    return;
   }
   if (updated > 0) {
-    hll::invalidate_cache(s);
-    store_hll(ctx, key, s);
     ctx.engine().signal_modified_key(ctx.session().db, key);
     ctx.engine().notify_keyspace_event(k_notify_string, "pfadd", key, ctx.session().db);
   }
