@@ -130,24 +130,33 @@ void cmd_pfcount(CmdContext& ctx) {
     ctx.reply().integer(static_cast<int64_t>(hll::estimate(*max)));
     return;
   }
+  // One key: read where it lives (a cached count costs no copy of the 12 KB value); a new
+  // count is written into the value's cache bytes in place.
   std::string_view key = ctx.arg(1);
-  HllRead r = read_hll(ctx, key, false, s);
-  if (r == HllRead::replied) {
-    return;
-  }
-  if (r == HllRead::missing) {
+  Entry* e = ctx.db().lookup_read(key);
+  if (e == nullptr) {
     ctx.reply().integer(0);
     return;
   }
-  std::optional<uint64_t> card = hll::cached_cardinality(s);
+  if (e->type() != ObjType::string) {
+    ctx.reply().error(errors::k_wrong_type);
+    return;
+  }
+  IntBuffer buf;
+  std::string_view value = string_of(e, buf);
+  if (!hll::looks_valid(value)) {
+    ctx.reply().error(k_not_hll);
+    return;
+  }
+  std::optional<uint64_t> card = hll::cached_cardinality(value);
   if (!card) {
-    card = hll::estimate(s);
+    card = hll::estimate(value);
     if (!card) {
       ctx.reply().error(k_corrupt_hll);
       return;
     }
-    hll::set_cached_cardinality(s, *card);
-    store_hll(ctx, key, s);
+    edit_string(ctx.db(), e, key, ctx.engine().memory(),
+                [&](std::string& hll_bytes) { hll::set_cached_cardinality(hll_bytes, *card); });
     ctx.engine().signal_modified_key(ctx.session().db, key);
   }
   ctx.reply().integer(static_cast<int64_t>(*card));
