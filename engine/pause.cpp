@@ -46,6 +46,20 @@ bool ClientPause::holds(uint32_t cmd_flags) const {
                                             (cmd_flags & (k_cmd_write | k_cmd_may_replicate)) != 0);
 }
 
+namespace {
+
+/// A script's command flags from its declared flags (Valkey's scriptFlagsToCmdFlags):
+/// the declaration says whether it writes, and MAY_REPLICATE no longer applies.
+uint32_t declared_command_flags(uint32_t flags, uint64_t script_flags) {
+  flags &= ~static_cast<uint32_t>(k_cmd_write | k_cmd_may_replicate);
+  if ((script_flags & k_script_no_writes) == 0) {
+    flags |= k_cmd_write;
+  }
+  return flags;
+}
+
+}  // namespace
+
 uint32_t ClientPause::command_flags(const Command& cmd,
                                     std::span<const std::string_view> argv) const {
   uint32_t flags = cmd.spec.flags;
@@ -53,14 +67,7 @@ uint32_t ClientPause::command_flags(const Command& cmd,
   if ((name == "fcall" || name == "fcall_ro") && argv.size() >= 2) {
     // As Valkey's fcallGetCommandFlags: the function's declared flags decide.
     std::optional<uint64_t> declared = m_engine.scripting().function_flags(argv[1]);
-    if (!declared) {
-      return flags;
-    }
-    flags &= ~static_cast<uint32_t>(k_cmd_write | k_cmd_may_replicate);
-    if ((*declared & k_script_no_writes) == 0) {
-      flags |= k_cmd_write;
-    }
-    return flags;
+    return declared ? declared_command_flags(flags, *declared) : flags;
   }
   bool by_sha = name == "evalsha" || name == "evalsha_ro";
   if ((!by_sha && name != "eval" && name != "eval_ro") || argv.size() < 2 ||
@@ -82,12 +89,7 @@ uint32_t ClientPause::command_flags(const Command& cmd,
       (script_flags & k_script_eval_compat) != 0) {
     return flags;
   }
-  // Declared flags say whether the script writes; MAY_REPLICATE no longer applies.
-  flags &= ~static_cast<uint32_t>(k_cmd_write | k_cmd_may_replicate);
-  if ((script_flags & k_script_no_writes) == 0) {
-    flags |= k_cmd_write;
-  }
-  return flags;
+  return declared_command_flags(flags, script_flags);
 }
 
 void ClientPause::postpone(Session& s, std::span<const std::string_view> argv) {
