@@ -220,14 +220,12 @@ PreflightCheck inspect_check(const std::string& rdb_path, const std::string& rdb
   return c;
 }
 
-// Why the target cannot follow the source live, or nullopt when it can: REPLICAOF takes a
-// host and port, and a Valkey before 8.1 refuses the RDB 12 full sync of a Redis 7.4 or later
-// (keyshift serve reads it).
+// Why the target cannot follow the source by REPLICAOF, or nullopt when it can: REPLICAOF
+// takes a host and port, and a Valkey before 8.1 refuses the RDB 12 full sync of a Redis 7.4
+// or later (keyshift serve reads it). keyshift import then follows instead.
 std::optional<std::string> replica_refusal(const PlanServer& src, const PlanServer& dst) {
   if (src.port == 0) {
-    return std::string(
-        "--strategy replica: the source listens on no TCP port and REPLICAOF needs one; "
-        "use --strategy snapshot");
+    return std::string("the source listens on no TCP port, and REPLICAOF needs one");
   }
   auto major_minor = [](const std::string& v) {
     int major = std::atoi(v.c_str());
@@ -237,9 +235,8 @@ std::optional<std::string> replica_refusal(const PlanServer& src, const PlanServ
   if (src.kind == "redis-server" && dst.kind == "valkey-server" &&
       major_minor(src.version) >= std::pair{7, 4} && major_minor(dst.version) < std::pair{8, 1}) {
     return fmt::format(
-        "--strategy replica: redis-server {} sends an RDB 12 full sync, which valkey-server {} "
-        "refuses; use --to keyshift (its replica reads RDB 12) or --strategy snapshot (which "
-        "converts the file)",
+        "redis-server {} sends an RDB 12 full sync, which valkey-server {} refuses (keyshift "
+        "import converts it)",
         src.version, dst.version);
   }
   return std::nullopt;
@@ -346,11 +343,8 @@ engine::Expected<MigrationPlan, std::string> make_plan(const PlanOptions& o) {
   if (dst.port != 0) {
     dst.tcp_url = fmt::format("redis://{}127.0.0.1:{}", auth, dst.port);
   }
-  if (replica) {
-    if (auto refused = replica_refusal(src, dst)) {
-      return engine::Unexpected{*refused};
-    }
-  }
+  // Why REPLICAOF cannot be used, so keyshift import follows the source instead.
+  std::optional<std::string> by_import = replica ? replica_refusal(src, dst) : std::nullopt;
   dst.start = svc->target_start;
   dst.stop = svc->target_stop;
 
@@ -558,7 +552,60 @@ engine::Expected<MigrationPlan, std::string> make_plan(const PlanOptions& o) {
       .undo = {path_action(ActionKind::rollback_runs, state + "/backups/apps")},
   };
 
-  if (replica) {
+  const PlanStep verify_live{
+      .name = "verify-data",
+      .stage = "cutover",
+      .what = "compare every key of the paused source with the target",
+      .why = "proof before the switch that nothing was lost or changed: types, TTLs and values",
+      .run = {exec(
+          {"{keyshift}", "verify", "data", s_url, t_url, "--format", "json", "--no-progress"},
+          state + "/verify.json", 3600)},
+  };
+  if (replica) {  // the target runs beside the source from the start
+    start_target.stage = "follow";
+    start_target.run.insert(start_target.run.begin() + 1,
+                            path_action(ActionKind::make_dir, target_dir));
+    target_config.stage = "follow";
+    plan.steps.push_back(target_config);
+    plan.steps.push_back(start_target);
+  }
+  if (replica && by_import) {
+    plan.strategy_why = fmt::format(
+        "replica, followed by keyshift import --mode sync ({}): the target starts beside the "
+        "source on {}; import copies the dataset as a replica of the source and streams its "
+        "commands until caught up, keeping replid and offset in a checkpoint; writes pause "
+        "(CLIENT PAUSE WRITE) while a second import continues by PSYNC from that checkpoint to "
+        "the final offset, the data is verified and the source stops",
+        *by_import, dst.unix_socket);
+    const std::string checkpoint = state + "/follow.checkpoint";
+    PlanAction follow =
+        exec({"{keyshift}", "import", s_url, "--mode", "sync", "--to", t_url, "--until",
+              "caught-up", "--checkpoint", checkpoint, "--target", rdb_target},
+             {}, 3600);
+    plan.steps.push_back(PlanStep{
+        .name = "follow-source",
+        .stage = "follow",
+        .what = "copy the source into the target as its replica (keyshift import --mode sync)",
+        .why = "the full sync copies the dataset while the source keeps serving, then the "
+               "stream until the offset of its start; the checkpoint lets the cutover continue "
+               "by PSYNC",
+        .run = {follow},
+        .undo = {path_action(ActionKind::remove_file, checkpoint)},
+    });
+    plan.steps.push_back(pause_source(
+        "from here no write is acknowledged by the source, so the target can catch up to its "
+        "final offset; paused clients wait, none is refused yet"));
+    follow.timeout_s = 600;
+    plan.steps.push_back(PlanStep{
+        .name = "wait-caught-up",
+        .stage = "cutover",
+        .what = "continue the import by PSYNC until the source's final offset (lag 0 bytes)",
+        .why = "the paused source's offset no longer moves, so caught-up is every write it "
+               "acknowledged",
+        .run = {follow},
+    });
+    plan.steps.push_back(verify_live);
+  } else if (replica) {
     plan.strategy_why = fmt::format(
         "replica: the target starts beside the source on {} and follows it by REPLICAOF until "
         "it is caught up; writes pause (CLIENT PAUSE WRITE) only while the last bytes of the "
@@ -571,12 +618,6 @@ engine::Expected<MigrationPlan, std::string> make_plan(const PlanOptions& o) {
       follow.push_back(call(t_url, {"CONFIG", "SET", "primaryauth", password}, ""));
     }
     follow.push_back(call(t_url, {"REPLICAOF", "127.0.0.1", host_port}, ""));
-    start_target.stage = "follow";
-    start_target.run.insert(start_target.run.begin() + 1,
-                            path_action(ActionKind::make_dir, target_dir));
-    target_config.stage = "follow";
-    plan.steps.push_back(target_config);
-    plan.steps.push_back(start_target);
     PlanAction synced{.kind = ActionKind::wait_synced,
                       .endpoint = t_url,
                       .timeout_s = 3600,
@@ -604,15 +645,7 @@ engine::Expected<MigrationPlan, std::string> make_plan(const PlanOptions& o) {
         .why = "every write the source acknowledged is then on the target",
         .run = {synced},
     });
-    plan.steps.push_back(PlanStep{
-        .name = "verify-data",
-        .stage = "cutover",
-        .what = "compare every key of the paused source with the target",
-        .why = "proof before the switch that nothing was lost or changed: types, TTLs and values",
-        .run = {exec(
-            {"{keyshift}", "verify", "data", s_url, t_url, "--format", "json", "--no-progress"},
-            state + "/verify.json", 3600)},
-    });
+    plan.steps.push_back(verify_live);
     plan.steps.push_back(PlanStep{
         .name = "promote-target",
         .stage = "cutover",
@@ -624,6 +657,8 @@ engine::Expected<MigrationPlan, std::string> make_plan(const PlanOptions& o) {
     for (PlanAction& a : plan.steps.back().undo) {
       a.when = "endpoint_up";  // a rollback after the target stopped has nothing to undo here
     }
+  }
+  if (replica) {
     plan.steps.push_back(PlanStep{
         .name = "stop-source",
         .stage = "cutover",

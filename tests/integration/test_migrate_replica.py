@@ -30,7 +30,7 @@ import harness  # noqa: E402
 from harness import RespConn, Skip, eq, keyshift_bin, ok, run_tests, test  # noqa: E402
 
 _OWN = len(harness._TESTS)
-from test_migrate_plan import (Host, check_migrated, conn_up, dataset, ks,  # noqa: E402
+from test_migrate_plan import (Host, check_migrated, dataset, ks,  # noqa: E402
                                rollback_and_check, sha, valkey_binary,
                                valkey_serves_then_roll_back)
 del harness._TESTS[_OWN:]  # the shared fixtures only: test_migrate_plan's tests run there
@@ -43,6 +43,7 @@ except ImportError:  # pragma: no cover - the test skips
 REPLICA_STEPS = ("write-target-config", "start-target", "follow-source", "pause-source",
                  "wait-caught-up", "verify-data", "promote-target", "stop-source", "open-target",
                  "rewrite-apps")
+IMPORT_STEPS = tuple(s for s in REPLICA_STEPS if s != "promote-target")
 
 
 class AppWriter:
@@ -100,26 +101,40 @@ class AppWriter:
         ok(not self.thread.is_alive(), "the writer stopped")
 
 
-def replica_plan(host, **kw):
+def without_tcp(host):
+    """The source on its unix socket only (port 0), as some WordOps hosts run it."""
+    with open(host.conf) as f:
+        text = f.read()
+    with open(host.conf, "w") as f:
+        f.write(text.replace("port %d\n" % host.port, "port 0\n"))
+    host.before[host.conf] = sha(host.conf)
+
+
+def replica_plan(host, steps=REPLICA_STEPS, **kw):
     plan = host.plan(host.p("plan.toml"), strategy="replica", **kw)
     text = open(plan).read()
     ok('strategy = "replica"' in text, "the plan's strategy")
-    for step in REPLICA_STEPS:
+    for step in steps:
         ok('name = "%s"' % step in text, "step %s in the plan" % step)
+    ok(('"REPLICAOF", "127.0.0.1"' in text) == (steps == REPLICA_STEPS),
+       "followed by REPLICAOF or by import: " + text)
     ok("save-source" not in text and "import-data" not in text, "no snapshot steps")
     return plan
 
 
-def move_with_writer(h, name, to=("--to", "keyshift"), target_binary=None):
+def move_with_writer(h, name, to=("--to", "keyshift"), target_binary=None, prepare=None,
+                     steps=REPLICA_STEPS):
     host = Host(h, name)
     try:
+        if prepare:
+            prepare(host)
         host.start_source()
         host.fill()
         fixed = {k: v for k, v in dataset(host.src_sock).items()}
         if target_binary:  # daemonize yes, as the source; it refuses a missing dir
             os.makedirs(host.p("var/lib/valkey"))
             host.target_start = "%s %s" % (target_binary, host.dst_conf)
-        plan = replica_plan(host, to=to, bench=200)
+        plan = replica_plan(host, steps=steps, to=to, bench=200)
         writer = AppWriter(host.apps[1])
         writer.wait_acked(100)
         rc, out, err = ks("migrate", "apply", plan, timeout=300)
@@ -136,7 +151,7 @@ def move_with_writer(h, name, to=("--to", "keyshift"), target_binary=None):
            "verify-data before the switch: %s" % verify)
         with RespConn(path=host.dst_sock) as c:
             _, role = c.command("ROLE")
-            eq(role[0], b"master", "the target is promoted")
+            eq(role[0], b"master", "the target is a primary")
         return host, plan, writer
     except BaseException:
         host.stop_all()
@@ -175,17 +190,22 @@ def replica_move_to_valkey_server_loses_no_acknowledged_write(h):
 
 @test
 def replica_apply_killed_at_its_steps_resumes_to_the_same_end(h):
-    """apply SIGKILLs itself (KEYSHIFT_TEST_KILL_AT_STEP) inside the replica strategy's steps
-    while the writer writes; the rerun ends migrated with every acknowledged write on the
+    """apply SIGKILLs itself (KEYSHIFT_TEST_KILL_AT_STEP) inside the replica strategy's steps,
+    followed by REPLICAOF and by import, while the writer writes; the rerun ends migrated with every acknowledged write on the
     target, and the rollback puts every file back."""
-    for at in ("follow-source/ran", "pause-source/ran", "wait-caught-up", "promote-target/ran",
-               "stop-source/ran"):
-        host = Host(h, "rhost-kill-" + at.replace("/", "-"))
+    points = [(None, REPLICA_STEPS, at) for at in (
+        "follow-source/ran", "pause-source/ran", "wait-caught-up", "promote-target/ran",
+        "stop-source/ran")]
+    points += [(without_tcp, IMPORT_STEPS, at) for at in ("follow-source", "wait-caught-up/ran")]
+    for prepare, steps, at in points:
+        host = Host(h, "rhost-kill-%s%s" % ("import-" if prepare else "", at.replace("/", "-")))
         try:
+            if prepare:
+                prepare(host)
             host.start_source()
             host.fill()
             fixed = dataset(host.src_sock)
-            plan = replica_plan(host, bench=0)
+            plan = replica_plan(host, steps=steps, bench=0)
             writer = AppWriter(host.apps[1])
             p = subprocess.run([keyshift_bin(), "migrate", "apply", plan],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300,
@@ -206,27 +226,37 @@ def replica_apply_killed_at_its_steps_resumes_to_the_same_end(h):
 
 
 @test
-def replica_plan_refuses_what_cannot_follow(h):
-    """A source without a TCP port cannot be followed by REPLICAOF: the plan says so and
-    points at the snapshot strategy, exit 1, no plan file."""
-    host = Host(h, "rhost-r")
+def replica_move_without_a_tcp_port_follows_by_import(h):
+    """REPLICAOF needs a port: the plan follows by keyshift import --mode sync through the
+    source's socket, and the cutover continues that import by PSYNC under the pause."""
+    host, plan, _ = move_with_writer(h, "rhost-i", prepare=without_tcp, steps=IMPORT_STEPS)
     try:
-        with open(host.conf) as f:
-            text = f.read()
-        with open(host.conf, "w") as f:
-            f.write(text.replace("port %d\n" % host.port, "port 0\n"))
-        host.before[host.conf] = sha(host.conf)
-        host.start_source()
-        out = host.p("plan.toml")
-        rc, stdout, stderr = ks("migrate", "plan", "--from", "unix://" + host.src_sock,
-                                "--strategy", "replica", "--service-manager", "command",
-                                "--source-start", "true", "--source-stop", "true",
-                                "--target-start", "true", "--target-stop", "true",
-                                "--target-socket", host.dst_sock, "--out", out)
-        ok(rc != 0 and "no TCP port" in stdout + stderr and "snapshot" in stdout + stderr,
-           "refused: %d %s%s" % (rc, stdout, stderr))
-        ok(not os.path.exists(out), "no plan written")
-        ok(conn_up(host.src_sock), "the source untouched")
+        ok("keyshift import --mode sync" in open(plan).read(), "the plan says why and how")
+        ok(os.path.exists(host.p("state/follow.checkpoint")), "the import's checkpoint")
+        rollback_and_check(host, plan)
+        ok(not os.path.exists(host.p("state/follow.checkpoint")), "the checkpoint undone")
+    finally:
+        host.stop_all()
+
+
+@test
+def replica_move_from_redis_7_4_to_valkey_8_0_follows_by_import(h):
+    """valkey-server 8.0 refuses Redis 7.4's RDB 12 full sync, so REPLICAOF cannot work:
+    keyshift import follows and converts."""
+    redis74 = os.environ.get("KEYSHIFT_REDIS74_SERVER")
+    if not redis74 or not os.path.exists(redis74):
+        raise Skip("no Redis 7.4 (set KEYSHIFT_REDIS74_SERVER)")
+    binary = valkey_binary()
+
+    def use_redis74(host):
+        host.source_start = "%s %s" % (redis74, host.conf)
+
+    host, plan, _ = move_with_writer(
+        h, "rhost-74", to=("--to", "valkey-server", "--target-binary", binary),
+        target_binary=binary, prepare=use_redis74, steps=IMPORT_STEPS)
+    try:
+        ok("RDB 12" in open(plan).read(), "the plan says why it imports")
+        valkey_serves_then_roll_back(host, plan)
     finally:
         host.stop_all()
 
