@@ -217,7 +217,9 @@ void add_migrate(CLI::App& app) {
   add_format(status);
   status->callback([o]() {
     migrate::MigrationPlan p = load_plan(o->plan_file);
-    print(migrate::render_status(p, load_journal(p, *o), o->json || o->format == "json"));
+    migrate::Journal journal = load_journal(p, *o);
+    print(migrate::render_status(p, journal, o->json || o->format == "json",
+                                 migrate::follow_lag(p, journal)));
   });
 
   CLI::App* report = m->add_subcommand("report", "Report what the migration did, with proof");

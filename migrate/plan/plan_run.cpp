@@ -664,7 +664,20 @@ RunResult rollback_migration(const MigrationPlan& plan, const RunOptions& option
   return result;
 }
 
-std::string render_status(const MigrationPlan& plan, const Journal& journal, bool json) {
+std::optional<int64_t> follow_lag(const MigrationPlan& plan, const Journal& journal) {
+  auto state = [&](const char* name) {
+    const JournalEntry* e = journal.find(name);
+    return e ? e->state : StepState::pending;
+  };
+  if (plan.strategy != "replica" || plan.find("promote-target") == nullptr ||
+      state("follow-source") != StepState::done || state("promote-target") == StepState::done) {
+    return std::nullopt;
+  }
+  return replica_lag(plan.target.url, plan.source.url);
+}
+
+std::string render_status(const MigrationPlan& plan, const Journal& journal, bool json,
+                          std::optional<int64_t> lag) {
   size_t done = 0;
   std::string next;
   for (const PlanStep& s : plan.steps) {
@@ -678,7 +691,8 @@ std::string render_status(const MigrationPlan& plan, const Journal& journal, boo
   if (json) {
     std::string out = "{\"strategy\":";
     compat::append_json_string(out, plan.strategy);
-    out += fmt::format(",\"steps_total\":{},\"steps_done\":{},\"next\":", plan.steps.size(), done);
+    out += fmt::format(",\"steps_total\":{},\"steps_done\":{},\"lag_bytes\":{},\"next\":",
+                       plan.steps.size(), done, lag ? std::to_string(*lag) : "null");
     if (next.empty()) {
       out += "null";
     } else {
@@ -693,6 +707,9 @@ std::string render_status(const MigrationPlan& plan, const Journal& journal, boo
   std::string out = fmt::format("migration {} -> {} ({} strategy): {} of {} steps done{}\n",
                                 plan.source.url, plan.target.url, plan.strategy, done,
                                 plan.steps.size(), next.empty() ? "" : ", next " + next);
+  if (lag) {
+    out += fmt::format("  the target is {} bytes behind the source\n", *lag);
+  }
   for (const PlanStep& s : plan.steps) {
     const JournalEntry* e = journal.find(s.name);
     StepState st = e ? e->state : StepState::pending;

@@ -211,6 +211,11 @@ def replica_apply_killed_at_its_steps_resumes_to_the_same_end(h):
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300,
                                env=dict(os.environ, KEYSHIFT_TEST_KILL_AT_STEP=at))
             eq(p.returncode, -signal.SIGKILL, "apply killed at %s: %s" % (at, p.stdout))
+            rc, out, err = ks("migrate", "status", plan, "--format", "json")
+            eq(rc, 0, err)
+            following = prepare is None and at in ("pause-source/ran", "wait-caught-up")
+            lag = json.loads(out)["lag_bytes"]
+            ok(isinstance(lag, int) if following else lag is None, "status's lag: " + out)
             rc, out, err = ks("migrate", "apply", plan, "--format", "json", timeout=300)
             eq(rc, 0, "rerun after the kill at %s: %s%s" % (at, out, err))
             eq(json.loads(out)["ran"][0], at.split("/")[0], "the rerun starts at the killed step")
