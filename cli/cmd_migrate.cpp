@@ -132,7 +132,8 @@ void add_migrate(CLI::App& app) {
   m->require_subcommand(1);
   m->footer(
       "Usage:\n"
-      "  keyshift migrate plan --from URL [--to keyshift|valkey-server] [--strategy snapshot]\n"
+      "  keyshift migrate plan --from URL [--to keyshift|valkey-server] [--strategy "
+      "snapshot|replica]\n"
       "       [--service-manager systemd|command --source-start CMD ...] [--apps PATH...] --out "
       "PLAN.toml\n"
       "  keyshift migrate apply PLAN [--state-dir D] [--step NAME] [--until NAME] [--check] "
@@ -151,7 +152,8 @@ void add_migrate(CLI::App& app) {
       ->check(CLI::IsMember({"keyshift", "valkey-server"}));
   plan->add_option("--target-binary", o->plan.target_binary, "valkey-server's path");
   plan->add_option("--strategy", o->plan.strategy,
-                   "snapshot (SAVE, stop, convert, start); replica is not implemented yet")
+                   "snapshot (SAVE, stop, convert, start) or replica (the target follows the "
+                   "source live, cut over at lag 0 under CLIENT PAUSE WRITE)")
       ->check(CLI::IsMember({"snapshot", "replica"}));
   plan->add_option("--service-manager", o->plan.service_manager,
                    "systemd (systemctl and the packages' units) or command (the commands below)")
@@ -166,6 +168,10 @@ void add_migrate(CLI::App& app) {
                    "Where the target's config goes (default: redis -> valkey in the path)");
   plan->add_option("--target-socket", o->plan.target_socket, "The target's unix socket");
   plan->add_option("--target-dir", o->plan.target_dir, "The target's data directory");
+  plan->add_option("--target-port", o->plan.target_port,
+                   "The target's TCP port (replica: default 0, none, since both run at once; "
+                   "snapshot: default the source's)")
+      ->check(CLI::Range(0, 65535));
   plan->add_option("--layout", o->plan.layout, "debian, rhel or custom (rewrite server)");
   plan->add_option("--map-path", o->plan.map_paths, "More /FROM=/TO moves for rewrite server");
   plan->add_option("--apps", o->plan.apps, "Application files or directories to repoint")
@@ -211,7 +217,9 @@ void add_migrate(CLI::App& app) {
   add_format(status);
   status->callback([o]() {
     migrate::MigrationPlan p = load_plan(o->plan_file);
-    print(migrate::render_status(p, load_journal(p, *o), o->json || o->format == "json"));
+    migrate::Journal journal = load_journal(p, *o);
+    print(migrate::render_status(p, journal, o->json || o->format == "json",
+                                 migrate::follow_lag(p, journal)));
   });
 
   CLI::App* report = m->add_subcommand("report", "Report what the migration did, with proof");

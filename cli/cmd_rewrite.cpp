@@ -57,6 +57,7 @@ struct ServerOptions {
   std::string layout;
   std::vector<std::string> map_paths;
   std::string socket;
+  int port = -1;  ///< --port; -1: the source's
   std::string table;
   std::string probe;
 };
@@ -240,6 +241,9 @@ void run_server(const ServerOptions& o) {
   }
   options.path_maps = parse_maps(o.map_paths);
   options.socket = o.socket;
+  if (o.port >= 0) {
+    options.port = o.port;
+  }
   std::optional<migrate::ProbeResult> probed;
   if (!o.probe.empty()) {
     auto result = migrate::is_probe_url(o.probe) ? migrate::probe_url(o.probe)
@@ -562,6 +566,8 @@ void add_rewrite(CLI::App& app) {
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   s->add_option("--socket", server->socket, "The unix socket the target listens on");
+  s->add_option("--port", server->port, "The TCP port the target listens on (0: none)")
+      ->check(CLI::Range(0, 65535));
   s->add_option("--table", server->table, "Read the targets table from FILE (TOML)");
   s->add_option("--probe", server->probe, "Ask a running target (URL) or a target binary");
   add_common(s, server->common);

@@ -220,15 +220,33 @@ PreflightCheck inspect_check(const std::string& rdb_path, const std::string& rdb
   return c;
 }
 
+// Why the target cannot follow the source by REPLICAOF, or nullopt when it can: REPLICAOF
+// takes a host and port, and a Valkey before 8.1 refuses the RDB 12 full sync of a Redis 7.4
+// or later (keyshift serve reads it). keyshift import then follows instead.
+std::optional<std::string> replica_refusal(const PlanServer& src, const PlanServer& dst) {
+  if (src.port == 0) {
+    return std::string("the source listens on no TCP port, and REPLICAOF needs one");
+  }
+  auto major_minor = [](const std::string& v) {
+    int major = std::atoi(v.c_str());
+    size_t dot = v.find('.');
+    return std::pair{major, dot == std::string::npos ? 0 : std::atoi(v.c_str() + dot + 1)};
+  };
+  if (src.kind == "redis-server" && dst.kind == "valkey-server" &&
+      major_minor(src.version) >= std::pair{7, 4} && major_minor(dst.version) < std::pair{8, 1}) {
+    return fmt::format(
+        "redis-server {} sends an RDB 12 full sync, which valkey-server {} refuses (keyshift "
+        "import converts it)",
+        src.version, dst.version);
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 engine::Expected<MigrationPlan, std::string> make_plan(const PlanOptions& o) {
   if (o.strategy != "snapshot" && o.strategy != "replica") {
     return engine::Unexpected{fmt::format("--strategy {}: snapshot or replica", o.strategy)};
-  }
-  if (o.strategy == "replica") {
-    return engine::Unexpected{
-        std::string("--strategy replica is not implemented yet; use --strategy snapshot")};
   }
   if (o.to != "keyshift" && o.to != "valkey-server") {
     return engine::Unexpected{fmt::format("--to {}: keyshift or valkey-server", o.to)};
@@ -319,11 +337,14 @@ engine::Expected<MigrationPlan, std::string> make_plan(const PlanOptions& o) {
   }
   std::string target_dir = o.target_dir.empty() ? valkey_path(conf("dir")) : o.target_dir;
   dst.data_file = join(target_dir, conf("dbfilename"));
-  dst.port = src.port;
+  const bool replica = o.strategy == "replica";
+  dst.port = o.target_port >= 0 ? o.target_port : (replica ? 0 : src.port);
   dst.url = fmt::format("unix://{}{}", auth, dst.unix_socket);
   if (dst.port != 0) {
-    dst.tcp_url = src.tcp_url;
+    dst.tcp_url = fmt::format("redis://{}127.0.0.1:{}", auth, dst.port);
   }
+  // Why REPLICAOF cannot be used, so keyshift import follows the source instead.
+  std::optional<std::string> by_import = replica ? replica_refusal(src, dst) : std::nullopt;
   dst.start = svc->target_start;
   dst.stop = svc->target_stop;
 
@@ -342,6 +363,10 @@ engine::Expected<MigrationPlan, std::string> make_plan(const PlanOptions& o) {
   if (!o.layout.empty()) {
     rewrite_server.push_back("--layout");
     rewrite_server.push_back(o.layout);
+  }
+  if (dst.port != src.port) {
+    rewrite_server.push_back("--port");
+    rewrite_server.push_back(std::to_string(dst.port));
   }
   {
     std::vector<std::string> dry = rewrite_server;
@@ -369,9 +394,22 @@ engine::Expected<MigrationPlan, std::string> make_plan(const PlanOptions& o) {
     plan.preflight.push_back({"target-socket", in_use ? "fail" : "ok",
                               fmt::format("{} {}", dst.unix_socket,
                                           in_use ? "is in use by a running server" : "is free")});
-    plan.preflight.push_back(
-        {"target-port", "ok",
-         fmt::format("port {}: the target takes it over once the source stops", dst.port)});
+    if (!replica) {
+      plan.preflight.push_back(
+          {"target-port", "ok",
+           fmt::format("port {}: the target takes it over once the source stops", dst.port)});
+    } else if (dst.port == 0) {
+      plan.preflight.push_back(
+          {"target-port", "ok", "the target listens on its unix socket only (--target-port 0)"});
+    } else {
+      bool taken = engine::RespConnection::connect(*engine::parse_redis_url(dst.tcp_url),
+                                                   std::chrono::milliseconds(500))
+                       .has_value();
+      plan.preflight.push_back(
+          {"target-port", taken ? "fail" : "ok",
+           fmt::format("port {} {}", dst.port,
+                       taken ? "is in use by a running server" : "is free beside the source")});
+    }
   }
   {
     std::error_code ec;
@@ -479,6 +517,17 @@ engine::Expected<MigrationPlan, std::string> make_plan(const PlanOptions& o) {
           "loads when it starts again (deletes included; the two may share a port)",
       .undo = {call(t_url, {"CLIENT", "PAUSE", "300000", "WRITE"}, "endpoint_up"), import_back},
   };
+  // Both strategies' cutover begins so: the source acknowledges no more writes.
+  auto pause_source = [&](const char* why) {
+    return PlanStep{
+        .name = "pause-source",
+        .stage = "cutover",
+        .what = "pause writes on the source (CLIENT PAUSE WRITE)",
+        .why = why,
+        .run = {call(s_url, {"CLIENT", "PAUSE", "300000", "WRITE"}, "")},
+        .undo = {call(s_url, {"CLIENT", "UNPAUSE"}, "endpoint_up")},
+    };
+  };
   std::vector<std::string> apps_argv = {"{keyshift}", "rewrite", "apps"};
   apps_argv.insert(apps_argv.end(), o.apps.begin(), o.apps.end());
   // The sockets are named, not read from --server-out: that file exists only once
@@ -503,20 +552,134 @@ engine::Expected<MigrationPlan, std::string> make_plan(const PlanOptions& o) {
       .undo = {path_action(ActionKind::rollback_runs, state + "/backups/apps")},
   };
 
-  {
+  const PlanStep verify_live{
+      .name = "verify-data",
+      .stage = "cutover",
+      .what = "compare every key of the paused source with the target",
+      .why = "proof before the switch that nothing was lost or changed: types, TTLs and values",
+      .run = {exec(
+          {"{keyshift}", "verify", "data", s_url, t_url, "--format", "json", "--no-progress"},
+          state + "/verify.json", 3600)},
+  };
+  if (replica) {  // the target runs beside the source from the start
+    start_target.stage = "follow";
+    start_target.run.insert(start_target.run.begin() + 1,
+                            path_action(ActionKind::make_dir, target_dir));
+    target_config.stage = "follow";
+    plan.steps.push_back(target_config);
+    plan.steps.push_back(start_target);
+  }
+  if (replica && by_import) {
+    plan.strategy_why = fmt::format(
+        "replica, followed by keyshift import --mode sync ({}): the target starts beside the "
+        "source on {}; import copies the dataset as a replica of the source and streams its "
+        "commands until caught up, keeping replid and offset in a checkpoint; writes pause "
+        "(CLIENT PAUSE WRITE) while a second import continues by PSYNC from that checkpoint to "
+        "the final offset, the data is verified and the source stops",
+        *by_import, dst.unix_socket);
+    const std::string checkpoint = state + "/follow.checkpoint";
+    PlanAction follow =
+        exec({"{keyshift}", "import", s_url, "--mode", "sync", "--to", t_url, "--until",
+              "caught-up", "--checkpoint", checkpoint, "--target", rdb_target},
+             {}, 3600);
+    plan.steps.push_back(PlanStep{
+        .name = "follow-source",
+        .stage = "follow",
+        .what = "copy the source into the target as its replica (keyshift import --mode sync)",
+        .why = "the full sync copies the dataset while the source keeps serving, then the "
+               "stream until the offset of its start; the checkpoint lets the cutover continue "
+               "by PSYNC",
+        .run = {follow},
+        .undo = {path_action(ActionKind::remove_file, checkpoint)},
+    });
+    plan.steps.push_back(pause_source(
+        "from here no write is acknowledged by the source, so the target can catch up to its "
+        "final offset; paused clients wait, none is refused yet"));
+    follow.timeout_s = 600;
+    plan.steps.push_back(PlanStep{
+        .name = "wait-caught-up",
+        .stage = "cutover",
+        .what = "continue the import by PSYNC until the source's final offset (lag 0 bytes)",
+        .why = "the paused source's offset no longer moves, so caught-up is every write it "
+               "acknowledged",
+        .run = {follow},
+    });
+    plan.steps.push_back(verify_live);
+  } else if (replica) {
+    plan.strategy_why = fmt::format(
+        "replica: the target starts beside the source on {} and follows it by REPLICAOF until "
+        "it is caught up; writes pause (CLIENT PAUSE WRITE) only while the last bytes of the "
+        "stream are applied, the data is verified, the target is promoted and the source "
+        "stops, so the downtime is that short gap, not a SAVE and a load",
+        dst.unix_socket);
+    const std::string host_port = std::to_string(src.port);
+    std::vector<PlanAction> follow;
+    if (!password.empty()) {
+      follow.push_back(call(t_url, {"CONFIG", "SET", "primaryauth", password}, ""));
+    }
+    follow.push_back(call(t_url, {"REPLICAOF", "127.0.0.1", host_port}, ""));
+    PlanAction synced{.kind = ActionKind::wait_synced,
+                      .endpoint = t_url,
+                      .timeout_s = 3600,
+                      .peer = s_url,
+                      .max_lag = 1 << 20};
+    plan.steps.push_back(PlanStep{
+        .name = "follow-source",
+        .stage = "follow",
+        .what = "make the target a replica of the source (REPLICAOF 127.0.0.1 " + host_port + ")",
+        .why = "the full sync copies the dataset while the source keeps serving; the stream "
+               "keeps the target current",
+        .run = follow,
+        .check = {synced},
+        .undo = {call(t_url, {"REPLICAOF", "NO", "ONE"}, "endpoint_up")},
+    });
+    synced.max_lag = 0;
+    synced.timeout_s = 120;
+    plan.steps.push_back(pause_source(
+        "from here no write is acknowledged by the source, so the target can catch up to its "
+        "final offset; paused clients wait, none is refused yet"));
+    plan.steps.push_back(PlanStep{
+        .name = "wait-caught-up",
+        .stage = "cutover",
+        .what = "wait until the target has applied the source's final offset (lag 0 bytes)",
+        .why = "every write the source acknowledged is then on the target",
+        .run = {synced},
+    });
+    plan.steps.push_back(verify_live);
+    plan.steps.push_back(PlanStep{
+        .name = "promote-target",
+        .stage = "cutover",
+        .what = "promote the target (REPLICAOF NO ONE)",
+        .why = "it stops following and takes writes",
+        .run = {call(t_url, {"REPLICAOF", "NO", "ONE"}, "")},
+        .undo = follow,
+    });
+    for (PlanAction& a : plan.steps.back().undo) {
+      a.when = "endpoint_up";  // a rollback after the target stopped has nothing to undo here
+    }
+  }
+  if (replica) {
+    plan.steps.push_back(PlanStep{
+        .name = "stop-source",
+        .stage = "cutover",
+        .what = "stop the source while it is paused (" + src.stop + ")",
+        .why = "the writes it holds paused are never applied there: their clients see the "
+               "connection close, unacknowledged, and write again to the target",
+        .run = {shell(src.stop, s_url, "endpoint_up")},
+        .check = {wait_action(ActionKind::wait_down, s_url, 60)},
+        .done_if = {wait_action(ActionKind::wait_down, s_url, 0)},
+        .undo = {shell(src.start, s_url, "endpoint_down"),
+                 wait_action(ActionKind::wait_up, s_url, 120)},
+    });
+    plan.steps.push_back(open_target);
+  } else {
     plan.strategy_why =
         "snapshot: writes are paused, the source saves and stops, its RDB is converted into the "
         "target's data dir and the target starts; simple and exact, with downtime as long as "
         "SAVE + conversion + start";
-    plan.steps.push_back(PlanStep{
-        .name = "pause-source",
-        .stage = "cutover",
-        .what = "pause writes on the source (CLIENT PAUSE WRITE)",
-        .why = "no write may land after the snapshot; paused clients are not acknowledged, so "
-               "none is lost",
-        .run = {call(s_url, {"CLIENT", "PAUSE", "300000", "WRITE"}, "")},
-        .undo = {call(s_url, {"CLIENT", "UNPAUSE"}, "endpoint_up")},
-    });
+    plan.steps.push_back(pause_source(
+        "no write may land after the snapshot; paused clients are not acknowledged, so none is "
+        "lost"));
     plan.steps.push_back(PlanStep{
         .name = "save-source",
         .stage = "cutover",

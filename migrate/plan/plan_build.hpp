@@ -21,6 +21,7 @@ struct PlanOptions {
   std::string target_config;           ///< default: the source's path with redis -> valkey
   std::string target_socket;           ///< default: the source's socket path with redis -> valkey
   std::string target_dir;              ///< default: the source's dir with redis -> valkey
+  int target_port = -1;                ///< -1: the source's (snapshot) or none (replica)
   std::string layout;                  ///< passed to rewrite server
   std::vector<std::string> map_paths;  ///< more /FROM=/TO for rewrite server
   std::vector<std::string> apps;       ///< files or directories for rewrite apps

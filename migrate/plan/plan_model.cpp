@@ -9,7 +9,7 @@
 namespace keyshift::migrate {
 namespace {
 
-constexpr std::array<std::pair<ActionKind, std::string_view>, 9> k_kinds{{
+constexpr std::array<std::pair<ActionKind, std::string_view>, 10> k_kinds{{
     {ActionKind::exec, "exec"},
     {ActionKind::shell, "shell"},
     {ActionKind::call, "call"},
@@ -19,6 +19,7 @@ constexpr std::array<std::pair<ActionKind, std::string_view>, 9> k_kinds{{
     {ActionKind::rollback_runs, "rollback_runs"},
     {ActionKind::remove_file, "remove_file"},
     {ActionKind::make_dir, "make_dir"},
+    {ActionKind::wait_synced, "wait_synced"},
 }};
 
 }  // namespace
@@ -90,6 +91,10 @@ void put_actions(std::string& out, std::string_view list, const std::vector<Plan
     put(out, "endpoint", a.endpoint);
     put(out, "path", a.path);
     put(out, "when", a.when);
+    put(out, "peer", a.peer);
+    if (a.max_lag != 0) {
+      out += fmt::format("max_lag = {}\n", a.max_lag);
+    }
     if (a.timeout_s != 60) {
       out += fmt::format("timeout_s = {}\n", a.timeout_s);
     }
@@ -164,6 +169,11 @@ std::optional<std::string> read_actions(const toml::table& step, std::string_vie
       return fmt::format("{}: when = '{}': endpoint_up or endpoint_down", where(n), a.when);
     }
     a.timeout_s = static_cast<int>((*t)["timeout_s"].value_or(int64_t{60}));
+    a.peer = str(*t, "peer");
+    a.max_lag = (*t)["max_lag"].value_or(int64_t{0});
+    if (a.kind == ActionKind::wait_synced && (a.endpoint.empty() || a.peer.empty())) {
+      return where(n) + ": wait_synced needs endpoint (the replica) and peer (its primary)";
+    }
     out.push_back(std::move(a));
   }
   return std::nullopt;
@@ -213,6 +223,9 @@ std::string describe_action(const PlanAction& a) {
       return fmt::format("remove {}", a.path);
     case ActionKind::make_dir:
       return fmt::format("mkdir -p {}", a.path);
+    case ActionKind::wait_synced:
+      return fmt::format("{} has applied {}'s stream to within {} bytes (within {} s)", a.endpoint,
+                         a.peer, a.max_lag, a.timeout_s);
   }
   return words;
 }

@@ -2,6 +2,7 @@
 
 #include "engine/util/expected.hpp"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,6 +24,9 @@ enum class ActionKind {
   rollback_runs,  ///< every rewrite run under the directory `path` rolled back, newest first
   remove_file,    ///< `path` removed (no error when absent)
   make_dir,       ///< the directory `path` made with its parents
+  /// `endpoint`, a replica, has applied the stream of `peer`, its primary, to within `max_lag`
+  /// bytes (the primary's master_repl_offset read first) within `timeout_s`
+  wait_synced,
 };
 
 /// One thing a step does or tests.
@@ -32,6 +36,8 @@ struct PlanAction {
   std::string endpoint;  ///< server URL (call, wait_up, wait_down; the `when` test)
   std::string path;      ///< file or directory (exec's stdout, file_exists, ...)
   int timeout_s = 60;
+  std::string peer;     ///< wait_synced: the primary's URL
+  int64_t max_lag = 0;  ///< wait_synced: bytes the replica may be behind
   /// "" always; "endpoint_up" / "endpoint_down": only when `endpoint` is (not) answering, so
   /// a start or stop given as a plain command is not run twice.
   std::string when;

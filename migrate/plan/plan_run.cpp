@@ -88,6 +88,56 @@ bool endpoint_up(const std::string& url) {
   return reply && (!reply->is_error() || reply->str.rfind("NOAUTH", 0) == 0);
 }
 
+// One field of INFO `section` on `url`, or nullopt when the server cannot be asked.
+std::optional<std::string> info_field(const std::string& url, const char* section,
+                                      std::string_view field) {
+  auto endpoint = engine::parse_redis_url(url);
+  if (!endpoint) {
+    return std::nullopt;
+  }
+  auto conn = engine::RespConnection::connect(*endpoint, std::chrono::milliseconds(2000));
+  if (!conn) {
+    return std::nullopt;
+  }
+  auto reply = conn->call({"INFO", section});
+  if (!reply || reply->is_error()) {
+    return std::nullopt;
+  }
+  std::string key = std::string(field) + ":";
+  for (size_t at = 0; at < reply->str.size();) {
+    size_t end = reply->str.find('\n', at);
+    std::string_view line(reply->str.data() + at,
+                          (end == std::string::npos ? reply->str.size() : end) - at);
+    at = end == std::string::npos ? reply->str.size() : end + 1;
+    if (line.starts_with(key)) {
+      line.remove_prefix(key.size());
+      while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) {
+        line.remove_suffix(1);
+      }
+      return std::string(line);
+    }
+  }
+  return std::string();
+}
+
+// How many bytes `replica` is behind `primary`: the primary's offset is read first, so a
+// replica at or past it had applied everything written before the question (no atomic read of
+// two servers needed). nullopt while the link is down or a server does not answer.
+std::optional<int64_t> replica_lag(const std::string& replica, const std::string& primary) {
+  auto primary_offset = info_field(primary, "replication", "master_repl_offset");
+  if (!primary_offset || primary_offset->empty()) {
+    return std::nullopt;
+  }
+  auto link = info_field(replica, "replication", "master_link_status");
+  auto replica_offset = info_field(replica, "replication", "slave_repl_offset");
+  if (!link || *link != "up" || !replica_offset || replica_offset->empty()) {
+    return std::nullopt;
+  }
+  int64_t behind = std::strtoll(primary_offset->c_str(), nullptr, 10) -
+                   std::strtoll(replica_offset->c_str(), nullptr, 10);
+  return std::max<int64_t>(behind, 0);
+}
+
 struct Runner {
   const MigrationPlan& plan;
   std::string state_dir;
@@ -116,7 +166,7 @@ struct Runner {
     out << text;
   }
 
-  // Polls `ready` every 100 ms until it holds or `timeout_s` passes.
+  // Polls `ready` every 20 ms (a cutover waits on it) until it holds or `timeout_s` passes.
   static bool wait(const std::function<bool()>& ready, int timeout_s) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
     while (true) {
@@ -126,7 +176,7 @@ struct Runner {
       if (std::chrono::steady_clock::now() >= deadline) {
         return false;
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
 
@@ -223,6 +273,24 @@ struct Runner {
       }
       case ActionKind::rollback_runs:
         return rollback_runs(step, sub(a.path));
+      case ActionKind::wait_synced: {
+        std::optional<int64_t> lag;
+        std::string peer = sub(a.peer);
+        bool synced = wait(
+            [&] {
+              lag = replica_lag(endpoint, peer);
+              return lag && *lag <= a.max_lag;
+            },
+            a.timeout_s);
+        log(step, fmt::format("# lag of {} behind {}: {}\n", endpoint, peer,
+                              lag ? std::to_string(*lag) + " bytes" : "link not up"));
+        if (!synced) {
+          return fmt::format("{} not within {} bytes of {} after {} s (lag: {})", endpoint,
+                             a.max_lag, peer, a.timeout_s,
+                             lag ? std::to_string(*lag) + " bytes" : "link not up");
+        }
+        return std::nullopt;
+      }
       case ActionKind::make_dir: {
         std::error_code ec;
         fs::create_directories(sub(a.path), ec);
@@ -596,7 +664,20 @@ RunResult rollback_migration(const MigrationPlan& plan, const RunOptions& option
   return result;
 }
 
-std::string render_status(const MigrationPlan& plan, const Journal& journal, bool json) {
+std::optional<int64_t> follow_lag(const MigrationPlan& plan, const Journal& journal) {
+  auto state = [&](const char* name) {
+    const JournalEntry* e = journal.find(name);
+    return e ? e->state : StepState::pending;
+  };
+  if (plan.strategy != "replica" || plan.find("promote-target") == nullptr ||
+      state("follow-source") != StepState::done || state("promote-target") == StepState::done) {
+    return std::nullopt;
+  }
+  return replica_lag(plan.target.url, plan.source.url);
+}
+
+std::string render_status(const MigrationPlan& plan, const Journal& journal, bool json,
+                          std::optional<int64_t> lag) {
   size_t done = 0;
   std::string next;
   for (const PlanStep& s : plan.steps) {
@@ -610,7 +691,8 @@ std::string render_status(const MigrationPlan& plan, const Journal& journal, boo
   if (json) {
     std::string out = "{\"strategy\":";
     compat::append_json_string(out, plan.strategy);
-    out += fmt::format(",\"steps_total\":{},\"steps_done\":{},\"next\":", plan.steps.size(), done);
+    out += fmt::format(",\"steps_total\":{},\"steps_done\":{},\"lag_bytes\":{},\"next\":",
+                       plan.steps.size(), done, lag ? std::to_string(*lag) : "null");
     if (next.empty()) {
       out += "null";
     } else {
@@ -625,6 +707,9 @@ std::string render_status(const MigrationPlan& plan, const Journal& journal, boo
   std::string out = fmt::format("migration {} -> {} ({} strategy): {} of {} steps done{}\n",
                                 plan.source.url, plan.target.url, plan.strategy, done,
                                 plan.steps.size(), next.empty() ? "" : ", next " + next);
+  if (lag) {
+    out += fmt::format("  the target is {} bytes behind the source\n", *lag);
+  }
   for (const PlanStep& s : plan.steps) {
     const JournalEntry* e = journal.find(s.name);
     StepState st = e ? e->state : StepState::pending;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -83,8 +84,13 @@ RunResult rollback_migration(const MigrationPlan& plan, const RunOptions& option
 /// The name of a step state as the journal writes it.
 std::string_view step_state_name(StepState state);
 
-/// The text or JSON of `migrate status`.
-std::string render_status(const MigrationPlan& plan, const Journal& journal, bool json);
+/// The text or JSON of `migrate status`; `lag` is follow_lag's answer.
+std::string render_status(const MigrationPlan& plan, const Journal& journal, bool json,
+                          std::optional<int64_t> lag = std::nullopt);
+
+/// Bytes the target is behind the source while a replica plan has it following by REPLICAOF
+/// (follow-source done, promote-target not); nullopt otherwise or when either cannot be asked.
+std::optional<int64_t> follow_lag(const MigrationPlan& plan, const Journal& journal);
 
 /// `migrate apply|rollback --format json`: one object an Ansible module can hand back as is
 /// (changed, failed, msg, the run's step lists, every step's journal state, the diffs).

@@ -135,7 +135,19 @@ class ServerRewriter {
       m_plan.changes.push_back(Change{dest, 0, "unixsocket", "added", "", added.text,
                                       "--socket asks for a unix socket"});
     }
-    if (main && m_after.address.port == 0) {
+    if (main && m_options.port && !m_port_written) {
+      if (!lines.empty() && lines.back().eol.empty()) {
+        lines.back().eol = "\n";
+      }
+      ConfLine added;
+      added.text = format_directive("port", {std::to_string(*m_options.port)});
+      added.eol = "\n";
+      lines.push_back(added);
+      m_after.address.port = *m_options.port;
+      m_plan.changes.push_back(
+          Change{dest, 0, "port", "added", "", added.text, "--port asks for this port"});
+    }
+    if (main && m_after.address.port == 0 && !m_options.port) {
       m_before.address.port = m_before.address.port == 0 ? 6379 : m_before.address.port;
       m_after.address.port = m_before.address.port;
     }
@@ -209,7 +221,13 @@ class ServerRewriter {
     }
     if (name == "port" && line.args.size() == 1) {
       m_before.address.port = std::atoi(line.args[0].c_str());
-      m_after.address.port = m_before.address.port;
+      m_after.address.port = m_options.port.value_or(m_before.address.port);
+      m_port_written = m_options.port.has_value();
+      if (m_after.address.port != m_before.address.port) {
+        replace(doc, line, replace_directive_arg(line, 0, std::to_string(m_after.address.port)),
+                "port", "--port: the target listens beside the source", false, out);
+        return std::nullopt;
+      }
     }
     if (name == "requirepass" && line.args.size() == 1) {
       m_before.set_password(line.args[0]);
@@ -497,6 +515,7 @@ class ServerRewriter {
   std::set<std::string> m_seen;
   int m_modules_kept = 0;
   bool m_socket_written = false;
+  bool m_port_written = false;  ///< a port line of the main file carried --port
 };
 
 // The paths a config names, for layout detection.

@@ -22,7 +22,8 @@ struct ServerRewriteOptions {
   std::string out;               ///< the result; empty: the layout's path for it
   std::optional<Layout> layout;  ///< nullopt: detected from the file (else debian)
   std::vector<std::pair<std::string, std::string>> path_maps;  ///< extra FROM=TO prefixes
-  std::string socket;                                    ///< unixsocket to write; empty: mapped
+  std::string socket;       ///< unixsocket to write; empty: mapped
+  std::optional<int> port;  ///< port to write (0: no TCP); nullopt: the source's
   std::optional<std::set<std::string>> probed;           ///< directive names a live target listed
   std::optional<std::set<std::string>> probed_commands;  ///< its COMMAND LIST, upper-cased
 };

@@ -147,17 +147,17 @@ class Host:
                 c.command("ZADD", "zset:%d" % i, "1.5", "a", str(i), "b")
                 c.command("SET", "ttl:%d" % i, "t", "EX", "3600")
 
-    def plan(self, out, to=("--to", "keyshift"), extra=()):
+    def plan(self, out, to=("--to", "keyshift"), extra=(), strategy="snapshot", bench=500):
         rc, stdout, stderr = ks(
             "migrate", "plan", "--from", "unix://" + self.src_sock, *to,
-            "--strategy", "snapshot", "--service-manager", "command",
+            "--strategy", strategy, "--service-manager", "command",
             "--source-start", self.source_start, "--source-stop", self.source_stop,
             "--target-start", self.target_start, "--target-stop", self.target_stop,
             "--target-socket", self.dst_sock, "--target-dir", self.p("var/lib/valkey"),
             "--target-config", self.dst_conf, "--layout", "custom",
             "--map-path", "%s=%s" % (self.p("var/log/redis"), self.p("var/log/valkey")),
             "--map-path", "%s=%s" % (self.p("run/redis"), self.p("run/valkey")),
-            "--apps", *self.apps, "--state-dir", self.p("state"), "--bench-requests", "500",
+            "--apps", *self.apps, "--state-dir", self.p("state"), "--bench-requests", str(bench),
             *extra, "--out", out)
         eq(rc, 0, "migrate plan: %s%s" % (stdout, stderr))
         return out
@@ -413,11 +413,25 @@ def kill_inside(h, name, step, command):
         host.stop_all()
 
 
-@test
-def snapshot_move_to_valkey_server(h):
+def valkey_serves_then_roll_back(host, plan):
+    """The target is valkey-server (its INFO says so); then migrate rollback and its checks."""
+    with RespConn(path=host.dst_sock) as c:
+        _, info = c.command("INFO", "server")
+        ok(b"valkey_version:" in info, "valkey-server serves the data")
+    rollback_and_check(host, plan)
+
+
+def valkey_binary():
+    """valkey-server to move to: KEYSHIFT_VALKEY_SERVER or one on PATH; skips without."""
     binary = os.environ.get("KEYSHIFT_VALKEY_SERVER") or shutil.which("valkey-server")
     if not binary:
         raise Skip("no valkey-server (set KEYSHIFT_VALKEY_SERVER)")
+    return binary
+
+
+@test
+def snapshot_move_to_valkey_server(h):
+    binary = valkey_binary()
     host = Host(h, "host-v")
     try:
         host.start_source()
@@ -431,10 +445,7 @@ def snapshot_move_to_valkey_server(h):
         rc, out, err = ks("migrate", "apply", plan, timeout=300)
         eq(rc, 0, "apply: %s%s" % (out, err))
         check_migrated(host, plan, [], dataset_of_rdb(host))
-        with RespConn(path=host.dst_sock) as c:
-            _, info = c.command("INFO", "server")
-            ok(b"valkey_version:" in info, "valkey-server serves the data")
-        rollback_and_check(host, plan)
+        valkey_serves_then_roll_back(host, plan)
     finally:
         host.stop_all()
 

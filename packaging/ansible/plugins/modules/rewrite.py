@@ -39,15 +39,8 @@ options:
   backup_dir:
     description: Where keyshift keeps the backups and the manifest C(rewrite rollback) reads.
     type: path
-  extra_args:
-    description: More arguments for keyshift rewrite, as a list.
-    type: list
-    elements: str
-    default: []
-  keyshift:
-    description: The keyshift binary.
-    type: path
-    default: keyshift
+extends_documentation_fragment:
+  - keyshift.migrate.keyshift
 attributes:
   check_mode:
     support: full
@@ -105,6 +98,8 @@ backup_dir:
 import json
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.keyshift.migrate.plugins.module_utils.keyshift import \
+    common_argument_spec
 
 
 def keyshift_argv(module):
@@ -122,15 +117,13 @@ def keyshift_argv(module):
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(
+        argument_spec=common_argument_spec(
             kind=dict(type="str", required=True, choices=["server", "apps"]),
             src=dict(type="path", required=True),
             target=dict(type="str"),
             dest=dict(type="path"),
             profile=dict(type="str"),
             backup_dir=dict(type="path"),
-            extra_args=dict(type="list", elements="str", default=[]),
-            keyshift=dict(type="path", default="keyshift"),
         ),
         supports_check_mode=True,
     )

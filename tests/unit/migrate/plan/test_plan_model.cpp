@@ -95,4 +95,31 @@ TEST_SUITE("migrate::plan_model") {
     REQUIRE_FALSE(r.has_value());
     CHECK(r.error().find("p.toml:1:") == 0);
   }
+
+  TEST_CASE("a wait_synced action keeps its primary and its lag bound") {
+    m::MigrationPlan plan = sample_plan();
+    plan.steps[0].check.push_back(m::PlanAction{.kind = m::ActionKind::wait_synced,
+                                                .endpoint = "unix:///t.sock",
+                                                .timeout_s = 120,
+                                                .peer = "unix:///s.sock",
+                                                .max_lag = 1048576});
+    auto back = m::parse_plan_toml(m::render_plan_toml(plan), "plan.toml");
+    REQUIRE(back.has_value());
+    REQUIRE(back->steps[0].check.size() == 2);
+    const m::PlanAction& a = back->steps[0].check[1];
+    CHECK(a.kind == m::ActionKind::wait_synced);
+    CHECK(a.peer == "unix:///s.sock");
+    CHECK(a.max_lag == 1048576);
+    CHECK(a.timeout_s == 120);
+    CHECK(m::describe_action(a).find("within 1048576 bytes") != std::string::npos);
+  }
+
+  TEST_CASE("a wait_synced action without its primary is refused with its line") {
+    std::string text =
+        "[keyshift_migration_plan]\nformat = 1\n[[steps]]\nname = \"a\"\n[[steps.run]]\n"
+        "kind = \"wait_synced\"\nendpoint = \"unix:///t\"\n";
+    auto r = m::parse_plan_toml(text, "p.toml");
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().find("p.toml:5: steps.run: wait_synced needs endpoint") == 0);
+  }
 }

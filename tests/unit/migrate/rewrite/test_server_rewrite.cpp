@@ -226,4 +226,19 @@ TEST_SUITE("migrate::rewrite::server") {
     REQUIRE(error);
     CHECK(error->rfind("/etc/valkey/valkey.conf:2:", 0) == 0);
   }
+
+  TEST_CASE("--port puts the target on another port, or adds one the source left implicit") {
+    e::MemoryConfigFilesystem fs;
+    fs.add_file("/etc/redis/redis.conf", "port 6379\nbind 127.0.0.1\n");
+    m::ServerRewrite r = rewrite(fs, "keyshift", {.port = 6380});
+    CHECK(r.plan.files[0].after.rfind("port 6380\n", 0) == 0);
+    CHECK(r.before.address.port == 6379);
+    CHECK(r.after.address.port == 6380);
+    CHECK(has_change(r.plan, "port", "port"));
+    e::MemoryConfigFilesystem bare;
+    bare.add_file("/etc/redis/redis.conf", "bind 127.0.0.1\n");
+    m::ServerRewrite none = rewrite(bare, "keyshift", {.port = 0});
+    CHECK(none.plan.files[0].after.find("\nport 0\n") != std::string::npos);
+    CHECK(none.after.address.port == 0);
+  }
 }
