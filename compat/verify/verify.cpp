@@ -136,8 +136,8 @@ class Verifier {
     std::vector<size_t> s_owner;
     std::vector<size_t> t_owner;
   };
-  /// Phase 1: TYPE, PTTL (and MEMORY USAGE where DUMP may be used) of every key.
-  void append_phase1(CommandBatch& out, const std::vector<std::string>& keys) const;
+  /// Phase 1: TYPE, PTTL (and MEMORY USAGE when the batch was made for DUMP) of every key.
+  static void append_phase1(CommandBatch& out, const Batch& b);
   /// Reads phase 1's replies, starting at `s_at`/`t_at`, into outcomes and the keys whose
   /// values phase 2 compares by DUMP or digest, or that must be read.
   Expected<bool, std::string> parse_phase1(Batch& b, const std::vector<RespValue>& s, size_t s_at,
@@ -245,11 +245,13 @@ Expected<bool, std::string> Verifier::use_db(int db) {
   return true;
 }
 
-void Verifier::append_phase1(CommandBatch& out, const std::vector<std::string>& keys) const {
-  for (const std::string& key : keys) {
+void Verifier::append_phase1(CommandBatch& out, const Batch& b) {
+  // The batch's own flag, not m_dump: its replies are parsed by it, even if another batch
+  // found MEMORY USAGE refused meanwhile.
+  for (const std::string& key : b.keys) {
     out.push_back({"TYPE", key});
     out.push_back({"PTTL", key});
-    if (m_dump) {
+    if (b.with_sizes) {
       out.push_back({"MEMORY", "USAGE", key, "SAMPLES", "1"});
     }
   }
@@ -375,8 +377,8 @@ void Verifier::append_stage(Batch& b, CommandBatch& s, CommandBatch& t) {
   b.sent = b.stage != Batch::Stage::done;
   switch (b.stage) {
     case Batch::Stage::phase1:
-      append_phase1(s, b.keys);
-      append_phase1(t, b.keys);
+      append_phase1(s, b);
+      append_phase1(t, b);
       break;
     case Batch::Stage::sizes:
       for (size_t i : b.by_size) {
