@@ -7,6 +7,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <chrono>
 #include <span>
 #include <string_view>
@@ -20,6 +21,9 @@ using engine::Unexpected;
 
 /// Databases the snapshot's engine gets: enough for any server's payload.
 constexpr int k_snapshot_databases = 16;
+/// The most keys a RESIZEDB hint of a payload of unknown size (diskless, EOF-framed) sizes
+/// a table for.
+constexpr uint64_t k_max_hint = uint64_t{1} << 22;
 
 /// The full sync's payload into the snapshot's engine. Keys already expired are left out:
 /// the live server answers for them as absent, and so must the snapshot.
@@ -56,6 +60,15 @@ class PayloadLoader final : public engine::ReplStreamHandler, public engine::Rdb
     }
     m_done = m_error.empty();
     return m_done;
+  }
+  void on_select_db(uint64_t db) override { m_db = db; }
+  void on_resize_db(uint64_t keys, uint64_t) override {
+    // Sized up front, the table is never rehashed while the payload streams in. A hint is
+    // believed only as far as the payload could hold keys.
+    if (m_db < static_cast<uint64_t>(m_engine.db_count())) {
+      m_engine.db(static_cast<int>(m_db))
+          .reserve(std::min(keys, m_state.total.value_or(k_max_hint)));
+    }
   }
   bool on_command(std::span<const std::string_view>, uint64_t) override {
     return false;  // the snapshot ends with its payload
@@ -98,6 +111,7 @@ class PayloadLoader final : public engine::ReplStreamHandler, public engine::Rdb
   const std::function<void(const SnapshotProgress&)>& m_progress;
   std::unique_ptr<engine::RdbStreamReader> m_reader;
   SnapshotProgress m_state;
+  uint64_t m_db = 0;
   std::string m_error;
   bool m_done = false;
 };

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <deque>
 #include <optional>
 #include <set>
 #include <thread>
@@ -30,6 +31,9 @@ using engine::Unexpected;
 
 constexpr uint64_t k_sample_seed = 0x73616d706c65ull;
 constexpr uint64_t k_seen_seed = 0x7365656e6b6579ull;
+/// Batches a SCAN pass keeps in flight: the newest at TYPE/PTTL, older ones at their DUMP,
+/// digest or value reads; more pages wait while big values are still being read.
+constexpr size_t k_flight_window = 4;
 
 /// The result of comparing one key.
 struct Outcome {
@@ -105,17 +109,35 @@ class Verifier {
  private:
   /// SELECT `db` on both sides unless there already.
   Expected<bool, std::string> use_db(int db);
-  /// One batch of keys on its way through the phases of a comparison.
+  /// Both sides' readers of one value.
+  struct ReaderPair {
+    size_t index;
+    ValueReader source;
+    ValueReader target;
+  };
+  /// One batch of keys on its way through the phases of a comparison. Several batches are
+  /// in flight at once and each exchange moves every one of them on by a phase, so a batch
+  /// never waits for a round trip of its own.
   struct Batch {
+    enum class Stage : uint8_t { phase1, sizes, phase2, read, done };
     std::vector<std::string> keys;
     std::vector<Outcome> out;
     bool with_sizes = false;  // phase 1 asked MEMORY USAGE
     std::vector<size_t> by_dump;
     std::vector<size_t> by_digest;
+    std::vector<size_t> by_size;  // sorted sets whose ZCARD decides between DUMP and reads
     std::vector<size_t> to_read;
+    Stage stage = Stage::phase1;
+    std::vector<ReaderPair> readers;
+    // Where the batch's commands sit in the exchange under way, and whose they are.
+    bool sent = false;
+    size_t s_at = 0;
+    size_t t_at = 0;
+    std::vector<size_t> s_owner;
+    std::vector<size_t> t_owner;
   };
-  /// Phase 1: TYPE, PTTL (and MEMORY USAGE where DUMP may be used) of every key.
-  void append_phase1(CommandBatch& out, const std::vector<std::string>& keys) const;
+  /// Phase 1: TYPE, PTTL (and MEMORY USAGE when the batch was made for DUMP) of every key.
+  static void append_phase1(CommandBatch& out, const Batch& b);
   /// Reads phase 1's replies, starting at `s_at`/`t_at`, into outcomes and the keys whose
   /// values phase 2 compares by DUMP or digest, or that must be read.
   Expected<bool, std::string> parse_phase1(Batch& b, const std::vector<RespValue>& s, size_t s_at,
@@ -123,20 +145,27 @@ class Verifier {
   /// Phase 2: DUMP payloads of small values and server digests of the others.
   void append_phase2(CommandBatch& out, const Batch& b) const;
   static size_t phase2_size(const Batch& b);
-  /// Reads phase 2's replies (at the front of `s` and `t`); mismatches are to be read.
-  void parse_phase2(Batch& b, const std::vector<RespValue>& s, const std::vector<RespValue>& t);
-  /// Phase 3: reads what is left in chunks and decides.
-  Expected<bool, std::string> finish(Batch& b);
-  /// All phases for `keys` of the current database, one after the other (later rounds).
+  /// Reads phase 2's replies (from `s_at`/`t_at`); mismatches are to be read.
+  void parse_phase2(Batch& b, const std::vector<RespValue>& s, size_t s_at,
+                    const std::vector<RespValue>& t, size_t t_at);
+  /// Phase 3 begins: a pair of chunked readers for every value left to read (module types,
+  /// which cannot be read, differ at once); done when there is none.
+  void start_reads(Batch& b);
+  /// Appends the commands of `b`'s current phase to both sides' batches.
+  void append_stage(Batch& b, CommandBatch& s, CommandBatch& t);
+  /// Takes the replies to `b`'s current phase and moves it on to the next.
+  Expected<bool, std::string> absorb_stage(Batch& b, const std::vector<RespValue>& s,
+                                           const std::vector<RespValue>& t);
+  /// One exchange for every batch in `flight`, with `extra` (a SCAN page) last on the
+  /// source's or, with `extra_on_target`, the target's batch; returns the reply to it.
+  Expected<std::optional<RespValue>, std::string> advance(std::deque<Batch>& flight,
+                                                          const std::vector<std::string>* extra,
+                                                          bool extra_on_target);
+  /// All phases for `keys` of the current database (later rounds).
   Expected<std::vector<Outcome>, std::string> compare(const std::vector<std::string>& keys);
   /// Sends one batch to each side, then reads both replies.
   Expected<std::pair<std::vector<RespValue>, std::vector<RespValue>>, std::string> exchange(
       const CommandBatch& to_source, const CommandBatch& to_target);
-  /// Reads the values of `keys[i]` for the listed indexes on both sides and records value
-  /// differences in `out`.
-  Expected<bool, std::string> compare_values(const std::vector<std::string>& keys,
-                                             const std::vector<size_t>& which,
-                                             std::vector<Outcome>& out);
   /// Adds field_ttl to `o` when the hash fields' expiry times differ beyond the tolerance.
   void compare_field_ttls(const std::vector<std::pair<uint64_t, int64_t>>& s,
                           const std::vector<std::pair<uint64_t, int64_t>>& t, Outcome& o) const;
@@ -216,11 +245,13 @@ Expected<bool, std::string> Verifier::use_db(int db) {
   return true;
 }
 
-void Verifier::append_phase1(CommandBatch& out, const std::vector<std::string>& keys) const {
-  for (const std::string& key : keys) {
+void Verifier::append_phase1(CommandBatch& out, const Batch& b) {
+  // The batch's own flag, not m_dump: its replies are parsed by it, even if another batch
+  // found MEMORY USAGE refused meanwhile.
+  for (const std::string& key : b.keys) {
     out.push_back({"TYPE", key});
     out.push_back({"PTTL", key});
-    if (m_dump) {
+    if (b.with_sizes) {
       out.push_back({"MEMORY", "USAGE", key, "SAMPLES", "1"});
     }
   }
@@ -260,6 +291,10 @@ Expected<bool, std::string> Verifier::parse_phase1(Batch& b, const std::vector<R
       b.by_dump.push_back(i);
     } else if (digest_usable(o.source.type)) {
       b.by_digest.push_back(i);
+    } else if (!b.with_sizes && o.source.type == "zset") {
+      // ZRANGE WITHSCORES prints every score with %.17g, which cost Redis 7.0 twice what
+      // ZCARD and DUMP do (measured): a sorted set of up to one chunk goes by its payload.
+      b.by_size.push_back(i);
     } else {
       b.to_read.push_back(i);
     }
@@ -287,10 +322,10 @@ size_t Verifier::phase2_size(const Batch& b) {
   return b.by_dump.size() + (b.by_digest.empty() ? 0 : 1);
 }
 
-void Verifier::parse_phase2(Batch& b, const std::vector<RespValue>& sv,
-                            const std::vector<RespValue>& tv) {
+void Verifier::parse_phase2(Batch& b, const std::vector<RespValue>& sv, size_t s_at,
+                            const std::vector<RespValue>& tv, size_t t_at) {
   for (size_t j = 0; j < b.by_dump.size(); ++j) {
-    if (same_payload(sv[j], tv[j])) {
+    if (same_payload(sv[s_at + j], tv[t_at + j])) {
       ++m_report.values_by_dump;
     } else {
       // Another encoding or RDB version may serialize the same value differently.
@@ -298,8 +333,8 @@ void Verifier::parse_phase2(Batch& b, const std::vector<RespValue>& sv,
     }
   }
   if (!b.by_digest.empty()) {
-    const RespValue& sd = sv[b.by_dump.size()];
-    const RespValue& td = tv[b.by_dump.size()];
+    const RespValue& sd = sv[s_at + b.by_dump.size()];
+    const RespValue& td = tv[t_at + b.by_dump.size()];
     bool usable = sd.type == RespValue::Type::array && td.type == RespValue::Type::array &&
                   sd.elements.size() == b.by_digest.size() &&
                   td.elements.size() == b.by_digest.size();
@@ -317,43 +352,185 @@ void Verifier::parse_phase2(Batch& b, const std::vector<RespValue>& sv,
   }
 }
 
-Expected<bool, std::string> Verifier::finish(Batch& b) {
-  if (b.to_read.empty()) {
+void Verifier::start_reads(Batch& b) {
+  std::sort(b.to_read.begin(), b.to_read.end());
+  b.readers.reserve(b.to_read.size());
+  for (size_t i : b.to_read) {
+    Outcome& o = b.out[i];
+    ValueKind kind;
+    if (!value_kind_from_type(o.source.type, kind)) {
+      // A module type: only a server digest could have compared it.
+      o.reasons.push_back(DiffReason::value);
+      o.detail = "values of type " + o.source.type + " cannot be read here";
+      continue;
+    }
+    b.readers.push_back({i, ValueReader(b.keys[i], kind, m_options.chunk, m_source_field_ttls),
+                         ValueReader(b.keys[i], kind, m_options.chunk, m_target_field_ttls)});
+  }
+  m_report.values_read += b.readers.size();
+  b.stage = b.readers.empty() ? Batch::Stage::done : Batch::Stage::read;
+}
+
+void Verifier::append_stage(Batch& b, CommandBatch& s, CommandBatch& t) {
+  b.s_at = s.size();
+  b.t_at = t.size();
+  b.sent = b.stage != Batch::Stage::done;
+  switch (b.stage) {
+    case Batch::Stage::phase1:
+      append_phase1(s, b);
+      append_phase1(t, b);
+      break;
+    case Batch::Stage::sizes:
+      for (size_t i : b.by_size) {
+        s.push_back({"ZCARD", b.keys[i]});
+        t.push_back({"ZCARD", b.keys[i]});
+      }
+      break;
+    case Batch::Stage::phase2:
+      append_phase2(s, b);
+      append_phase2(t, b);
+      break;
+    case Batch::Stage::read:
+      b.s_owner.clear();
+      b.t_owner.clear();
+      for (size_t r = 0; r < b.readers.size(); ++r) {
+        ReaderPair& p = b.readers[r];
+        if (!p.source.done()) {
+          s.push_back(p.source.next_command());
+          b.s_owner.push_back(r);
+        }
+        if (!p.target.done()) {
+          t.push_back(p.target.next_command());
+          b.t_owner.push_back(r);
+        }
+      }
+      m_report.read_commands += b.s_owner.size() + b.t_owner.size();
+      break;
+    case Batch::Stage::done:
+      break;
+  }
+}
+
+Expected<bool, std::string> Verifier::absorb_stage(Batch& b, const std::vector<RespValue>& s,
+                                                   const std::vector<RespValue>& t) {
+  if (!b.sent) {
     return true;
   }
-  std::sort(b.to_read.begin(), b.to_read.end());
-  return compare_values(b.keys, b.to_read, b.out);
+  b.sent = false;
+  switch (b.stage) {
+    case Batch::Stage::phase1: {
+      auto parsed = parse_phase1(b, s, b.s_at, t, b.t_at);
+      if (!parsed) {
+        return parsed;
+      }
+      if (!b.by_size.empty()) {
+        b.stage = Batch::Stage::sizes;
+      } else if (phase2_size(b) > 0) {
+        b.stage = Batch::Stage::phase2;
+      } else {
+        start_reads(b);
+      }
+      break;
+    }
+    case Batch::Stage::sizes:
+      for (size_t j = 0; j < b.by_size.size(); ++j) {
+        const RespValue& sn = s[b.s_at + j];
+        const RespValue& tn = t[b.t_at + j];
+        auto fits = [&](const RespValue& n) {
+          return n.type == RespValue::Type::integer &&
+                 static_cast<uint64_t>(n.integer) <= m_options.chunk;
+        };
+        (fits(sn) && fits(tn) ? b.by_dump : b.to_read).push_back(b.by_size[j]);
+      }
+      if (phase2_size(b) > 0) {
+        b.stage = Batch::Stage::phase2;
+      } else {
+        start_reads(b);
+      }
+      break;
+    case Batch::Stage::phase2:
+      parse_phase2(b, s, b.s_at, t, b.t_at);
+      start_reads(b);
+      break;
+    case Batch::Stage::read: {
+      for (size_t i = 0; i < b.s_owner.size(); ++i) {
+        b.readers[b.s_owner[i]].source.feed(s[b.s_at + i]);
+      }
+      for (size_t i = 0; i < b.t_owner.size(); ++i) {
+        b.readers[b.t_owner[i]].target.feed(t[b.t_at + i]);
+      }
+      if (!b.s_owner.empty() || !b.t_owner.empty()) {
+        bool all_done = std::all_of(b.readers.begin(), b.readers.end(), [](const ReaderPair& p) {
+          return p.source.done() && p.target.done();
+        });
+        if (!all_done) {
+          break;
+        }
+      }
+      for (ReaderPair& p : b.readers) {
+        Outcome& o = b.out[p.index];
+        if (p.source.failed() || p.target.failed()) {
+          o.reasons.push_back(DiffReason::value);
+          o.detail = "reading the value failed: " +
+                     (p.source.failed() ? p.source.failure() : p.target.failure());
+        } else if (p.source.fingerprint() != p.target.fingerprint()) {
+          o.reasons.push_back(DiffReason::value);
+        } else if (m_field_ttls) {
+          compare_field_ttls(p.source.field_expiries(), p.target.field_expiries(), o);
+        }
+      }
+      b.readers.clear();
+      b.stage = Batch::Stage::done;
+      break;
+    }
+    case Batch::Stage::done:
+      break;
+  }
+  return true;
+}
+
+Expected<std::optional<RespValue>, std::string> Verifier::advance(
+    std::deque<Batch>& flight, const std::vector<std::string>* extra, bool extra_on_target) {
+  CommandBatch s;
+  CommandBatch t;
+  for (Batch& b : flight) {
+    append_stage(b, s, t);
+  }
+  if (extra != nullptr) {
+    (extra_on_target ? t : s).push_back(*extra);
+  }
+  auto replies = exchange(s, t);
+  if (!replies) {
+    return Unexpected{replies.error()};
+  }
+  auto& [sr, tr] = *replies;
+  std::optional<RespValue> extra_reply;
+  if (extra != nullptr) {
+    auto& from = extra_on_target ? tr : sr;
+    extra_reply = std::move(from.back());
+    from.pop_back();
+  }
+  for (Batch& b : flight) {
+    auto absorbed = absorb_stage(b, sr, tr);
+    if (!absorbed) {
+      return Unexpected{absorbed.error()};
+    }
+  }
+  return extra_reply;
 }
 
 Expected<std::vector<Outcome>, std::string> Verifier::compare(
     const std::vector<std::string>& keys) {
-  Batch b;
-  b.keys = keys;
-  b.with_sizes = m_dump;
-  CommandBatch first;
-  append_phase1(first, keys);
-  auto replies = exchange(first, first);
-  if (!replies) {
-    return Unexpected{replies.error()};
-  }
-  auto parsed = parse_phase1(b, replies->first, 0, replies->second, 0);
-  if (!parsed) {
-    return Unexpected{parsed.error()};
-  }
-  if (phase2_size(b) > 0) {
-    CommandBatch second;
-    append_phase2(second, b);
-    auto values = exchange(second, second);
-    if (!values) {
-      return Unexpected{values.error()};
+  std::deque<Batch> flight(1);
+  flight.front().keys = keys;
+  flight.front().with_sizes = m_dump;
+  while (flight.front().stage != Batch::Stage::done) {
+    auto moved = advance(flight, nullptr, false);
+    if (!moved) {
+      return Unexpected{moved.error()};
     }
-    parse_phase2(b, values->first, values->second);
   }
-  auto done = finish(b);
-  if (!done) {
-    return Unexpected{done.error()};
-  }
-  return std::move(b.out);
+  return std::move(flight.front().out);
 }
 
 Expected<std::pair<std::vector<RespValue>, std::vector<RespValue>>, std::string> Verifier::exchange(
@@ -377,77 +554,6 @@ Expected<std::pair<std::vector<RespValue>, std::vector<RespValue>>, std::string>
     return Unexpected{t.error()};
   }
   return std::pair{std::move(*s), std::move(*t)};
-}
-
-Expected<bool, std::string> Verifier::compare_values(const std::vector<std::string>& keys,
-                                                     const std::vector<size_t>& which,
-                                                     std::vector<Outcome>& out) {
-  struct Pair {
-    size_t index;
-    ValueReader source;
-    ValueReader target;
-  };
-  std::vector<Pair> readers;
-  readers.reserve(which.size());
-  for (size_t i : which) {
-    ValueKind kind;
-    if (!value_kind_from_type(out[i].source.type, kind)) {
-      // A module type: only a server digest could have compared it.
-      out[i].reasons.push_back(DiffReason::value);
-      out[i].detail = "values of type " + out[i].source.type + " cannot be read here";
-      continue;
-    }
-    readers.push_back({i, ValueReader(keys[i], kind, m_options.chunk, m_source_field_ttls),
-                       ValueReader(keys[i], kind, m_options.chunk, m_target_field_ttls)});
-  }
-  m_report.values_read += readers.size();
-  CommandBatch s_batch;
-  CommandBatch t_batch;
-  std::vector<ValueReader*> s_owner;
-  std::vector<ValueReader*> t_owner;
-  while (true) {
-    s_batch.clear();
-    t_batch.clear();
-    s_owner.clear();
-    t_owner.clear();
-    for (Pair& p : readers) {
-      if (!p.source.done()) {
-        s_batch.push_back(p.source.next_command());
-        s_owner.push_back(&p.source);
-      }
-      if (!p.target.done()) {
-        t_batch.push_back(p.target.next_command());
-        t_owner.push_back(&p.target);
-      }
-    }
-    if (s_batch.empty() && t_batch.empty()) {
-      break;
-    }
-    m_report.read_commands += s_batch.size() + t_batch.size();
-    auto replies = exchange(s_batch, t_batch);
-    if (!replies) {
-      return Unexpected{replies.error()};
-    }
-    for (size_t i = 0; i < s_owner.size(); ++i) {
-      s_owner[i]->feed(replies->first[i]);
-    }
-    for (size_t i = 0; i < t_owner.size(); ++i) {
-      t_owner[i]->feed(replies->second[i]);
-    }
-  }
-  for (Pair& p : readers) {
-    Outcome& o = out[p.index];
-    if (p.source.failed() || p.target.failed()) {
-      o.reasons.push_back(DiffReason::value);
-      o.detail = "reading the value failed: " +
-                 (p.source.failed() ? p.source.failure() : p.target.failure());
-    } else if (p.source.fingerprint() != p.target.fingerprint()) {
-      o.reasons.push_back(DiffReason::value);
-    } else if (m_field_ttls) {
-      compare_field_ttls(p.source.field_expiries(), p.target.field_expiries(), o);
-    }
-  }
-  return true;
 }
 
 void Verifier::compare_field_ttls(const std::vector<std::pair<uint64_t, int64_t>>& s,
@@ -529,81 +635,57 @@ Expected<bool, std::string> Verifier::scan_pass(int db, bool reverse, DbSummary&
     return ready;
   }
   VerifySide& scanned = reverse ? m_target : m_source;
-  auto first = scanned.run({scan_command("0")});
-  if (!first) {
-    return Unexpected{first.error()};
-  }
-  RespValue page = std::move((*first)[0]);
-  // One exchange carries the previous batch's DUMP/digest requests, this batch's
-  // TYPE/PTTL/MEMORY USAGE and the next SCAN page, so no batch waits for a round trip of
-  // its own.
-  std::optional<Batch> previous;
+  // Every exchange carries the next SCAN page and the next phase of each batch in flight
+  // (TYPE/PTTL of the newest, DUMP/digests or value chunks of the older ones), so both
+  // servers get one large pipeline per round trip. A batch whose big values take many
+  // chunks holds the window; new pages wait while it is full.
+  std::deque<Batch> flight;
+  std::string cursor = "0";
   bool more = true;
-  while (more || previous) {
-    Batch current;
-    current.with_sizes = m_dump;
-    std::string cursor = "0";
-    if (more) {
-      if (page.type != RespValue::Type::array || page.elements.size() != 2 ||
-          page.elements[1].type != RespValue::Type::array) {
-        return Unexpected{fmt::format("{}: SCAN: {}", scanned.describe(),
-                                      page.is_error() ? page.str : "a reply that is not a page")};
-      }
-      cursor = page.elements[0].str;
-      for (RespValue& k : page.elements[1].elements) {
-        if (!sampled(k.str)) {
-          continue;
-        }
-        uint64_t h = engine::hash_bytes(k.str, k_seen_seed);
-        if (reverse) {
-          if (std::binary_search(m_seen.begin(), m_seen.end(), h)) {
-            continue;  // the forward pass compared it
-          }
-        } else {
-          m_seen.push_back(h);
-        }
-        current.keys.push_back(std::move(k.str));
-      }
-      more = cursor != "0";
+  while (more || !flight.empty()) {
+    bool ask = more && flight.size() < k_flight_window;
+    std::vector<std::string> scan = scan_command(cursor);
+    auto moved = advance(flight, ask ? &scan : nullptr, reverse);
+    if (!moved) {
+      return Unexpected{moved.error()};
     }
-    CommandBatch common;
-    if (previous) {
-      append_phase2(common, *previous);
-    }
-    size_t phase1_at = common.size();
-    append_phase1(common, current.keys);
-    CommandBatch with_scan = common;
-    if (more) {
-      with_scan.push_back(scan_command(cursor));
-    }
-    auto replies = reverse ? exchange(common, with_scan) : exchange(with_scan, common);
-    if (!replies) {
-      return Unexpected{replies.error()};
-    }
-    auto& [s, t] = *replies;
-    if (more) {
-      auto& from = reverse ? t : s;
-      page = std::move(from.back());
-      from.pop_back();
-    }
-    if (previous) {
-      parse_phase2(*previous, s, t);
-      auto done = finish(*previous);
-      if (!done) {
-        return done;
-      }
-      for (size_t i = 0; i < previous->keys.size(); ++i) {
-        note(db, previous->keys[i], std::move(previous->out[i]), summary, reverse);
+    while (!flight.empty() && flight.front().stage == Batch::Stage::done) {
+      Batch& done = flight.front();
+      for (size_t i = 0; i < done.keys.size(); ++i) {
+        note(db, done.keys[i], std::move(done.out[i]), summary, reverse);
       }
       tell_progress();
-      previous.reset();
+      flight.pop_front();
     }
-    if (!current.keys.empty()) {
-      auto parsed = parse_phase1(current, s, phase1_at, t, phase1_at);
-      if (!parsed) {
-        return parsed;
+    if (!ask) {
+      continue;
+    }
+    RespValue& page = **moved;
+    if (page.type != RespValue::Type::array || page.elements.size() != 2 ||
+        page.elements[1].type != RespValue::Type::array) {
+      return Unexpected{fmt::format("{}: SCAN: {}", scanned.describe(),
+                                    page.is_error() ? page.str : "a reply that is not a page")};
+    }
+    cursor = page.elements[0].str;
+    more = cursor != "0";
+    Batch next;
+    next.with_sizes = m_dump;
+    for (RespValue& k : page.elements[1].elements) {
+      if (!sampled(k.str)) {
+        continue;
       }
-      previous = std::move(current);
+      uint64_t h = engine::hash_bytes(k.str, k_seen_seed);
+      if (reverse) {
+        if (std::binary_search(m_seen.begin(), m_seen.end(), h)) {
+          continue;  // the forward pass compared it
+        }
+      } else {
+        m_seen.push_back(h);
+      }
+      next.keys.push_back(std::move(k.str));
+    }
+    if (!next.keys.empty()) {
+      flight.push_back(std::move(next));
     }
   }
   if (!reverse) {

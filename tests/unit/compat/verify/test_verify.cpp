@@ -10,6 +10,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@ using keyshift::compat::DiffReason;
 using keyshift::compat::EngineSide;
 using keyshift::compat::Fingerprint;
 using keyshift::compat::FingerprintBuilder;
+using keyshift::compat::KeyDifference;
 using keyshift::compat::ValueKind;
 using keyshift::compat::ValueReader;
 using keyshift::compat::VerifyOptions;
@@ -275,11 +277,12 @@ TEST_SUITE("verify data") {
       CHECK(r.server_digest == (mode == 1));
       CHECK(r.keys_compared == 7);
       // DUMP compares the five aggregates; the two strings are read, as without either.
-      CHECK(r.values_by_dump == (mode == 0 ? 5 : 0));
+      // Without --dump or digests the small sorted set still goes by its DUMP payload.
+      CHECK(r.values_by_dump == (mode == 0 ? 5 : mode == 1 ? 0 : 1));
       // Engines have field TTLs, which server digests leave out: the hash is read.
       CHECK(r.field_ttls);
       CHECK(r.values_by_digest == (mode == 1 ? 6 : 0));
-      CHECK(r.values_read == (mode == 0 ? 2 : mode == 1 ? 1 : 7));
+      CHECK(r.values_read == (mode == 0 ? 2 : mode == 1 ? 1 : 6));
       CHECK_FALSE(r.dbs[0].reverse_scanned);
       REQUIRE(r.dbs.size() == 2);
       CHECK(r.dbs[1].db == 3);
@@ -287,6 +290,60 @@ TEST_SUITE("verify data") {
       CHECK(r.dbs[0].types["string"] == 1);
       CHECK(r.dbs[0].types["hash"] == 1);
     }
+  }
+
+  TEST_CASE("a sorted set goes by its DUMP payload up to one chunk and is read beyond it") {
+    Pair p;
+    p.both({"ZADD", "small", "1", "a", "2", "b"});
+    p.both({"ZADD", "big", "1", "a", "2", "b", "3", "c", "4", "d"});
+    p.a.run({"ZADD", "small-differs", "1", "a", "2", "b"});
+    p.b.run({"ZADD", "small-differs", "1", "a", "2.5", "b"});
+    p.a.run({"ZADD", "big-differs", "1", "a", "2", "b", "3", "c", "4", "d"});
+    p.b.run({"ZADD", "big-differs", "1", "a", "2", "b", "3", "c", "4", "e"});
+    VerifyOptions options;
+    options.chunk = 3;
+    options.rounds = 1;
+    VerifyReport r = p.verify(options);
+    // "small" by payload; the differing payload of "small-differs" is read to decide, and
+    // the two sets over three members are read in chunks.
+    CHECK(r.values_by_dump == 1);
+    CHECK(r.values_read == 3);
+    REQUIRE(r.differences.size() == 2);
+    std::set<std::string> keys;
+    for (const KeyDifference& d : r.differences) {
+      keys.insert(d.key);
+      CHECK(d.reasons == std::vector<DiffReason>{DiffReason::value});
+    }
+    CHECK(keys == std::set<std::string>{"big-differs", "small-differs"});
+  }
+
+  TEST_CASE("many batches in flight while big values are read in chunks find every difference") {
+    Pair p;
+    for (int i = 0; i < 40; ++i) {
+      std::string k = "k" + std::to_string(i);
+      p.both({"SET", k, "v"});
+    }
+    for (int i = 0; i < 30; ++i) {
+      p.both({"RPUSH", "long", std::to_string(i)});
+      p.both({"SADD", "wide", std::to_string(i)});
+    }
+    p.a.run({"RPUSH", "long", "last"});
+    p.b.run({"RPUSH", "long", "other"});
+    p.a.run({"SET", "k7", "changed"});
+    p.b.run({"SET", "only-target", "v"});
+    VerifyOptions options;
+    options.scan_count = 2;  // many SCAN pages: the window fills while "long" is read
+    options.chunk = 2;
+    options.rounds = 2;
+    VerifyReport r = p.verify(options);
+    CHECK(r.keys_compared == 43);
+    CHECK(r.read_commands > 30);  // the list and set took many chunks each
+    std::set<std::string> keys;
+    for (const KeyDifference& d : r.differences) {
+      keys.insert(d.key);
+    }
+    CHECK(keys == std::set<std::string>{"k7", "long", "only-target"});
+    CHECK(r.changed.empty());
   }
 
   TEST_CASE("missing, extra, wrong type, wrong value and TTL differences get their reasons") {
