@@ -6,6 +6,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,13 +23,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (entry.args.empty() || entry.line == 0 || entry.line > lines) {
       __builtin_trap();
     }
+    if (entry.peer.empty()) {
+      return true;  // Redis 2.4's "(db N)" lines name no peer: today's format cannot say that
+    }
     std::vector<std::string> args(entry.args.begin(), entry.args.end());
     std::string line = c::format_monitor_line(entry.time_us, entry.db, entry.peer, args);
     c::MonitorLineParser parser;
     c::MonitorEntry back;
     auto read = parser.parse(line, 1, back);
     if (!read || !*read || back.args.size() != args.size()) {
-      __builtin_trap();
+      std::fprintf(stderr, "re-formatted line does not read back: %s (%s)\n", line.c_str(),
+                   read ? "no command" : read.error().message.c_str());
+      std::abort();
     }
     for (size_t i = 0; i < args.size(); ++i) {
       if (back.args[i] != args[i]) {
