@@ -52,13 +52,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
   auto manifest = ks::parse_aof_manifest(bytes, "fuzz.manifest");
-  if (manifest) {
+  // A manifest of comments only reads as empty, as in Valkey, which never writes one: only
+  // manifests with files are formatted back.
+  if (manifest && !manifest->entries.empty()) {
     std::string text = ks::format_aof_manifest(*manifest);
     auto again = ks::parse_aof_manifest(text, "again.manifest");
     if (!again || ks::format_aof_manifest(*again) != text) {
       __builtin_trap();
     }
-  } else if (manifest.error().message.empty()) {
+  } else if (!manifest && manifest.error().message.empty()) {
     __builtin_trap();
   }
   return 0;
