@@ -57,7 +57,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (manifest && !manifest->entries.empty()) {
     std::string text = ks::format_aof_manifest(*manifest);
     auto again = ks::parse_aof_manifest(text, "again.manifest");
-    if (!again || ks::format_aof_manifest(*again) != text) {
+    // A long name of odd bytes, quoted with \x escapes, can outgrow the line limit, as in
+    // Valkey, whose names are short: that is the one refusal allowed.
+    bool too_long = !again && again.error().message.find("too long line") != std::string::npos;
+    if (!too_long && (!again || ks::format_aof_manifest(*again) != text)) {
       __builtin_trap();
     }
   } else if (!manifest && manifest.error().message.empty()) {
