@@ -36,9 +36,6 @@ targets=(
 )
 
 # The sources of what is fuzzed, instrumented; the rest comes from the normal build.
-# compat/report/json_value.hpp (and so the JSON Lines reader) does not compile with clang 14
-# over libstdc++ 12 (a pair of an incomplete type), so jsonl is guided by the engine's load
-# code only.
 instrumented=(
   engine/persistence/rdb_reader.cpp engine/persistence/rdb_load.cpp
   engine/persistence/aof_reader.cpp engine/persistence/crc64.cpp
@@ -49,6 +46,7 @@ instrumented=(
   engine/server/config_file.cpp engine/server/config_table.cpp
   engine/repl/repl_stream.cpp engine/commands/persistence_family.cpp
   compat/monitor/monitor_log.cpp compat/capture/capture_file.cpp
+  compat/dump/jsonl_reader.cpp compat/report/json_value.cpp
   migrate/plan/plan_model.cpp migrate/rewrite/target_table.cpp
 )
 
@@ -101,6 +99,13 @@ build_library() {
     fi
   done
   mkdir -p "$out/obj"
+  # Objects only track their own source: a header changed since the last build makes them
+  # all stale (ccache keeps recompiling cheap).
+  if [ -f "$out/obj/.stamp" ] &&
+    [ -n "$(find "$root/engine" "$root/compat" "$root/migrate" -name '*.hpp' -newer "$out/obj/.stamp" | head -n 1)" ]; then
+    rm -f "$out"/obj/*.o
+  fi
+  touch "$out/obj/.stamp"
   export -f compile_one
   export out root cxx
   export FLAGS_SERIALIZED
