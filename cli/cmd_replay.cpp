@@ -123,6 +123,14 @@ void run_replay(const ReplayCliOptions& o) {
   } else if (auto failed = engine::write_file_atomically(o.out, text)) {
     throw UserError("keyshift: replay: " + failed->message(), 2);
   }
+  if (report->damage) {
+    // Said on stderr too: a report written to --out (or read as JSON) is not where people
+    // look for why the exit status is 1.
+    std::fprintf(stderr,
+                 "keyshift: replay: %s: damaged at byte %llu (%s); replayed what came before\n",
+                 o.file.c_str(), static_cast<unsigned long long>(report->damage->offset),
+                 report->damage->reason.c_str());
+  }
   if (!report->same() || report->damage) {
     throw UserError("", 1);
   }

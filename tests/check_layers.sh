@@ -20,9 +20,14 @@ forbidden_for() {
   esac
 }
 
-# The layer a file belongs to: its top folder, or the folder under tests/unit/.
+# The layer a file belongs to: its top folder, or the folder under tests/unit/; a fuzz
+# target, the floor of what it fuzzes.
 layer_of() {
   case $1 in
+  tests/fuzz/fuzz_monitor_log.cpp | tests/fuzz/fuzz_capture_file.cpp | tests/fuzz/fuzz_jsonl.cpp)
+    echo compat
+    ;;
+  tests/fuzz/fuzz_toml.cpp) echo migrate ;;
   engine/* | tests/unit/engine/* | tests/fuzz/*) echo engine ;;
   compat/* | tests/unit/compat/*) echo compat ;;
   migrate/* | tests/unit/migrate/*) echo migrate ;;

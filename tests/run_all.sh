@@ -55,9 +55,8 @@ step "braces (tools/apply_braces.sh adds missing ones)" /usr/bin/python3 tests/c
 step "brace check self-test" /usr/bin/python3 tests/check_braces.py --self-test
 step "unit + integration tests (ctest)" ctest --test-dir build --output-on-failure -j1
 step "unit tests under ASan/UBSan" sanitized_unit_tests
-step "RDB reader fuzzing (libFuzzer, ${FUZZ_SECONDS:-60} s)" bash tests/fuzz/run.sh "${FUZZ_SECONDS:-60}"
-step "ACL rule fuzzing (libFuzzer, ${FUZZ_SECONDS:-60} s)" bash tests/fuzz/run_acl_rules.sh "${FUZZ_SECONDS:-60}"
-step "Lua bridge fuzzing (libFuzzer, ${FUZZ_SECONDS:-60} s)" bash tests/fuzz/run_lua_bridge.sh "${FUZZ_SECONDS:-60}"
+step "fuzzing (libFuzzer, every target, ${FUZZ_TOTAL_SECONDS:-240} s in all)" \
+  bash tests/fuzz/fuzz.sh all "${FUZZ_TOTAL_SECONDS:-240}"
 
 echo
 echo "${passed} passed, ${failed} failed"

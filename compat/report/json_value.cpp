@@ -252,6 +252,8 @@ class Parser {
 
 }  // namespace
 
+JsonValue::JsonValue() noexcept = default;
+
 const JsonValue* JsonValue::find(std::string_view key) const {
   for (const auto& [k, v] : object) {
     if (k == key) {

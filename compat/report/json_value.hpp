@@ -14,6 +14,9 @@ namespace keyshift::compat {
 /// A parsed JSON value; objects keep their members in file order.
 struct JsonValue {
   enum class Type : unsigned char { null, boolean, number, string, array, object };
+  /// Declared here, defined out of line: clang 14 over libstdc++ 12 cannot decide whether
+  /// the implicit one exists while `object`'s pairs of this still incomplete type are checked.
+  JsonValue() noexcept;
   Type type = Type::null;
   bool boolean = false;
   double number = 0;

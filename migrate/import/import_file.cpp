@@ -493,7 +493,8 @@ void import_file_to_embedded(const ImportOptions& options, const KeyRules& rules
   c.hashes_emptied = r.hashes_emptied.count;
   report.bytes_sent = r.bytes_written;
   if (!r.ok) {
-    report.error = r.error;
+    // convert_rdb reads bytes, not a path: its read errors are named here.
+    report.error = r.error_offset ? options.source + ": " + r.error : r.error;
     report.error_offset = r.error_offset;
     for (const RdbChange* blocked :
          {&r.blocked_field_ttls, &r.blocked_modules, &r.blocked_path_hashes}) {

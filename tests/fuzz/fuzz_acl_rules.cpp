@@ -3,7 +3,7 @@
 // (first byte odd) are applied or refused with an error, never crash. A user that was set must
 // describe itself (ACL LIST, ACL SAVE) in rules that set a fresh user to the same description,
 // since ACL LOAD reads back what ACL SAVE wrote; and the permission checks must answer for it.
-// Built by tests/fuzz/run_acl_rules.sh with clang -fsanitize=fuzzer,address,undefined.
+// Built by tests/fuzz/fuzz.sh (clang -fsanitize=fuzzer,address,undefined).
 #include "engine/acl/acl.hpp"
 #include "engine/commands/registry.hpp"
 

@@ -1,7 +1,7 @@
 // libFuzzer target for the Lua bridge's reply conversion: any bytes handed to push_reply must
 // be converted or refused (nothing pushed), never crash or leave the Lua stack unbalanced;
 // what was pushed must convert back to a reply in RESP2 and RESP3. Built by
-// tests/fuzz/run_lua_bridge.sh with clang -fsanitize=fuzzer,address,undefined.
+// tests/fuzz/fuzz.sh (clang -fsanitize=fuzzer,address,undefined).
 #include "engine/resp/reply_builder.hpp"
 #include "engine/scripting/lua_bridge.hpp"
 

@@ -1,5 +1,5 @@
 // libFuzzer target for the RDB reader: any byte string must be read or refused with an
-// offset, never crash, hang or allocate without bound. Built by tests/fuzz/run.sh with
+// offset, never crash, hang or allocate without bound. Built by tests/fuzz/fuzz.sh with
 // clang -fsanitize=fuzzer,address,undefined.
 #include "engine/persistence/rdb_reader.hpp"
 
