@@ -55,8 +55,8 @@ step "braces (tools/apply_braces.sh adds missing ones)" /usr/bin/python3 tests/c
 step "brace check self-test" /usr/bin/python3 tests/check_braces.py --self-test
 step "unit + integration tests (ctest)" ctest --test-dir build --output-on-failure -j1
 step "unit tests under ASan/UBSan" sanitized_unit_tests
-step "fuzzing (libFuzzer, every target, ${FUZZ_TOTAL_SECONDS:-240} s in all)" \
-  bash tests/fuzz/fuzz.sh all "${FUZZ_TOTAL_SECONDS:-240}"
+step "fuzzing (libFuzzer, every target, ${FUZZ_TOTAL_SECONDS:-120} s in all)" \
+  bash tests/fuzz/fuzz.sh all "${FUZZ_TOTAL_SECONDS:-120}"
 
 echo
 echo "${passed} passed, ${failed} failed"
