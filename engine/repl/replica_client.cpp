@@ -54,6 +54,8 @@ class ReplicaClient::GetAckFilter final : public ReplStreamHandler {
     return m_inner.on_payload_begin(size);
   }
   bool on_payload(std::string_view bytes) override { return m_inner.on_payload(bytes); }
+  // PINGs and GETACKs too: a replica's replicas count them as its primary does.
+  void on_stream_bytes(std::string_view raw) override { m_inner.on_stream_bytes(raw); }
   bool on_payload_end() override {
     ack_offset = m_before;
     return m_inner.on_payload_end();

@@ -3,11 +3,13 @@
 #include "engine/engine.hpp"
 #include "engine/persistence/rdb_load.hpp"
 #include "engine/persistence/rdb_reader.hpp"
+#include "engine/repl/primary.hpp"
 #include "engine/repl/replication_state.hpp"
 #include "engine/server/config_table.hpp"
 #include "engine/server/log.hpp"
 #include "engine/server/server.hpp"
 #include "engine/session.hpp"
+#include "engine/util/strconv.hpp"
 
 #include <chrono>
 #include <utility>
@@ -45,6 +47,7 @@ class ReplicaLink::Applier final : public ReplStreamHandler, public RdbVisitor {
   bool on_payload_begin(std::optional<uint64_t> size) override {
     m_total = size ? static_cast<int64_t>(*size) : -1;
     m_read = 0;
+    m_engine.primary().on_full_sync_begin();
     m_engine.replication().on_sync_progress(m_total, 0);
     for (int i = 0; i < m_engine.db_count(); ++i) {
       m_engine.signal_flushed_db(i);
@@ -73,8 +76,19 @@ class ReplicaLink::Applier final : public ReplStreamHandler, public RdbVisitor {
                   std::to_string(summary.error().offset) + ")");
     }
     m_engine.replication().on_loaded();
+    m_session.db = m_stream_db;
+    m_engine.primary().on_synced(false);
     return m_error.empty();
   }
+
+  void on_aux(std::string_view name, std::string_view value) override {
+    // The database the stream after the payload starts in (a chained primary's snapshot).
+    int64_t db = 0;
+    if (name == "repl-stream-db" && parse_i64(value, db) && db >= 0 && db < m_engine.db_count()) {
+      m_stream_db = static_cast<int>(db);
+    }
+  }
+  void on_stream_bytes(std::string_view raw) override { m_engine.primary().proxy(raw); }
 
   void on_function(std::string_view code) override {
     std::string_view argv[] = {"FUNCTION", "LOAD", "REPLACE", code};
@@ -125,6 +139,7 @@ class ReplicaLink::Applier final : public ReplStreamHandler, public RdbVisitor {
   int64_t m_total = 0;
   uint64_t m_read = 0;
   uint64_t m_skipped = 0;
+  int m_stream_db = 0;
   std::string m_error;
 };
 
@@ -264,6 +279,7 @@ void ReplicaLink::adopt_dial() {
   } else {
     m_log.notice("Successful partial resynchronization with primary.");
   }
+  bool new_history = !p.full && p.replid != repl.replid();
   repl.on_psync(p.full, p.replid, p.offset);
   repl.on_io(m_engine.clock().now_ms());
   m_client = std::move(dial->client);
@@ -273,6 +289,9 @@ void ReplicaLink::adopt_dial() {
   m_session->db = p.full ? 0 : m_db;
   m_session->addr = repl.primary_host() + ":" + std::to_string(repl.primary_port());
   m_applier = std::make_unique<Applier>(m_engine, *m_session);
+  if (!p.full) {
+    m_engine.primary().on_synced(new_history);
+  }
   read_stream();
 }
 
