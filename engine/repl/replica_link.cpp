@@ -1,6 +1,7 @@
 #include "engine/repl/replica_link.hpp"
 
 #include "engine/engine.hpp"
+#include "engine/persistence/aof.hpp"
 #include "engine/persistence/rdb_load.hpp"
 #include "engine/persistence/rdb_reader.hpp"
 #include "engine/repl/primary.hpp"
@@ -165,6 +166,8 @@ void ReplicaLink::drop(const std::string& why) {
   }
   m_client.reset();
   m_applier.reset();
+  m_marks.clear();
+  m_fsynced = 0;
   if (m_session != nullptr) {
     // A continuation goes on in the database the stream last selected: the primary
     // sends no SELECT until it changes (Valkey keeps the primary's client cached).
@@ -295,9 +298,28 @@ void ReplicaLink::adopt_dial() {
   read_stream();
 }
 
+std::optional<uint64_t> ReplicaLink::fsynced_offset() {
+  if (!m_engine.aof().on()) {
+    m_marks.clear();
+    return std::nullopt;
+  }
+  uint64_t synced = m_engine.aof().fsynced_offset();
+  if (synced >= m_engine.propagation_offset()) {
+    // Everything written is on disk: PINGs and GETACKs, which write nothing, count too.
+    m_marks.clear();
+    m_fsynced = m_client->stream().offset();
+  }
+  while (!m_marks.empty() && m_marks.front().first <= synced) {
+    m_fsynced = std::max(m_fsynced, m_marks.front().second);
+    m_marks.pop_front();
+  }
+  return m_fsynced;
+}
+
 void ReplicaLink::read_stream() {
   ReplicationState& repl = m_engine.replication();
   for (int i = 0; i < k_reads_per_event && m_client; ++i) {
+    m_client->set_fsynced_offset(fsynced_offset());
     uint64_t before = m_client->bytes_received();
     auto polled = m_client->poll(*m_applier, std::chrono::milliseconds(0));
     if (m_client->bytes_received() != before) {
@@ -307,6 +329,10 @@ void ReplicaLink::read_stream() {
     // never seen here) included in the offset.
     if (m_client->stream().phase() == ReplStreamParser::Phase::commands) {
       repl.on_applied(m_client->stream().offset());
+      if (m_engine.aof().on() &&
+          (m_marks.empty() || m_marks.back().second != m_client->stream().offset())) {
+        m_marks.emplace_back(m_engine.propagation_offset(), m_client->stream().offset());
+      }
     }
     repl.on_read(m_client->stream().offset());
     if (!m_applier->error().empty()) {

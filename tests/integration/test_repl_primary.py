@@ -295,6 +295,24 @@ def a_promoted_replica_continues_its_siblings_and_its_old_primary(h):
 
 
 @test
+def waitaof_counts_the_replicas_whose_aof_has_the_write(h):
+    primary = primary_server(h)
+    fill(primary, 500)
+    with_aof = keyshift_replica(h, primary, "ks-aof", "appendonly yes\nappendfsync always\n")
+    without = keyshift_replica(h, primary, "ks-no-aof")
+    for replica in (with_aof, without):
+        wait_for(lambda: link_up(replica), "both replicas up", timeout=60)
+    r = client(primary)
+    r.set("durable", "1")
+    eq(r.execute_command("WAIT", "2", "5000"), 2, "WAIT counts both replicas")
+    eq(r.execute_command("WAITAOF", "0", "1", "5000"), [0, 1],
+       "WAITAOF counts the replica with an AOF")
+    eq(r.execute_command("WAITAOF", "0", "2", "300"), [0, 1],
+       "the replica without an AOF is never counted")
+    eq(client(with_aof).get("durable"), b"1", "the write is on the replica")
+
+
+@test
 def valkey_8_replica_syncs_and_resumes(h):
     binary = os.environ.get("KEYSHIFT_VALKEY_SERVER")
     if not binary or not os.access(binary, os.X_OK):
