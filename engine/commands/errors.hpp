@@ -244,9 +244,6 @@ inline constexpr std::string_view k_timeout_not_integer =
 /// SYNC/PSYNC to a replica whose own link is down (Valkey's text).
 inline constexpr std::string_view k_sync_not_connected =
     "NOMASTERLINK Can't SYNC while not connected with my master";
-/// SYNC/PSYNC to a keyshift replica: it does not pass its primary's stream on.
-inline constexpr std::string_view k_sync_chained =
-    "ERR keyshift does not serve replicas while it is a replica itself";
 inline constexpr std::string_view k_sync_pending_output =
     "ERR SYNC and PSYNC are invalid with pending output";
 inline constexpr std::string_view k_wait_on_replica =

@@ -178,11 +178,6 @@ void cmd_sync(CmdContext& ctx) {
     ctx.reply().error(errors::k_sync_not_connected);
     return;
   }
-  if (repl.is_replica()) {
-    // Chained replication would need our primary's stream passed on: not written yet.
-    ctx.reply().error(errors::k_sync_chained);
-    return;
-  }
   if (!s.out.empty()) {
     ctx.reply().error(errors::k_sync_pending_output);
     return;

@@ -439,8 +439,8 @@ Expected<CheckedDumpPayload, std::string> check_dump_payload(std::string_view pa
   return CheckedDumpPayload{static_cast<uint8_t>(payload[0]), version, payload.substr(1)};
 }
 
-Expected<RdbWriteStats, std::string> save_rdb(
-    Engine& engine, const std::string& path, const RdbWriteOptions& options,
+Expected<RdbWriteStats, std::string> write_rdb(
+    Engine& engine, int fd, const RdbWriteOptions& options,
     const std::vector<std::pair<std::string, std::string>>& aux) {
   bool valkey_9 = options.version >= rdb::k_valkey_first_version &&
                   options.version <= rdb::k_valkey_max_version;
@@ -448,14 +448,10 @@ Expected<RdbWriteStats, std::string> save_rdb(
     return Unexpected{"cannot write RDB version " + std::to_string(options.version) +
                       " (10, 11, 12, 80 or 81)"};
   }
-  auto file = AtomicFile::create(path);
-  if (!file) {
-    return Unexpected{"Failed opening the temp RDB file: " + file.error().message()};
-  }
   auto fail = [](std::string why) -> Expected<RdbWriteStats, std::string> {
-    return Unexpected{std::move(why)};  // the AtomicFile removes its temp file
+    return Unexpected{std::move(why)};
   };
-  FileSink sink(file->fd());
+  FileSink sink(fd);
   std::string& b = sink.buffer();
   Encoder enc(b, options.compress);
   char magic[16];
@@ -538,10 +534,24 @@ Expected<RdbWriteStats, std::string> save_rdb(
   if (!sink.flush()) {
     return fail(std::string("write error: ") + std::strerror(errno));
   }
+  stats.bytes = sink.total();
+  return stats;
+}
+
+Expected<RdbWriteStats, std::string> save_rdb(
+    Engine& engine, const std::string& path, const RdbWriteOptions& options,
+    const std::vector<std::pair<std::string, std::string>>& aux) {
+  auto file = AtomicFile::create(path);
+  if (!file) {
+    return Unexpected{"Failed opening the temp RDB file: " + file.error().message()};
+  }
+  auto stats = write_rdb(engine, file->fd(), options, aux);
+  if (!stats) {
+    return stats;  // the AtomicFile removes its temp file
+  }
   if (auto error = file->commit()) {
     return Unexpected{"Error saving the DB file: " + error->message()};
   }
-  stats.bytes = sink.total();
   return stats;
 }
 

@@ -67,6 +67,12 @@ bool dump_version_readable(int version);
 /// and its CRC64.
 Expected<CheckedDumpPayload, std::string> check_dump_payload(std::string_view payload);
 
+/// Writes every database of `engine` as one RDB file to the descriptor `fd` (a pipe to a
+/// diskless full sync's replicas, or save_rdb's temporary file); nothing is synced or closed.
+Expected<RdbWriteStats, std::string> write_rdb(
+    Engine& engine, int fd, const RdbWriteOptions& options,
+    const std::vector<std::pair<std::string, std::string>>& aux = {});
+
 /// Writes every database of `engine` to `path` as one RDB file: into a temporary file in the
 /// same directory, fsync'ed, then renamed over `path`, so `path` is never half written.
 /// `aux` are extra AUX fields after Valkey's own (valkey-ver, ctime, used-mem, ...).

@@ -109,11 +109,13 @@ void ReplicationPrimary::ensure_backlog() {
   if (m_backlog) {
     return;
   }
-  // As Valkey's syncCommand: a backlog made from scratch starts a new history, since no
-  // replica can continue an older one from it.
   ReplicationState& repl = m_engine.replication();
-  repl.set_replid(random_hex(m_engine, 40));
-  repl.clear_replid2();
+  if (!repl.is_replica()) {
+    // As Valkey's syncCommand: a backlog made from scratch starts a new history, since no
+    // replica can continue an older one from it. A replica's history is its primary's.
+    repl.set_replid(random_hex(m_engine, 40));
+    repl.clear_replid2();
+  }
   m_backlog = std::make_unique<ReplBacklog>(
       static_cast<uint64_t>(std::max<int64_t>(int_setting(m_engine, "repl-backlog-size"), 1)),
       repl.offset());
@@ -135,6 +137,70 @@ void ReplicationPrimary::send(ReplicaPeer& p, std::string_view bytes) {
 void ReplicationPrimary::feed(std::string_view bytes) {
   m_backlog->append(bytes);
   m_engine.replication().advance(bytes.size());
+  distribute(bytes);
+}
+
+void ReplicationPrimary::proxy(std::string_view raw) {
+  // The link counts the offset itself.
+  if (m_backlog) {
+    m_backlog->append(raw);
+    distribute(raw);
+  }
+}
+
+void ReplicationPrimary::check_role() {
+  ReplicationState& repl = m_engine.replication();
+  if (repl.generation() != m_generation) {
+    // REPLICAOF (a new primary or NO ONE): our replicas learn of the new replication ID by
+    // reconnecting, and PSYNC continues them from the backlog, which stays (Valkey's
+    // disconnectReplicas and shiftReplicationId). A SELECT goes ahead of what we write next.
+    m_generation = repl.generation();
+    drop_all();
+    m_selected_db = -1;
+  }
+}
+
+void ReplicationPrimary::drop_all() {
+  for (uint64_t id : m_order) {
+    drop(m_peers[id]);
+  }
+}
+
+void ReplicationPrimary::on_full_sync_begin() {
+  // Valkey's replicationAttachToNewPrimary: disconnectReplicas, freeReplicationBacklog.
+  drop_all();
+  shutdown();
+  m_child_socket = false;
+  for (uint64_t id : m_order) {
+    ReplicaPeer& p = m_peers[id];
+    close_payload(p);
+    p.state = ReplicaState::handshake;
+  }
+  if (m_backlog) {
+    m_engine.remove_propagation_sink(this);
+    m_backlog.reset();
+  }
+}
+
+void ReplicationPrimary::on_synced(bool new_history) {
+  if (new_history) {
+    drop_all();
+  }
+  ensure_backlog();
+}
+
+int ReplicationPrimary::stream_db() const {
+  // A replica's snapshot goes on in the database its primary's stream has selected, which
+  // the stream passed on will not SELECT again (Valkey's rsi->repl_stream_db).
+  for (const auto& [id, s] : m_engine.sessions()) {
+    if (s->has(k_session_primary)) {
+      return s->db;
+    }
+  }
+  return 0;
+}
+
+void ReplicationPrimary::distribute(std::string_view bytes) {
   for (uint64_t id : m_order) {
     ReplicaPeer& p = m_peers[id];
     if (p.state == ReplicaState::online && !p.stream_on_ack) {
@@ -173,6 +239,7 @@ void ReplicationPrimary::sync(Session& s, bool psync, std::string_view replid, i
   if (s.has(k_session_replica)) {
     return;  // Valkey ignores SYNC from a replica
   }
+  check_role();  // before this replica joins: REPLICAOF may have run since the last cron
   log(k_notice, "Replica " + replica_name(s, p) + " asks for synchronization");
   ensure_backlog();
   const ReplicationState& repl = m_engine.replication();
@@ -226,7 +293,41 @@ void ReplicationPrimary::sync(Session& s, bool psync, std::string_view replid, i
   s.set(k_session_replica);
   m_order.push_back(s.id());
   p.state = ReplicaState::wait_bgsave_start;
-  if (m_child < 0) {
+  p.wait_start_s = m_engine.clock().now_ms() / 1000;
+  if (m_child >= 0) {
+    log(k_notice, m_child_socket
+                      ? "Current BGSAVE has socket target. Waiting for next BGSAVE for SYNC"
+                      : "Can't attach the replica to the current BGSAVE. Waiting for next "
+                        "BGSAVE for SYNC");
+  } else if (yes_setting(m_engine, "repl-diskless-sync") && p.capa_eof &&
+             int_setting(m_engine, "repl-diskless-sync-delay") > 0) {
+    // The child starts from cron, so replicas arriving meanwhile share it.
+    log(k_notice, "Delay next BGSAVE for diskless SYNC");
+  } else {
+    start_child();
+  }
+}
+
+void ReplicationPrimary::start_pending() {
+  // Valkey's shouldStartChildReplication: the longest a replica waited against
+  // repl-diskless-sync-delay, or enough of them for repl-diskless-sync-max-replicas.
+  if (m_child >= 0) {
+    return;
+  }
+  int64_t now_s = m_engine.clock().now_ms() / 1000;
+  int64_t waiting = 0;
+  int64_t max_idle = 0;
+  for (uint64_t id : m_order) {
+    const ReplicaPeer& p = m_peers[id];
+    if (p.state == ReplicaState::wait_bgsave_start) {
+      ++waiting;
+      max_idle = std::max(max_idle, now_s - p.wait_start_s);
+    }
+  }
+  int64_t max_replicas = int_setting(m_engine, "repl-diskless-sync-max-replicas");
+  if (waiting > 0 && (!yes_setting(m_engine, "repl-diskless-sync") ||
+                      (max_replicas > 0 && waiting >= max_replicas) ||
+                      max_idle >= int_setting(m_engine, "repl-diskless-sync-delay"))) {
     start_child();
   }
 }
@@ -235,21 +336,49 @@ void ReplicationPrimary::start_child() {
   m_child_offset = m_engine.replication().offset();
   // Force a SELECT ahead of the next command: the snapshot says nothing of a database.
   m_selected_db = -1;
+  // Valkey's startBgsaveForReplication: to the sockets when every waiting replica reads
+  // the `$EOF:` framing, else a file.
+  bool socket_target = yes_setting(m_engine, "repl-diskless-sync");
+  for (uint64_t id : m_order) {
+    const ReplicaPeer& p = m_peers[id];
+    if (p.state == ReplicaState::wait_bgsave_start && !p.capa_eof) {
+      socket_target = false;
+    }
+  }
+  log(k_notice, std::string("Starting BGSAVE for SYNC with target: ") +
+                    (socket_target ? "replicas sockets" : "disk") + " using: normal sync");
   std::string dir = m_engine.config().dir;
-  m_child_path =
-      (std::filesystem::path(dir) / ("keyshift-repl-sync-" + std::to_string(::getpid()) + ".rdb"))
-          .string();
+  m_child_path = socket_target ? std::string()
+                               : (std::filesystem::path(dir) /
+                                  ("keyshift-repl-sync-" + std::to_string(::getpid()) + ".rdb"))
+                                     .string();
   RdbWriteOptions opts = snapshot_write_options(m_engine);
   if (opts.version == 11) {
     opts.version = 10;  // what Redis 7.0 replicas read; Valkey's read it too
   }
   std::vector<std::pair<std::string, std::string>> aux = {
-      {"repl-stream-db", "0"},
+      {"repl-stream-db", std::to_string(m_engine.replication().is_replica() ? stream_db() : 0)},
       {"repl-id", m_engine.replication().replid()},
       {"repl-offset", std::to_string(m_child_offset)}};
-  pid_t pid = ::fork();
+  int pipe_fds[2] = {-1, -1};
+  std::string mark;
+  if (socket_target) {
+    if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
+      log(k_warning, "Can't save in background: pipe: " + std::string(std::strerror(errno)));
+      pipe_fds[0] = pipe_fds[1] = -1;
+    }
+    mark = random_hex(m_engine, 40);
+  }
+  pid_t pid = socket_target && pipe_fds[0] < 0 ? -1 : ::fork();
   if (pid < 0) {
-    log(k_warning, "Can't save in background: fork: " + std::string(std::strerror(errno)));
+    if (!socket_target || pipe_fds[0] >= 0) {
+      log(k_warning, "Can't save in background: fork: " + std::string(std::strerror(errno)));
+    }
+    for (int fd : pipe_fds) {
+      if (fd >= 0) {
+        ::close(fd);
+      }
+    }
     for (uint64_t id : m_order) {
       ReplicaPeer& p = m_peers[id];
       if (p.state == ReplicaState::wait_bgsave_start) {
@@ -259,23 +388,168 @@ void ReplicationPrimary::start_child() {
     return;
   }
   if (pid == 0) {
-    auto stats = save_rdb(m_engine, m_child_path, opts, aux);
-    ::_exit(stats ? 0 : 1);
+    if (!socket_target) {
+      auto stats = save_rdb(m_engine, m_child_path, opts, aux);
+      ::_exit(stats ? 0 : 1);
+    }
+    // Valkey's rdbSaveRioWithEOFMark: the replicas read up to the mark, so no length is
+    // needed up front and nothing touches the disk.
+    ::close(pipe_fds[0]);
+    int fd = pipe_fds[1];
+    std::string head = "$EOF:" + mark + "\r\n";
+    bool ok = ::write(fd, head.data(), head.size()) == static_cast<ssize_t>(head.size()) &&
+              write_rdb(m_engine, fd, opts, aux) &&
+              ::write(fd, mark.data(), mark.size()) == static_cast<ssize_t>(mark.size());
+    ::_exit(ok ? 0 : 1);
   }
   m_child = pid;
-  log(k_notice, "Starting BGSAVE for SYNC with target: disk");
-  log(k_notice, "Background saving started by pid " + std::to_string(pid));
+  m_child_socket = socket_target;
+  if (socket_target) {
+    ::close(pipe_fds[1]);
+    ::fcntl(pipe_fds[0], F_SETFL, ::fcntl(pipe_fds[0], F_GETFL) | O_NONBLOCK);
+    m_pipe = pipe_fds[0];
+    m_pipe_done = false;
+    log(k_notice, "Background RDB transfer started by pid " + std::to_string(pid) +
+                      " to pipe through parent process");
+  } else {
+    log(k_notice, "Background saving started by pid " + std::to_string(pid));
+  }
   for (uint64_t id : m_order) {
     ReplicaPeer& p = m_peers[id];
     Session* s = session_of(p);
     if (p.state == ReplicaState::wait_bgsave_start && s != nullptr) {
       full_resync_reply(*s, p);
+      if (socket_target) {
+        // Everything the pipe carries goes out as it comes (the state stays wait_bgsave
+        // as in Valkey); the stream waits for the first ACK after the payload (Valkey's
+        // repl_start_cmd_stream_on_ack).
+        p.socket_target = true;
+        p.stream_on_ack = true;
+        p.ack_seen = false;
+        p.trailer.clear();
+      }
+    }
+  }
+}
+
+int ReplicationPrimary::payload_pipe() const {
+  if (m_pipe < 0 || m_pipe_done) {
+    return -1;
+  }
+  // Valkey's rdbPipeReadHandler stops reading while a replica's socket is still busy
+  // with the last bytes: the slowest replica paces the child.
+  for (uint64_t id : m_order) {
+    const ReplicaPeer& p = m_peers.at(id);
+    const Session* s = session_of(p);
+    if (p.socket_target && p.state == ReplicaState::wait_bgsave_end && s != nullptr &&
+        !s->has(k_session_close_asap) && s->out.size() >= k_payload_chunk) {
+      return -1;
+    }
+  }
+  return m_pipe;
+}
+
+void ReplicationPrimary::release_pipe() {
+  if (m_pipe >= 0 && m_pipe_done) {
+    ::close(m_pipe);
+    m_pipe = -1;
+  }
+}
+
+void ReplicationPrimary::end_pipe() {
+  m_pipe_done = true;
+  if (m_child > 0) {
+    ::kill(m_child, SIGUSR1);  // reaped by cron, which then drops what is left
+  }
+}
+
+void ReplicationPrimary::read_pipe() {
+  if (payload_pipe() < 0) {
+    return;
+  }
+  std::vector<Session*> to;
+  for (uint64_t id : m_order) {
+    ReplicaPeer& p = m_peers[id];
+    Session* s = session_of(p);
+    if (p.socket_target && p.state == ReplicaState::wait_bgsave_end && s != nullptr &&
+        !s->has(k_session_close_asap)) {
+      to.push_back(s);
+    }
+  }
+  if (to.empty()) {
+    log(k_warning, "Diskless rdb transfer, last replica dropped, killing fork child.");
+    end_pipe();
+    return;
+  }
+  char buf[64 * 1024];
+  size_t moved = 0;
+  while (moved < k_payload_chunk) {
+    ssize_t n = ::read(m_pipe, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      break;
+    }
+    if (n < 0) {
+      log(k_warning, "Diskless rdb transfer, read error sending DB to replicas: " +
+                         std::string(std::strerror(errno)));
+      for (uint64_t id : m_order) {
+        if (m_peers[id].socket_target && m_peers[id].state == ReplicaState::wait_bgsave_end) {
+          drop(m_peers[id]);
+        }
+      }
+      end_pipe();
+      return;
+    }
+    if (n == 0) {
+      // The child closed its end; it is reaped and its status read by cron.
+      m_pipe_done = true;
+      log(k_notice, "Diskless rdb transfer, done reading from pipe, " + std::to_string(to.size()) +
+                        " replicas still up.");
+      break;
+    }
+    for (Session* s : to) {
+      s->out.append(buf, static_cast<size_t>(n));
+      // The payload is not held against the replica's output limit.
+      s->payload_end_output = s->net_output_bytes + s->out.size();
+    }
+    moved += static_cast<size_t>(n);
+  }
+  for (Session* s : to) {
+    if (s->host() != nullptr) {
+      s->host()->wake(*s);
     }
   }
 }
 
 void ReplicationPrimary::child_done(bool ok) {
   m_child = -1;
+  if (m_child_socket) {
+    m_child_socket = false;
+    int64_t now_s = m_engine.clock().now_ms() / 1000;
+    for (uint64_t id : m_order) {
+      ReplicaPeer& p = m_peers[id];
+      if (!p.socket_target || p.state != ReplicaState::wait_bgsave_end) {
+        continue;
+      }
+      p.socket_target = false;
+      Session* s = session_of(p);
+      if (!ok || s == nullptr) {
+        log(k_warning, "SYNC failed. BGSAVE child returned an error");
+        drop(p);
+        continue;
+      }
+      // Online now, but the stream waits for its first ACK.
+      p.state = ReplicaState::online;
+      p.ack_time_s = now_s;
+      log(k_notice, "Streamed RDB transfer with replica " + replica_name(*s, p) +
+                        " succeeded (socket). Waiting for REPLCONF ACK from replica to "
+                        "enable streaming");
+    }
+    refresh_good_replicas();
+    return;
+  }
   bool eof_ok = yes_setting(m_engine, "repl-diskless-sync");
   for (uint64_t id : std::vector<uint64_t>(m_order)) {
     ReplicaPeer& p = m_peers[id];
@@ -311,12 +585,6 @@ void ReplicationPrimary::child_done(bool ok) {
   ::unlink(m_child_path.c_str());
   pump();
   refresh_good_replicas();
-  bool waiting = std::any_of(m_order.begin(), m_order.end(), [&](uint64_t id) {
-    return m_peers[id].state == ReplicaState::wait_bgsave_start;
-  });
-  if (waiting) {
-    start_child();
-  }
 }
 
 void ReplicationPrimary::close_payload(ReplicaPeer& p) {
@@ -340,6 +608,7 @@ bool ReplicationPrimary::wants_pump() const {
 }
 
 void ReplicationPrimary::pump() {
+  read_pipe();
   int64_t now_s = m_engine.clock().now_ms() / 1000;
   for (uint64_t id : std::vector<uint64_t>(m_order)) {
     ReplicaPeer& p = m_peers[id];
@@ -411,7 +680,7 @@ void ReplicationPrimary::on_ack(Session& s, uint64_t offset, std::optional<uint6
     p.aof_offset = std::max(p.aof_offset, *aof_offset);
   }
   p.ack_time_s = m_engine.clock().now_ms() / 1000;
-  if (p.stream_on_ack) {
+  if (p.stream_on_ack && p.state == ReplicaState::online) {
     // Sent by before_replies: whatever this command adds to the replica's output is dropped.
     p.ack_seen = true;
     m_release_held = true;
@@ -524,7 +793,8 @@ void ReplicationPrimary::before_replies() {
 }
 
 void ReplicationPrimary::cron() {
-  if (m_child > 0) {
+  // A diskless child may be gone while its last bytes still sit in the pipe.
+  if (m_child > 0 && (!m_child_socket || m_pipe_done)) {
     int status = 0;
     if (::waitpid(m_child, &status, WNOHANG) == m_child) {
       bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
@@ -533,17 +803,9 @@ void ReplicationPrimary::cron() {
       child_done(ok);
     }
   }
-  if (m_engine.replication().is_replica()) {
-    // Following a primary now: our replicas' history ends here (Valkey disconnects them).
-    for (uint64_t id : m_order) {
-      drop(m_peers[id]);
-    }
-    if (m_backlog) {
-      m_engine.remove_propagation_sink(this);
-      m_backlog.reset();
-    }
-    return;
-  }
+  check_role();
+  ReplicationState& repl = m_engine.replication();
+  start_pending();
   if (m_backlog) {
     m_backlog->resize(
         static_cast<uint64_t>(std::max<int64_t>(int_setting(m_engine, "repl-backlog-size"), 1)));
@@ -566,7 +828,8 @@ void ReplicationPrimary::cron() {
     }
   }
   int64_t period = std::max<int64_t>(int_setting(m_engine, "repl-ping-replica-period"), 1);
-  if (!m_order.empty() && m_backlog && now_s - m_last_ping_s >= period) {
+  // A replica passes its primary's PINGs on instead.
+  if (!m_order.empty() && m_backlog && !repl.is_replica() && now_s - m_last_ping_s >= period) {
     m_last_ping_s = now_s;
     std::string bytes;
     std::string argv[] = {"PING"};
@@ -576,7 +839,8 @@ void ReplicationPrimary::cron() {
   // Replicas waiting for their payload get a newline a second, so they see a live link.
   for (uint64_t id : m_order) {
     ReplicaPeer& p = m_peers[id];
-    if (p.state == ReplicaState::wait_bgsave_start || p.state == ReplicaState::wait_bgsave_end) {
+    if (p.state == ReplicaState::wait_bgsave_start ||
+        (p.state == ReplicaState::wait_bgsave_end && !p.socket_target)) {
       send(p, "\n");
     }
   }
@@ -588,9 +852,15 @@ void ReplicationPrimary::shutdown() {
     ::kill(m_child, SIGUSR1);
     int status = 0;
     ::waitpid(m_child, &status, 0);
-    ::unlink(m_child_path.c_str());
-    ::unlink(atomic_temp_path(m_child_path, m_child).c_str());
+    if (!m_child_socket) {
+      ::unlink(m_child_path.c_str());
+      ::unlink(atomic_temp_path(m_child_path, m_child).c_str());
+    }
     m_child = -1;
+  }
+  if (m_pipe >= 0) {
+    ::close(m_pipe);
+    m_pipe = -1;
   }
 }
 

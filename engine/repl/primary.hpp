@@ -48,11 +48,13 @@ struct ReplicaPeer {
   // After an `$EOF:` payload the stream waits for the first ACK: the replica finds the mark
   // only at the end of what it reads (Valkey's repl_start_cmd_stream_on_ack).
   bool stream_on_ack = false;
-  bool ack_seen = false;      // an ACK came since the payload
-  int payload_fd = -1;        // the snapshot file while send_bulk
-  uint64_t payload_left = 0;  // its bytes not yet queued
-  std::string trailer;        // the $EOF: mark, sent after the file
-  std::string pending;        // the stream written while the snapshot is made (or before the ACK)
+  bool ack_seen = false;       // an ACK came since the payload
+  bool socket_target = false;  // fed from the diskless child's pipe, not a file
+  int64_t wait_start_s = 0;    // when it began waiting for a child (repl-diskless-sync-delay)
+  int payload_fd = -1;         // the snapshot file while send_bulk
+  uint64_t payload_left = 0;   // its bytes not yet queued
+  std::string trailer;         // the $EOF: mark, sent after the file
+  std::string pending;         // the stream written while the snapshot is made (or before the ACK)
 };
 
 /// One engine's replicas, backlog and full-sync child.
@@ -91,9 +93,29 @@ class ReplicationPrimary final : public PropagationSink {
   bool wants_pump() const;
   /// Stops a running snapshot child (shutdown).
   void shutdown();
+  /// The read end of a diskless child's pipe while its bytes can go to the replicas now
+  /// (the host polls it for reading and then calls pump()), else -1.
+  int payload_pipe() const;
+  /// Closes a diskless child's pipe once it is read to its end; the host calls it after it
+  /// stopped polling the descriptor, so the number is never reused while still watched.
+  void release_pipe();
+  /// Moves what is ready of a payload (the snapshot file's next chunk, the pipe's bytes)
+  /// into the replicas' output.
+  void pump();
 
   /// PropagationSink: the unit goes to the stream.
   void propagate(std::span<const PropagatedCommand> unit) override;
+
+  /// As a replica: bytes of our primary's stream, passed on verbatim to our own replicas
+  /// and kept in the backlog (same replication ID and offsets as the primary's).
+  void proxy(std::string_view raw);
+  /// As a replica: a full sync from our primary starts; our replicas' history ends (they
+  /// are dropped, to sync again), and so do the backlog and a snapshot child.
+  void on_full_sync_begin();
+  /// As a replica: the link carries our primary's stream now (after the payload or
+  /// +CONTINUE); the backlog starts here if there was none. `new_history`: the primary's
+  /// replication ID changed, which our replicas learn by reconnecting.
+  void on_synced(bool new_history);
 
   /// Replicas (sessions that sent SYNC/PSYNC), in arrival order.
   std::vector<const ReplicaPeer*> replicas() const;
@@ -131,12 +153,18 @@ class ReplicationPrimary final : public PropagationSink {
   std::string replica_name(const Session& s, const ReplicaPeer& p) const;
   void ensure_backlog();
   void feed(std::string_view bytes);
+  void distribute(std::string_view bytes);
+  void drop_all();
+  void check_role();
+  int stream_db() const;
   void send(ReplicaPeer& p, std::string_view bytes);
   void full_resync_reply(Session& s, ReplicaPeer& p);
   void start_child();
   void child_done(bool ok);
   void drop(ReplicaPeer& p);
-  void pump();
+  void read_pipe();
+  void end_pipe();
+  void start_pending();
   void close_payload(ReplicaPeer& p);
   void refresh_good_replicas();
   void wake_waiters();
@@ -150,9 +178,12 @@ class ReplicationPrimary final : public PropagationSink {
   int m_child = -1;
   std::string m_child_path;
   uint64_t m_child_offset = 0;
-  bool m_child_eof = false;
+  bool m_child_socket = false;  // the child writes to the replicas through m_pipe
+  int m_pipe = -1;              // its read end
+  bool m_pipe_done = false;     // read to its end (or given up): closed by release_pipe
   int64_t m_last_cron_s = 0;
   int64_t m_last_ping_s = 0;
+  uint64_t m_generation = 0;  // of the ReplicationState our replicas joined
   bool m_get_acks = false;
   bool m_release_held = false;  // an ACK arrived from a replica whose stream is held
   int64_t m_good_replicas = 0;

@@ -240,6 +240,7 @@ Expected<bool, std::string> ReplStreamParser::commands(ReplStreamHandler& handle
     }
     size_t consumed = m_parser.consumed();
     m_offset += consumed;
+    handler.on_stream_bytes(std::string_view(base, consumed));
     bool go_on = true;
     if (status == RequestParser::Status::ready) {
       m_parser.args(base, m_args);

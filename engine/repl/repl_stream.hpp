@@ -31,6 +31,9 @@ class ReplStreamHandler {
   virtual bool on_payload(std::string_view bytes) = 0;
   /// The payload is complete.
   virtual bool on_payload_end() = 0;
+  /// The bytes of the command stream about to be handed over, exactly as the primary sent
+  /// them (what a replica passes on to replicas of its own), before on_command.
+  virtual void on_stream_bytes(std::string_view raw) { (void)raw; }
   /// One command; `offset` is the replication offset just after it. The views last until
   /// the call returns. False stops the parser after this command (feed() again resumes).
   virtual bool on_command(std::span<const std::string_view> argv, uint64_t offset) = 0;

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -54,6 +55,8 @@ class ReplicaClient::GetAckFilter final : public ReplStreamHandler {
     return m_inner.on_payload_begin(size);
   }
   bool on_payload(std::string_view bytes) override { return m_inner.on_payload(bytes); }
+  // PINGs and GETACKs too: a replica's replicas count them as its primary does.
+  void on_stream_bytes(std::string_view raw) override { m_inner.on_stream_bytes(raw); }
   bool on_payload_end() override {
     ack_offset = m_before;
     return m_inner.on_payload_end();
@@ -99,6 +102,7 @@ ReplicaClient::ReplicaClient(ReplicaClient&& other) noexcept
       m_in(std::move(other.m_in)),
       m_in_cap(other.m_in_cap),
       m_last_ack_us(other.m_last_ack_us),
+      m_fsynced(other.m_fsynced),
       m_last_read_us(other.m_last_read_us),
       m_received(other.m_received),
       m_resume(other.m_resume) {}
@@ -118,6 +122,7 @@ ReplicaClient& ReplicaClient::operator=(ReplicaClient&& other) noexcept {
     m_in = std::move(other.m_in);
     m_in_cap = other.m_in_cap;
     m_last_ack_us = other.m_last_ack_us;
+    m_fsynced = other.m_fsynced;
     m_last_read_us = other.m_last_read_us;
     m_received = other.m_received;
     m_resume = other.m_resume;
@@ -328,9 +333,18 @@ Expected<PsyncResult, ReplError> ReplicaClient::psync(std::string_view replid, u
 }
 
 Expected<bool, ReplError> ReplicaClient::send_ack() {
-  std::string off = std::to_string(m_stream ? m_stream->offset() : 0);
+  return send_ack_of(m_stream ? m_stream->offset() : 0);
+}
+
+Expected<bool, ReplError> ReplicaClient::send_ack_of(uint64_t offset) {
   m_last_ack_us = m_clock->monotonic_us();
-  return write_all(encode({"REPLCONF", "ACK", off}));
+  if (m_fsynced) {
+    // Never past what is acknowledged: the AOF cannot hold more than was applied.
+    uint64_t fsynced = std::min(*m_fsynced, offset);
+    return write_all(
+        encode({"REPLCONF", "ACK", std::to_string(offset), "FACK", std::to_string(fsynced)}));
+  }
+  return write_all(encode({"REPLCONF", "ACK", std::to_string(offset)}));
 }
 
 Expected<bool, ReplError> ReplicaClient::poll(ReplStreamHandler& handler,
@@ -345,10 +359,9 @@ Expected<bool, ReplError> ReplicaClient::poll(ReplStreamHandler& handler,
       return Unexpected{failure(fed.error())};
     }
     if (filter.ack_offset) {
-      std::string off = std::to_string(*filter.ack_offset);
+      uint64_t off = *filter.ack_offset;
       filter.ack_offset.reset();
-      m_last_ack_us = m_clock->monotonic_us();
-      if (auto sent = write_all(encode({"REPLCONF", "ACK", off})); !sent) {
+      if (auto sent = send_ack_of(off); !sent) {
         return sent;
       }
     }

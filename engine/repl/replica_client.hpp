@@ -71,8 +71,12 @@ class ReplicaClient {
   /// paused the stream; an error when the link failed or went silent past the timeout.
   Expected<bool, ReplError> poll(ReplStreamHandler& handler, std::chrono::milliseconds wait);
 
-  /// Sends REPLCONF ACK with the offset of the last command handed over.
+  /// Sends REPLCONF ACK with the offset of the last command handed over (and FACK with the
+  /// fsynced offset, when set).
   Expected<bool, ReplError> send_ack();
+  /// The offset up to which this replica's AOF is fsynced, sent as the ACKs' FACK (Valkey's
+  /// fsynced_reploff, which WAITAOF counts); none without an AOF.
+  void set_fsynced_offset(std::optional<uint64_t> offset) { m_fsynced = offset; }
   /// The parser (phase, offset, payload bytes).
   const ReplStreamParser& stream() const { return *m_stream; }
   /// The socket, for an event loop to watch (TLS may hold bytes it cannot see: poll()
@@ -95,6 +99,7 @@ class ReplicaClient {
   ReplError failure(std::string what) const;
 
   class GetAckFilter;
+  Expected<bool, ReplError> send_ack_of(uint64_t offset);
 
   int m_fd = -1;          // owned: closed with the client
   Transport m_transport;  // plain or TLS over m_fd
@@ -106,6 +111,7 @@ class ReplicaClient {
   std::unique_ptr<char[]> m_in;
   size_t m_in_cap = 0;
   int64_t m_last_ack_us = 0;
+  std::optional<uint64_t> m_fsynced;
   int64_t m_last_read_us = 0;
   uint64_t m_received = 0;
   bool m_resume = false;  // the handler paused the parser with commands still buffered

@@ -1,13 +1,16 @@
 #include "engine/repl/replica_link.hpp"
 
 #include "engine/engine.hpp"
+#include "engine/persistence/aof.hpp"
 #include "engine/persistence/rdb_load.hpp"
 #include "engine/persistence/rdb_reader.hpp"
+#include "engine/repl/primary.hpp"
 #include "engine/repl/replication_state.hpp"
 #include "engine/server/config_table.hpp"
 #include "engine/server/log.hpp"
 #include "engine/server/server.hpp"
 #include "engine/session.hpp"
+#include "engine/util/strconv.hpp"
 
 #include <chrono>
 #include <utility>
@@ -45,6 +48,7 @@ class ReplicaLink::Applier final : public ReplStreamHandler, public RdbVisitor {
   bool on_payload_begin(std::optional<uint64_t> size) override {
     m_total = size ? static_cast<int64_t>(*size) : -1;
     m_read = 0;
+    m_engine.primary().on_full_sync_begin();
     m_engine.replication().on_sync_progress(m_total, 0);
     for (int i = 0; i < m_engine.db_count(); ++i) {
       m_engine.signal_flushed_db(i);
@@ -73,8 +77,19 @@ class ReplicaLink::Applier final : public ReplStreamHandler, public RdbVisitor {
                   std::to_string(summary.error().offset) + ")");
     }
     m_engine.replication().on_loaded();
+    m_session.db = m_stream_db;
+    m_engine.primary().on_synced(false);
     return m_error.empty();
   }
+
+  void on_aux(std::string_view name, std::string_view value) override {
+    // The database the stream after the payload starts in (a chained primary's snapshot).
+    int64_t db = 0;
+    if (name == "repl-stream-db" && parse_i64(value, db) && db >= 0 && db < m_engine.db_count()) {
+      m_stream_db = static_cast<int>(db);
+    }
+  }
+  void on_stream_bytes(std::string_view raw) override { m_engine.primary().proxy(raw); }
 
   void on_function(std::string_view code) override {
     std::string_view argv[] = {"FUNCTION", "LOAD", "REPLACE", code};
@@ -125,6 +140,7 @@ class ReplicaLink::Applier final : public ReplStreamHandler, public RdbVisitor {
   int64_t m_total = 0;
   uint64_t m_read = 0;
   uint64_t m_skipped = 0;
+  int m_stream_db = 0;
   std::string m_error;
 };
 
@@ -150,6 +166,8 @@ void ReplicaLink::drop(const std::string& why) {
   }
   m_client.reset();
   m_applier.reset();
+  m_marks.clear();
+  m_fsynced = 0;
   if (m_session != nullptr) {
     // A continuation goes on in the database the stream last selected: the primary
     // sends no SELECT until it changes (Valkey keeps the primary's client cached).
@@ -264,6 +282,7 @@ void ReplicaLink::adopt_dial() {
   } else {
     m_log.notice("Successful partial resynchronization with primary.");
   }
+  bool new_history = !p.full && p.replid != repl.replid();
   repl.on_psync(p.full, p.replid, p.offset);
   repl.on_io(m_engine.clock().now_ms());
   m_client = std::move(dial->client);
@@ -273,12 +292,34 @@ void ReplicaLink::adopt_dial() {
   m_session->db = p.full ? 0 : m_db;
   m_session->addr = repl.primary_host() + ":" + std::to_string(repl.primary_port());
   m_applier = std::make_unique<Applier>(m_engine, *m_session);
+  if (!p.full) {
+    m_engine.primary().on_synced(new_history);
+  }
   read_stream();
+}
+
+std::optional<uint64_t> ReplicaLink::fsynced_offset() {
+  if (!m_engine.aof().on()) {
+    m_marks.clear();
+    return std::nullopt;
+  }
+  uint64_t synced = m_engine.aof().fsynced_offset();
+  if (synced >= m_engine.propagation_offset()) {
+    // Everything written is on disk: PINGs and GETACKs, which write nothing, count too.
+    m_marks.clear();
+    m_fsynced = m_client->stream().offset();
+  }
+  while (!m_marks.empty() && m_marks.front().first <= synced) {
+    m_fsynced = std::max(m_fsynced, m_marks.front().second);
+    m_marks.pop_front();
+  }
+  return m_fsynced;
 }
 
 void ReplicaLink::read_stream() {
   ReplicationState& repl = m_engine.replication();
   for (int i = 0; i < k_reads_per_event && m_client; ++i) {
+    m_client->set_fsynced_offset(fsynced_offset());
     uint64_t before = m_client->bytes_received();
     auto polled = m_client->poll(*m_applier, std::chrono::milliseconds(0));
     if (m_client->bytes_received() != before) {
@@ -288,6 +329,10 @@ void ReplicaLink::read_stream() {
     // never seen here) included in the offset.
     if (m_client->stream().phase() == ReplStreamParser::Phase::commands) {
       repl.on_applied(m_client->stream().offset());
+      if (m_engine.aof().on() &&
+          (m_marks.empty() || m_marks.back().second != m_client->stream().offset())) {
+        m_marks.emplace_back(m_engine.propagation_offset(), m_client->stream().offset());
+      }
     }
     repl.on_read(m_client->stream().offset());
     if (!m_applier->error().empty()) {

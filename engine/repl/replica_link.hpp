@@ -3,6 +3,7 @@
 #include "engine/repl/replica_client.hpp"
 
 #include <cstdint>
+#include <deque>
 #include <future>
 #include <memory>
 #include <optional>
@@ -45,6 +46,7 @@ class ReplicaLink {
   void start_dial();
   void adopt_dial();
   void read_stream();
+  std::optional<uint64_t> fsynced_offset();
 
   Engine& m_engine;
   Logger& m_log;
@@ -56,6 +58,10 @@ class ReplicaLink {
   Session* m_session = nullptr;  // the primary's session while linked
   int64_t m_next_dial_ms = 0;
   int m_db = 0;  // the database the stream had selected when the link dropped
+  // (propagation offset, replication offset) after each read applied, until the AOF has
+  // fsynced the former: what FACK reports.
+  std::deque<std::pair<uint64_t, uint64_t>> m_marks;
+  uint64_t m_fsynced = 0;
 };
 
 }  // namespace keyshift::engine

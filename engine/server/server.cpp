@@ -805,22 +805,32 @@ void Server::stop() {
   [[maybe_unused]] ssize_t w = ::write(m_event_fd, &one, sizeof(one));
 }
 
-void Server::watch_link() {
-  int fd = m_link->fd();
-  if (fd == m_link_fd) {
+void Server::watch_for_reading(int& registered, int fd) {
+  if (fd == registered) {
     return;
   }
-  if (m_link_fd >= 0) {
-    // Called right after the link changes, before any accept could reuse the number.
-    epoll_ctl(m_epoll, EPOLL_CTL_DEL, m_link_fd, nullptr);
+  if (registered >= 0) {
+    // Called while the old descriptor is still open (or right after it closed, before any
+    // accept could reuse the number).
+    epoll_ctl(m_epoll, EPOLL_CTL_DEL, registered, nullptr);
   }
-  m_link_fd = fd;
+  registered = fd;
   if (fd >= 0) {
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.fd = fd;
     epoll_ctl(m_epoll, EPOLL_CTL_ADD, fd, &ev);
   }
+}
+
+void Server::watch_link() {
+  watch_for_reading(m_link_fd, m_link->fd());
+}
+
+void Server::watch_payload() {
+  watch_for_reading(m_payload_fd, m_engine.primary().payload_pipe());
+  // Closed only now that epoll no longer holds it.
+  m_engine.primary().release_pipe();
 }
 
 int Server::run() {
@@ -861,6 +871,7 @@ int Server::run() {
     if (timeout_ms < 0 || m_engine.primary().wants_pump()) {
       timeout_ms = 0;  // a replica's snapshot has its next chunk ready to go
     }
+    watch_payload();
     int n = epoll_wait(m_epoll, events, k_max_events, timeout_ms);
     m_engine.begin_batch();
     for (int i = 0; i < n; ++i) {
@@ -902,6 +913,10 @@ int Server::run() {
         uint64_t v;
         [[maybe_unused]] ssize_t r = ::read(m_event_fd, &v, sizeof(v));
         m_stopping = true;
+        continue;
+      }
+      if (fd == m_payload_fd && fd >= 0) {
+        m_engine.primary().pump();
         continue;
       }
       if (fd == m_link_fd && fd >= 0) {

@@ -54,7 +54,11 @@ class Server final : public SessionHost {
   struct Connection;
 
   /// Registers the replication link's socket with epoll when it changed.
+  /// Keeps epoll polling `fd` for reading in place of `registered` (-1: nothing).
+  void watch_for_reading(int& registered, int fd);
   void watch_link();
+  /// Polls a diskless full sync's pipe while its bytes can go out (epoll level-triggered).
+  void watch_payload();
 
   std::string bind_tcp(int port, std::vector<int>& fds);
   /// `listeners` replaced by sockets on `port` (none for 0), added to the loop; the old
@@ -91,6 +95,7 @@ class Server final : public SessionHost {
   int64_t m_next_cron_us = 0;
   std::vector<std::string_view> m_argv;  // reused per command
   std::unique_ptr<ReplicaLink> m_link;   // the link to our primary, when a replica
+  int m_payload_fd = -1;                 // the diskless child's pipe as registered with epoll
   int m_link_fd = -1;                    // the link's socket as registered with epoll
   bool m_serving_busy = false;           // inside serve_while_busy: the busy command holds m_argv
 };

@@ -40,8 +40,12 @@ class Writer(repl_helpers.Writer):
         return True
 
 
-def primary_server(h, *directives):
-    return h.keyshift("--enable-debug-command", "yes", *directives, name="primary")
+def primary_server(h, *directives, name="primary"):
+    """A keyshift primary; its diskless syncs start at once unless `directives` set
+    repl-diskless-sync-delay (Valkey's default waits 5 seconds for more replicas)."""
+    delay = () if "--repl-diskless-sync-delay" in directives else (
+        "--repl-diskless-sync-delay", "0")
+    return h.keyshift("--enable-debug-command", "yes", *delay, *directives, name=name)
 
 
 def redis_replica(h, primary):
@@ -148,6 +152,69 @@ def redis_replica_syncs_from_a_disk_payload_and_a_lost_backlog_means_a_full_sync
     eq(info(primary)["master_replid"], replid, "the replication ID is kept")
 
 
+def without_dir(primary):
+    """Points the primary's `dir` at a directory that is then removed: a snapshot written to
+    a file there fails, so a sync that succeeds wrote none."""
+    gone = os.path.join(primary.workdir, "gone")
+    os.mkdir(gone)
+    eq(client(primary).config_set("dir", gone), True, "CONFIG SET dir")
+    os.rmdir(gone)
+
+
+@test
+def diskless_sync_writes_no_file_and_the_disk_path_still_needs_one(h):
+    primary = primary_server(h, "--enable-protected-configs", "yes")
+    fill(primary, 3000)
+    big_values(primary)
+    without_dir(primary)
+    replica = redis_replica(h, primary)
+    sync_under_writes(primary, replica, "diskless without a dir")
+    log = primary.log()
+    ok("Starting BGSAVE for SYNC with target: replicas sockets" in log and
+       "to pipe through parent process" in log and
+       "succeeded (socket). Waiting for REPLCONF ACK" in log,
+       "keyshift's log:\n%s" % log[-2000:])
+    ok("receiving streamed RDB from master with EOF" in replica.log(),
+       "the EOF-marked payload:\n%s" % replica.log()[-2000:])
+    # The same primary told to use the disk cannot serve a new replica: the control.
+    client(primary).config_set("repl-diskless-sync", "no")
+    other = h.redis_server("--replicaof", HOST, str(primary.port), name="disk-replica")
+    wait_for(lambda: "Failed opening the temp RDB file" in primary.log() or
+             "BGSAVE child returned an error" in primary.log(),
+             "the disk-based sync fails without its dir", timeout=30)
+    ok(not link_up(other), "the disk-based replica is not up")
+
+
+@test
+def diskless_delay_and_max_replicas_let_two_replicas_share_one_child(h):
+    # The delay is long, so only the second replica (max-replicas 2) starts the child.
+    primary = primary_server(h, "--repl-diskless-sync-delay", "60",
+                             "--repl-diskless-sync-max-replicas", "2")
+    fill(primary, 3000)
+    first = redis_replica(h, primary)
+    wait_for(lambda: "Delay next BGSAVE for diskless SYNC" in primary.log(),
+             "the first replica's sync is delayed", timeout=30)
+    eq(info(primary)["slave0"]["state"], "wait_bgsave", "slave0 waits for the child")
+    ok("Starting BGSAVE" not in primary.log(), "no child yet:\n%s" % primary.log()[-2000:])
+    client(primary).set("written-while-waiting", "1")
+    second = redis_replica(h, primary)
+    writer = Writer(primary)
+    try:
+        for replica in (first, second):
+            wait_for(lambda: link_up(replica), "both replicas up", timeout=60)
+        wait_for(lambda: writer.count > 200, "the writer gets going")
+    finally:
+        writer.stop()
+    same_data(primary, first, "the first replica")
+    same_data(primary, second, "the second replica")
+    log = primary.log()
+    eq(log.count("Starting BGSAVE for SYNC with target: replicas sockets"), 1,
+       "one child for both:\n%s" % log[-3000:])
+    eq(log.count("Streamed RDB transfer with replica"), 2, "both fed by it")
+    eq(info(primary, "stats")["sync_full"], 2, "two full syncs")
+    eq(info(primary)["connected_slaves"], 2, "two replicas")
+
+
 @test
 def keyshift_follows_keyshift_and_wait_counts_its_ack(h):
     primary = primary_server(h)
@@ -162,6 +229,87 @@ def keyshift_follows_keyshift_and_wait_counts_its_ack(h):
     eq(r.execute_command("WAIT", "0", "0"), 1, "WAIT 0 answers the count at once")
     eq(r.execute_command("WAIT", "2", "300"), 1, "WAIT 2 times out with the one it has")
     eq(client(replica).get("waited"), b"1", "the write is on the replica")
+
+
+def keyshift_replica(h, primary, name, extra=""):
+    return h.keyshift(config="enable-debug-command yes\nrepl-diskless-sync-delay 0\n"
+                      "replicaof %s %d\n%s" % (HOST, primary.port, extra), name=name)
+
+
+@test
+def a_keyshift_replica_serves_a_redis_replica_the_primary_stream_verbatim(h):
+    top = primary_server(h)
+    fill(top, 3000)
+    mid = keyshift_replica(h, top, "ks-mid")
+    wait_for(lambda: link_up(mid), "the middle replica is up", timeout=60)
+    leaf = redis_replica(h, mid)
+    sync_under_writes(top, leaf, "top -> keyshift -> redis-server")
+    same_data(top, mid, "the middle replica")
+    i = info(mid)
+    eq((i["role"], i["connected_slaves"], i["slave0"]["port"], i["slave0"]["state"]),
+       ("slave", 1, leaf.port, "online"), "the middle replica's INFO replication")
+    eq(len({info(s)["master_replid"] for s in (top, mid, leaf)}), 1, "one replication ID")
+    eq(info(top)["connected_slaves"], 1, "the top primary sees only its own replica")
+    # The leaf's link drops: it continues from the middle replica's backlog.
+    eq(client(mid).execute_command("CLIENT", "KILL", "TYPE", "replica"), 1, "leaf link killed")
+    wait_for(lambda: info(mid, "stats")["sync_partial_ok"] == 1, "the leaf continues",
+             timeout=30)
+    sync_under_writes(top, leaf, "after the leaf's link was killed")
+    eq(info(mid, "stats")["sync_full"], 1, "one full sync of the leaf")
+
+
+@test
+def a_promoted_replica_continues_its_siblings_and_its_old_primary(h):
+    # No PINGs between the writes: each replica is at the primary's offset when it stops.
+    top = primary_server(h, "--repl-ping-replica-period", "3600")
+    fill(top, 2000)
+    a = keyshift_replica(h, top, "ks-a")
+    b = redis_replica(h, top)
+    sync_under_writes(top, a, "replica a")
+    same_data(top, b, "replica b")
+    old = info(top)["master_replid"]
+    offset = info(top)["master_repl_offset"]
+    eq(client(a).execute_command("REPLICAOF", "NO", "ONE"), b"OK", "a promoted")
+    i = info(a)
+    eq((i["role"], i["master_replid2"], i["second_repl_offset"]), ("master", old, offset + 1),
+       "a keeps the old history as replid2")
+    eq(client(b).execute_command("REPLICAOF", HOST, str(a.port)), b"OK", "b follows a")
+    wait_for(lambda: link_up(b) and info(a, "stats")["sync_partial_ok"] >= 1,
+             "b continues from a",
+             timeout=30)
+    ok("Successful partial resynchronization" in b.log(), "b's log:\n%s" % b.log()[-2000:])
+    eq(info(a, "stats")["sync_full"], 0, "no full sync for b")
+    # The old primary follows a too, continuing its own history from a's backlog.
+    eq(client(top).execute_command("REPLICAOF", HOST, str(a.port)), b"OK", "top follows a")
+    wait_for(lambda: link_up(top) and info(a)["connected_slaves"] == 2, "top continues from a",
+             timeout=30)
+    eq(info(a, "stats")["sync_partial_ok"], 2, "two partial resyncs")
+    eq(info(a, "stats")["sync_full"], 0, "no full sync for the demoted primary")
+    writer = Writer(a)
+    try:
+        wait_for(lambda: writer.count > 200, "writes to a")
+    finally:
+        writer.stop()
+    same_data(a, b, "b after the promotion")
+    same_data(a, top, "the old primary after the promotion")
+
+
+@test
+def waitaof_counts_the_replicas_whose_aof_has_the_write(h):
+    primary = primary_server(h)
+    fill(primary, 500)
+    with_aof = keyshift_replica(h, primary, "ks-aof", "appendonly yes\nappendfsync always\n")
+    without = keyshift_replica(h, primary, "ks-no-aof")
+    for replica in (with_aof, without):
+        wait_for(lambda: link_up(replica), "both replicas up", timeout=60)
+    r = client(primary)
+    r.set("durable", "1")
+    eq(r.execute_command("WAIT", "2", "5000"), 2, "WAIT counts both replicas")
+    eq(r.execute_command("WAITAOF", "0", "1", "5000"), [0, 1],
+       "WAITAOF counts the replica with an AOF")
+    eq(r.execute_command("WAITAOF", "0", "2", "300"), [0, 1],
+       "the replica without an AOF is never counted")
+    eq(client(with_aof).get("durable"), b"1", "the write is on the replica")
 
 
 @test

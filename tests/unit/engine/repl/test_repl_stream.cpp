@@ -39,6 +39,7 @@ class Record : public ReplStreamHandler {
     offsets.push_back(offset);
     return pause_after == 0 || commands.size() % pause_after != 0;
   }
+  void on_stream_bytes(std::string_view bytes) override { raw += bytes; }
 
   int keepalives = 0;
   bool began = false;
@@ -47,6 +48,7 @@ class Record : public ReplStreamHandler {
   std::string payload;
   std::vector<std::string> commands;
   std::vector<uint64_t> offsets;
+  std::string raw;
   size_t pause_after = 0;
 };
 
@@ -132,8 +134,9 @@ TEST_SUITE("engine::repl_stream") {
     }
   }
 
-  TEST_CASE("every split of a command stream gives the same commands and offsets") {
+  TEST_CASE("every split of a command stream gives the same commands, offsets and counted bytes") {
     std::string stream;
+    std::string counted;  // what a replica passes on to its replicas
     std::vector<std::string> expected;
     std::vector<uint64_t> offsets;
     uint64_t off = 77;
@@ -142,6 +145,7 @@ TEST_SUITE("engine::repl_stream") {
       std::string key = "key:" + std::to_string(i);
       std::string c = resp({"SET", key, value});
       stream += c;
+      counted += c;
       off += c.size();
       expected.push_back("SET " + key + " " + value);
       offsets.push_back(off);
@@ -158,6 +162,7 @@ TEST_SUITE("engine::repl_stream") {
         feed_in_pieces(parser, r, stream, max_piece, rng);
         CHECK(r.commands == expected);
         CHECK(r.offsets == offsets);
+        CHECK(r.raw == counted);
         CHECK_FALSE(r.began);
       }
     }
