@@ -13,6 +13,7 @@
 #include "engine/persistence/crc64.hpp"
 #include "engine/scripting/script_engine.hpp"
 #include "engine/util/atomic_file.hpp"
+#include "engine/util/crash_point.hpp"
 #include "engine/util/double_format.hpp"
 
 #include <fcntl.h>
@@ -273,7 +274,7 @@ class FileSink {
     m_crc = crc64(m_crc, m_buf);
     size_t done = 0;
     while (done < m_buf.size()) {
-      ssize_t n = ::write(m_fd, m_buf.data() + done, m_buf.size() - done);
+      ssize_t n = counted_write(m_fd, m_buf.data() + done, m_buf.size() - done);
       if (n < 0) {
         if (errno == EINTR) {
           continue;
@@ -521,7 +522,7 @@ Expected<RdbWriteStats, std::string> save_rdb(
       b[type_at] = static_cast<char>(*type);
       ++stats.keys;
       if (!sink.flush_if_large()) {
-        error = std::string("write error: ") + std::strerror(errno);
+        error = "write error on " + file->temp_path() + ": " + std::strerror(errno);
       }
     });
     if (!error.empty()) {
@@ -530,13 +531,13 @@ Expected<RdbWriteStats, std::string> save_rdb(
   }
   enc.byte(static_cast<uint8_t>(rdb::Opcode::eof));
   if (!sink.flush()) {
-    return fail(std::string("write error: ") + std::strerror(errno));
+    return fail("write error on " + file->temp_path() + ": " + std::strerror(errno));
   }
   uint64_t crc = options.checksum ? sink.crc() : 0;
   enc.le(crc, 8);
   // The trailer is not part of the checksum; flush() folds it in, which no longer matters.
   if (!sink.flush()) {
-    return fail(std::string("write error: ") + std::strerror(errno));
+    return fail("write error on " + file->temp_path() + ": " + std::strerror(errno));
   }
   if (auto error = file->commit()) {
     return Unexpected{"Error saving the DB file: " + error->message()};
