@@ -71,7 +71,7 @@ RdbWriteOptions base_write_options(Engine& engine) {
 // 7.0 load it as they load any AOF.
 Expected<uint64_t, std::string> write_resp_base(Engine& engine, const std::string& target,
                                                 const RdbWriteOptions& options) {
-  auto file = AtomicFile::create(target);
+  auto file = AtomicFile::create(target, 0600);  // the dataset: its owner's only
   if (!file) {
     return Unexpected{file.error().message()};
   }
@@ -321,7 +321,7 @@ std::optional<std::string> Aof::persist_manifest() {
 }
 
 std::optional<std::string> Aof::open_incr(const std::string& name) {
-  int fd = ::open(path(name).c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  int fd = ::open(path(name).c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) {
     return fmt::format("Can't open the append-only file {}: {}", name, std::strerror(errno));
   }

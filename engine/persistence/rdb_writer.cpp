@@ -449,7 +449,7 @@ Expected<RdbWriteStats, std::string> save_rdb(
     return Unexpected{"cannot write RDB version " + std::to_string(options.version) +
                       " (10, 11, 12, 80 or 81)"};
   }
-  auto file = AtomicFile::create(path);
+  auto file = AtomicFile::create(path, 0600);  // the dataset: its owner's only
   if (!file) {
     return Unexpected{"Failed opening the temp RDB file: " + file.error().message()};
   }
