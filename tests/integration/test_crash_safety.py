@@ -395,56 +395,55 @@ def cli_crash_points(h, name, setup, args, state, size):
     ok(kills >= POINTS, "%s: at least %d kill points (%d)" % (name, POINTS, kills))
 
 
-def source_rdb(h):
-    path = h.path("source.rdb")
+def saved_rdb(h, name, write):
+    """An RDB file `name` saved by a server that `write(srv)` filled (made once per run)."""
+    path = h.path(name)
     if not os.path.exists(path):
-        d = h.path("source-dir")
+        d = h.path(name + "-dir")
         os.makedirs(d)
         srv = serve(d, free_port())
-        fill(srv, "S")
-        eq(call(srv, "SAVE"), b"OK", "source SAVE")
+        write(srv)
+        eq(call(srv, "SAVE"), b"OK", "SAVE of %s" % name)
         kill(srv)
         shutil.copy(os.path.join(d, "dump.rdb"), path)
     return path
+
+
+def source_rdb(h):
+    return saved_rdb(h, "source.rdb", lambda srv: fill(srv, "S"))
 
 
 def old_target(h):
     """An RDB the target already holds: one key, so old and new are told apart."""
-    path = h.path("old-target.rdb")
-    if not os.path.exists(path):
-        d = h.path("old-target-dir")
-        os.makedirs(d)
-        srv = serve(d, free_port())
-        eq(call(srv, "SET", "old", "1"), b"OK", "old target")
-        eq(call(srv, "SAVE"), b"OK", "old target SAVE")
-        kill(srv)
-        shutil.copy(os.path.join(d, "dump.rdb"), path)
-    return path
+    return saved_rdb(h, "old-target.rdb",
+                     lambda srv: eq(call(srv, "SET", "old", "1"), b"OK", "old target"))
+
+
+def rdb_output_crash_points(h, name, filename, args):
+    """cli_crash_points for a command writing the RDB `filename` of its work dir over an
+    old one; `args(d, out)` is its command line."""
+    src = source_rdb(h)
+    old = old_target(h)
+    cli_crash_points(
+        h, name,
+        lambda d: shutil.copy(old, os.path.join(d, filename)),
+        lambda d: args(d, src, os.path.join(d, filename)),
+        lambda d: rdb_keys(os.path.join(d, filename)),
+        lambda d: os.path.getsize(os.path.join(d, filename)))
 
 
 @test
 def rdb_convert_killed_at_any_point_leaves_the_old_output_or_the_new_one(h):
-    src = source_rdb(h)
-    old = old_target(h)
-    cli_crash_points(
-        h, "rdb-convert",
-        lambda d: shutil.copy(old, os.path.join(d, "out.rdb")),
-        lambda d: ["rdb", "convert", src, os.path.join(d, "out.rdb"), "--rdb-version", "10"],
-        lambda d: rdb_keys(os.path.join(d, "out.rdb")),
-        lambda d: os.path.getsize(os.path.join(d, "out.rdb")))
+    rdb_output_crash_points(h, "rdb-convert", "out.rdb",
+                            lambda d, src, out: ["rdb", "convert", src, out, "--rdb-version",
+                                                 "10"])
 
 
 @test
 def import_to_a_file_killed_at_any_point_leaves_the_old_file_or_the_new_one(h):
-    src = source_rdb(h)
-    old = old_target(h)
-    cli_crash_points(
-        h, "import-file",
-        lambda d: shutil.copy(old, os.path.join(d, "dump.rdb")),
-        lambda d: ["import", src, "--dir", d, "--dbfilename", "dump.rdb", "--conflict",
-                   "replace"],
-        lambda d: rdb_keys(os.path.join(d, "dump.rdb")),
-        lambda d: os.path.getsize(os.path.join(d, "dump.rdb")))
+    rdb_output_crash_points(h, "import-file", "dump.rdb",
+                            lambda d, src, out: ["import", src, "--dir", d, "--dbfilename",
+                                                 "dump.rdb", "--conflict", "replace"])
 
 
 @test
