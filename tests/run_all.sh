@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: the format, layering and brace checks, the unit and integration tests (ctest) on the normal
-# build, the unit tests again under AddressSanitizer + UBSan, and bounded libFuzzer runs of
+# build, the unit tests again under AddressSanitizer + UBSan, the serve integration suites against
+# an ASan/UBSan keyshift, and bounded libFuzzer runs of
 # the RDB reader, the ACL rule parser and the Lua bridge's reply conversion (FUZZ_SECONDS
 # each, default 60; the ACL one links
 # build/'s engine library). Expects build/ to exist
@@ -48,6 +49,29 @@ sanitized_unit_tests() {
       build-asan/tests/unit_migrate
 }
 
+# The integration suites that drive `keyshift serve` hardest, once against the ASan/UBSan
+# build. The server is the child of the harness and its exit status is not checked, so
+# every sanitizer report goes to a file under $reports. A report fails the step.
+sanitized_integration_tests() {
+  local reports
+  reports=$(mktemp -d)
+  cmake --build build-asan -j"$jobs" --target keyshift || return 1
+  local ok=0
+  for t in test_differential test_serve test_connection_features; do
+    KEYSHIFT_BIN="$root/build-asan/keyshift" \
+      ASAN_OPTIONS="detect_leaks=1:log_path=$reports/asan:handle_segv=1" \
+      UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$reports/ubsan" \
+      /usr/bin/python3 "tests/integration/$t.py" | tail -3 || ok=1
+  done
+  if compgen -G "$reports/*" >/dev/null; then
+    echo "sanitizer reports:"
+    head -n 60 "$reports"/*
+    ok=1
+  fi
+  rm -rf "$reports"
+  return $ok
+}
+
 step "clang-format" format_check
 step "layering (includes go down only: cli -> migrate -> compat -> engine)" bash tests/check_layers.sh
 step "layering check catches crossing includes" bash tests/test_check_layers.sh
@@ -55,6 +79,8 @@ step "braces (tools/apply_braces.sh adds missing ones)" /usr/bin/python3 tests/c
 step "brace check self-test" /usr/bin/python3 tests/check_braces.py --self-test
 step "unit + integration tests (ctest)" ctest --test-dir build --output-on-failure -j1
 step "unit tests under ASan/UBSan" sanitized_unit_tests
+step "integration tests (differential, serve, connection features) on ASan/UBSan keyshift serve" \
+  sanitized_integration_tests
 step "fuzzing (libFuzzer, every target, ${FUZZ_TOTAL_SECONDS:-120} s in all)" \
   bash tests/fuzz/fuzz.sh all "${FUZZ_TOTAL_SECONDS:-120}"
 

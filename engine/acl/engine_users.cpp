@@ -199,7 +199,7 @@ bool Engine::acl_save(std::string& error) {
   for (const auto& [name, user] : m_users->all()) {
     text += "user " + name + " " + m_users->describe(*user) + "\n";
   }
-  if (auto err = write_file_atomically(m_config.aclfile, text)) {
+  if (auto err = write_file_atomically(m_config.aclfile, text, 0600)) {
     error = err->message();
     return false;
   }

@@ -7,6 +7,7 @@
 #include "engine/persistence/rdb_writer.hpp"
 #include "engine/persistence/snapshots.hpp"
 #include "engine/util/atomic_file.hpp"
+#include "engine/util/crash_point.hpp"
 #include "engine/util/mapped_file.hpp"
 
 #include <fmt/format.h>
@@ -16,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
@@ -69,7 +71,7 @@ RdbWriteOptions base_write_options(Engine& engine) {
 // 7.0 load it as they load any AOF.
 Expected<uint64_t, std::string> write_resp_base(Engine& engine, const std::string& target,
                                                 const RdbWriteOptions& options) {
-  auto file = AtomicFile::create(target);
+  auto file = AtomicFile::create(target, 0600);  // the dataset: its owner's only
   if (!file) {
     return Unexpected{file.error().message()};
   }
@@ -319,7 +321,7 @@ std::optional<std::string> Aof::persist_manifest() {
 }
 
 std::optional<std::string> Aof::open_incr(const std::string& name) {
-  int fd = ::open(path(name).c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  int fd = ::open(path(name).c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) {
     return fmt::format("Can't open the append-only file {}: {}", name, std::strerror(errno));
   }
@@ -453,12 +455,35 @@ Expected<AofLoadReport, std::string> Aof::load() {
   return report;
 }
 
+void Aof::remove_crash_leftovers() {
+  const std::string& own = m_engine.config().appendfilename;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(directory(), ec)) {
+    std::string name = e.path().filename().string();
+    bool listed = std::any_of(m_manifest.entries.begin(), m_manifest.entries.end(),
+                              [&](const AofManifestEntry& m) { return m.name == name; });
+    bool ours =
+        name.starts_with(own + ".") &&
+        (name.ends_with(".base.rdb") || name.ends_with(".base.aof") || name.ends_with(".incr.aof"));
+    bool child_file = false;
+    if (name.starts_with("temp-rewriteaof-bg-") || name.starts_with(".temp-rewriteaof-bg-")) {
+      // Named after the child that wrote it: "temp-rewriteaof-bg-<pid>.aof[.tmp-<pid>]".
+      size_t at = name.find("bg-") + 3;
+      child_file = process_is_gone(static_cast<pid_t>(std::atol(name.c_str() + at)));
+    }
+    if ((ours && !listed) || child_file || name == temp_incr_name()) {
+      fs::remove(e.path(), ec);
+    }
+  }
+}
+
 std::optional<std::string> Aof::open_on_start() {
   std::error_code ec;
   fs::create_directories(directory(), ec);
   if (ec) {
     return fmt::format("Can't open or create append-only dir {}: {}", directory(), ec.message());
   }
+  remove_crash_leftovers();
   if (m_manifest.base() == nullptr && m_manifest.incrs().empty()) {
     // A base for the dataset at start (empty, as the RDB is not loaded with AOF on).
     ++m_base_seq;
@@ -613,6 +638,7 @@ void Aof::rewrite_done(bool ok) {
   int64_t base_seq = m_base_seq + 1;
   std::string base = base_name(base_seq);
   std::error_code ec;
+  sync_point();
   fs::rename(m_child_temp, path(base), ec);
   if (ec) {
     ::unlink(m_child_temp.c_str());
@@ -625,6 +651,7 @@ void Aof::rewrite_done(bool ok) {
   if (m_state == State::wait_rewrite) {
     ++m_incr_seq;
     live_incr = incr_name(m_incr_seq);
+    sync_point();
     fs::rename(path(temp_incr_name()), path(live_incr), ec);
   } else {
     auto incrs = m_manifest.incrs();

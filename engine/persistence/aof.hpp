@@ -100,6 +100,10 @@ class Aof final : public PropagationSink {
   std::string base_name(int64_t seq) const;
   std::string incr_name(int64_t seq) const;
   std::string temp_incr_name() const;
+  /// Removes what a killed server or rewrite child left in the AOF directory: the child's
+  /// base files and their temporaries, the fork's incr file, and base/incr files a crash
+  /// between their rename and the manifest's left unlisted (the manifest is the truth).
+  void remove_crash_leftovers();
   std::optional<std::string> persist_manifest();
   std::optional<std::string> open_incr(const std::string& name);
   void close_fd();

@@ -13,6 +13,7 @@
 #include "engine/persistence/crc64.hpp"
 #include "engine/scripting/script_engine.hpp"
 #include "engine/util/atomic_file.hpp"
+#include "engine/util/crash_point.hpp"
 #include "engine/util/double_format.hpp"
 
 #include <fcntl.h>
@@ -273,7 +274,7 @@ class FileSink {
     m_crc = crc64(m_crc, m_buf);
     size_t done = 0;
     while (done < m_buf.size()) {
-      ssize_t n = ::write(m_fd, m_buf.data() + done, m_buf.size() - done);
+      ssize_t n = counted_write(m_fd, m_buf.data() + done, m_buf.size() - done);
       if (n < 0) {
         if (errno == EINTR) {
           continue;
@@ -541,13 +542,14 @@ Expected<RdbWriteStats, std::string> write_rdb(
 Expected<RdbWriteStats, std::string> save_rdb(
     Engine& engine, const std::string& path, const RdbWriteOptions& options,
     const std::vector<std::pair<std::string, std::string>>& aux) {
-  auto file = AtomicFile::create(path);
+  auto file = AtomicFile::create(path, 0600);  // the dataset: its owner's only
   if (!file) {
     return Unexpected{"Failed opening the temp RDB file: " + file.error().message()};
   }
   auto stats = write_rdb(engine, file->fd(), options, aux);
   if (!stats) {
-    return stats;  // the AtomicFile removes its temp file
+    // Named by the temp file, which the AtomicFile removes.
+    return Unexpected{stats.error() + " (" + file->temp_path() + ")"};
   }
   if (auto error = file->commit()) {
     return Unexpected{"Error saving the DB file: " + error->message()};

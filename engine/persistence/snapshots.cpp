@@ -41,6 +41,17 @@ std::string Snapshots::path_of(const Engine& engine) {
   return (std::filesystem::path(engine.config().dir) / engine.config().dbfilename).string();
 }
 
+namespace {
+constexpr int k_notice = 2;   // LogLevel::notice
+constexpr int k_warning = 3;  // LogLevel::warning
+}  // namespace
+
+void Snapshots::log(int level, const std::string& line) const {
+  if (m_log) {
+    m_log(level, line);
+  }
+}
+
 Expected<uint64_t, std::string> Snapshots::save(Engine& engine) {
   if (m_child > 0) {
     return Unexpected{std::string("Background save already in progress")};
@@ -48,6 +59,7 @@ Expected<uint64_t, std::string> Snapshots::save(Engine& engine) {
   int64_t now_s = engine.clock().now_ms() / 1000;
   auto stats = save_rdb(engine, path_of(engine), snapshot_write_options(engine));
   if (!stats) {
+    log(k_warning, "Failed saving the DB " + path_of(engine) + ": " + stats.error());
     return Unexpected{stats.error()};
   }
   m_dirty = 0;
@@ -71,6 +83,9 @@ Expected<int, std::string> Snapshots::start_background(Engine& engine) {
   if (pid == 0) {
     // The child has a copy-on-write snapshot of the dataset; it writes and exits at once.
     auto stats = save_rdb(engine, path_of(engine), snapshot_write_options(engine));
+    if (!stats) {
+      log(k_warning, "Failed saving the DB " + path_of(engine) + ": " + stats.error());
+    }
     ::_exit(stats ? 0 : 1);
   }
   m_child = pid;
@@ -127,7 +142,17 @@ void Snapshots::cron(Engine& engine) {
     int status = 0;
     pid_t done = ::waitpid(m_child, &status, WNOHANG);
     if (done == m_child) {
-      finish(WIFEXITED(status) && WEXITSTATUS(status) == 0, now_s, m_dirty_at_fork);
+      bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+      if (!ok) {
+        // A child killed mid-write leaves its temporary file; as Valkey, the parent removes it.
+        ::unlink(atomic_temp_path(path_of(engine), m_child).c_str());
+      }
+      log(ok ? k_notice : k_warning,
+          ok ? "Background saving terminated with success"
+          : WIFSIGNALED(status)
+              ? "Background saving terminated by signal " + std::to_string(WTERMSIG(status))
+              : std::string("Background saving error"));
+      finish(ok, now_s, m_dirty_at_fork);
     }
     return;
   }

@@ -4,8 +4,10 @@
 #include "engine/util/expected.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -22,6 +24,11 @@ RdbWriteOptions snapshot_write_options(Engine& engine);
 class Snapshots {
  public:
   explicit Snapshots(int64_t start_s) : m_last_save_s(start_s), m_last_try_s(start_s) {}
+
+  /// Where failed and finished saves are logged (the server's log; level as LogLevel's).
+  void set_log_sink(std::function<void(int level, std::string_view line)> sink) {
+    m_log = std::move(sink);
+  }
 
   /// A write changed the dataset (Valkey's server.dirty).
   void note_changes(uint64_t n = 1) {
@@ -64,6 +71,9 @@ class Snapshots {
 
  private:
   void finish(bool ok, int64_t now_s, uint64_t dirty_at_start);
+  void log(int level, const std::string& line) const;
+
+  std::function<void(int, std::string_view)> m_log;
 
   uint64_t m_dirty = 0;
   uint64_t m_total_changes = 0;

@@ -4,6 +4,8 @@
 #include "engine/util/atomic_file.hpp"
 #include "engine/util/split_args.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <fstream>
@@ -136,7 +138,12 @@ std::optional<int> rewrite_config_file(const std::string& path, const EngineConf
   } else if (errno != ENOENT) {
     return errno;
   }
-  auto failed = write_file_atomically(path, rewrite_config_text(old_text, config, user_lines));
+  // The file may hold requirepass and masterauth: it keeps the mode it had (an admin's
+  // 0640 stays 0640), and a new one is readable by its owner only.
+  struct stat st {};
+  mode_t mode = ::stat(path.c_str(), &st) == 0 ? (st.st_mode & 07777) : 0600;
+  auto failed =
+      write_file_atomically(path, rewrite_config_text(old_text, config, user_lines), mode);
   if (failed) {
     return failed->error_number;
   }

@@ -106,11 +106,13 @@ Server::Server(Engine& engine, Logger& log) : m_engine(engine), m_log(log) {
   };
   m_engine.scripting().set_log_sink(sink);
   m_engine.primary().set_log_sink(sink);
+  m_engine.snapshots().set_log_sink(sink);
 }
 
 Server::~Server() {
   m_engine.scripting().set_log_sink(nullptr);
   m_engine.primary().set_log_sink(nullptr);
+  m_engine.snapshots().set_log_sink(nullptr);
   for (auto& c : m_by_fd) {
     if (c) {
       m_engine.close_session(*c->session);

@@ -1,6 +1,10 @@
 #include "engine/util/atomic_file.hpp"
 
+#include "engine/util/crash_point.hpp"
+
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -33,7 +37,37 @@ std::string atomic_temp_path(const std::string& path, pid_t writer) {
   return dir + "." + name + ".tmp-" + std::to_string(static_cast<long>(writer));
 }
 
+bool process_is_gone(pid_t pid) {
+  return pid > 0 && pid != ::getpid() && ::kill(pid, 0) != 0 && errno == ESRCH;
+}
+
+void remove_stale_temps(const std::string& path) {
+  size_t slash = path.rfind('/');
+  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  std::string prefix = "." + name + ".tmp-";
+  std::string dir = directory_of(path);
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) {
+    return;
+  }
+  while (const dirent* e = ::readdir(d)) {
+    std::string_view entry(e->d_name);
+    if (!entry.starts_with(prefix) || entry.size() == prefix.size()) {
+      continue;
+    }
+    std::string_view digits = entry.substr(prefix.size());
+    if (digits.find_first_not_of("0123456789") != std::string_view::npos || digits.size() > 9) {
+      continue;
+    }
+    if (process_is_gone(static_cast<pid_t>(std::stol(std::string(digits))))) {
+      ::unlink((dir + "/" + std::string(entry)).c_str());
+    }
+  }
+  ::closedir(d);
+}
+
 Expected<AtomicFile, FileError> AtomicFile::create(const std::string& path, mode_t mode) {
+  remove_stale_temps(path);
   std::string temp = atomic_temp_path(path, ::getpid());
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
   if (fd < 0) {
@@ -79,7 +113,7 @@ void AtomicFile::discard() {
 std::optional<FileError> AtomicFile::write(std::string_view bytes) {
   size_t done = 0;
   while (done < bytes.size()) {
-    ssize_t n = ::write(m_fd, bytes.data() + done, bytes.size() - done);
+    ssize_t n = counted_write(m_fd, bytes.data() + done, bytes.size() - done);
     if (n < 0) {
       if (errno == EINTR) {
         continue;
@@ -92,6 +126,7 @@ std::optional<FileError> AtomicFile::write(std::string_view bytes) {
 }
 
 std::optional<FileError> AtomicFile::commit() {
+  sync_point();
   if (::fsync(m_fd) != 0) {
     FileError e = error_now("cannot fsync " + m_temp);
     discard();
@@ -103,6 +138,7 @@ std::optional<FileError> AtomicFile::commit() {
     ::unlink(m_temp.c_str());
     return e;
   }
+  sync_point();
   if (::rename(m_temp.c_str(), m_path.c_str()) != 0) {
     FileError e = error_now("cannot rename " + m_temp + " to " + m_path);
     ::unlink(m_temp.c_str());
@@ -115,6 +151,7 @@ std::optional<FileError> AtomicFile::commit() {
     return error_now("cannot open directory " + dir);
   }
   std::optional<FileError> result;
+  sync_point();
   if (::fsync(dir_fd) != 0) {
     result = error_now("cannot fsync directory " + dir);
   }

@@ -20,11 +20,19 @@ namespace keyshift::engine {
 /// remove the file of a child it killed.
 std::string atomic_temp_path(const std::string& path, pid_t writer);
 
+/// Removes the temporary files of `path` left by writers that no longer run (a crash or a
+/// kill -9 in the middle of a write); those of living processes are theirs and stay.
+void remove_stale_temps(const std::string& path);
+
+/// Whether process `pid` is gone (so a file named after it is nobody's).
+bool process_is_gone(pid_t pid);
+
 /// A new version of a file being written beside it. Nothing is visible at the target path
 /// until commit(); destroyed without a successful commit, the temporary file is removed.
 class AtomicFile {
  public:
-  /// Creates the temporary file for `path` (its directory must exist) with `mode`.
+  /// Creates the temporary file for `path` (its directory must exist) with `mode`, after
+  /// removing the stale temporary files of `path` a killed writer left.
   static Expected<AtomicFile, FileError> create(const std::string& path, mode_t mode = 0644);
 
   AtomicFile(AtomicFile&& other) noexcept;

@@ -242,7 +242,7 @@ engine::Expected<std::optional<ImportCheckpoint>, std::string> load_checkpoint(
 
 std::optional<std::string> save_checkpoint(const std::string& path,
                                            const ImportCheckpoint& checkpoint) {
-  if (auto err = engine::write_file_atomically(path, render_checkpoint(checkpoint))) {
+  if (auto err = engine::write_file_atomically(path, render_checkpoint(checkpoint), 0600)) {
     return err->message();
   }
   return std::nullopt;

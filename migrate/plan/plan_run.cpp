@@ -56,7 +56,7 @@ std::optional<std::string> write_journal(const std::string& state_dir, const Jou
   std::error_code ec;
   fs::create_directories(state_dir, ec);
   std::string path = (fs::path(state_dir) / k_journal_name).string();
-  if (auto error = engine::write_file_atomically(path, out)) {
+  if (auto error = engine::write_file_atomically(path, out, 0600)) {
     return fmt::format("{}: {}", path, error->message());
   }
   return std::nullopt;

@@ -123,6 +123,32 @@ struct Entry {
   std::string kind;  // FileKind name, for validation on rollback reports
 };
 
+// A run killed before its manifest was written (nothing but backups happened yet) leaves a
+// run directory with no manifest and the temporary file of the write it was in: removed
+// whole by the next run, unless a writer that still runs owns a temporary file in it.
+void remove_killed_runs(const std::string& root) {
+  std::error_code ec;
+  for (const fs::directory_entry& run : fs::directory_iterator(root, ec)) {
+    if (!run.is_directory(ec) || fs::exists(run.path() / k_manifest_name, ec)) {
+      continue;
+    }
+    bool killed = false;
+    bool live = false;
+    for (const fs::directory_entry& f : fs::recursive_directory_iterator(run.path(), ec)) {
+      std::string name = f.path().filename().string();
+      size_t at = name.rfind(".tmp-");
+      if (!name.starts_with(".") || at == std::string::npos) {
+        continue;
+      }
+      pid_t pid = static_cast<pid_t>(std::atol(name.c_str() + at + 5));
+      (engine::process_is_gone(pid) ? killed : live) = true;
+    }
+    if (killed && !live) {
+      fs::remove_all(run.path(), ec);
+    }
+  }
+}
+
 std::string unique_run_dir(const std::string& root, const std::string& name) {
   std::string candidate = root + "/" + name;
   for (int i = 1; fs::exists(candidate); ++i) {
@@ -317,6 +343,7 @@ ApplyResult apply_plan(const RewritePlan& plan, const ApplyOptions& options) {
         fmt::format("cannot create the backup directory {}: {}", options.backup_root, ec.message());
     return result;
   }
+  remove_killed_runs(options.backup_root);
   result.run_dir = unique_run_dir(options.backup_root, options.run_name);
   if (::mkdir(result.run_dir.c_str(), 0700) != 0) {
     result.ok = false;

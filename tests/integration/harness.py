@@ -439,8 +439,9 @@ def render(value):
 class Server:
     """A server child process whose output goes to `<workdir>/<name>.log`."""
 
-    def __init__(self, name, argv, port, workdir, unixsocket=None, password=None):
+    def __init__(self, name, argv, port, workdir, unixsocket=None, password=None, env=None):
         self.name = name
+        self.env = env
         self.argv = argv
         self.port = port
         self.workdir = workdir
@@ -454,7 +455,7 @@ class Server:
         self.logfile = open(self.logpath, "ab")
         self.proc = subprocess.Popen(self.argv, cwd=self.workdir, stdin=subprocess.DEVNULL,
                                      stdout=self.logfile, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
+                                     start_new_session=True, env=self.env)
         return self
 
     def log(self):

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -13,6 +14,7 @@
 namespace fs = std::filesystem;
 using keyshift::engine::atomic_temp_path;
 using keyshift::engine::AtomicFile;
+using keyshift::engine::remove_stale_temps;
 using keyshift::engine::write_file_atomically;
 
 namespace {
@@ -96,5 +98,23 @@ TEST_SUITE("engine::atomic_file") {
     CHECK(error->what.find("cannot rename") == 0);
     CHECK(fs::is_directory(path));
     CHECK(entries(dir.path) == 1);
+  }
+
+  TEST_CASE("a killed writer's temporary file goes and a running writer's stays") {
+    TempDir dir;
+    std::string path = dir.path + "/dump.rdb";
+    pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+      ::_exit(0);
+    }
+    ::waitpid(child, nullptr, 0);  // its pid now names nobody, as a kill -9 leaves it
+    std::ofstream(atomic_temp_path(path, child)) << "half";
+    std::ofstream(atomic_temp_path(path, ::getppid())) << "a living writer's";
+    std::ofstream(dir.path + "/.other.rdb.tmp-" + std::to_string(child)) << "not ours";
+    remove_stale_temps(path);
+    CHECK_FALSE(fs::exists(atomic_temp_path(path, child)));
+    CHECK(fs::exists(atomic_temp_path(path, ::getppid())));
+    CHECK(fs::exists(dir.path + "/.other.rdb.tmp-" + std::to_string(child)));
   }
 }
