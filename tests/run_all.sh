@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
-# Runs every test: the format, layering and brace checks, the unit and integration tests (ctest) on the normal
-# build, the unit tests again under AddressSanitizer + UBSan, the serve integration suites against
-# an ASan/UBSan keyshift, and bounded libFuzzer runs of
-# the RDB reader, the ACL rule parser and the Lua bridge's reply conversion (FUZZ_SECONDS
-# each, default 60; the ACL one links
-# build/'s engine library). Expects build/ to exist
-# (packaging/setup.sh --test makes it). Prints one closing line: "N passed, M failed".
+# Runs every test: the format, layering and brace checks, the unit and integration tests
+# (ctest) on the normal build, the unit tests again under AddressSanitizer + UBSan, the serve
+# integration suites against an ASan/UBSan keyshift, and bounded libFuzzer runs of every
+# target (tests/fuzz/fuzz.sh all: the committed inputs, then FUZZ_TOTAL_SECONDS in all,
+# default 120). Expects build/ to exist (packaging/setup.sh --test makes it). Prints one
+# closing line: "N passed, M failed".
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
