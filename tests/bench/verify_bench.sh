@@ -6,7 +6,8 @@
 #   default  every value read in chunks (GETRANGE/LRANGE/ZRANGE/HSCAN/SSCAN/XRANGE) and
 #            fingerprinted by verify
 #   dump     --dump: small aggregates by DUMP payload, the rest read
-#   digest   --digest: DEBUG DIGEST-VALUE of every value (enable-debug-command local)
+#   digest   --digest: DEBUG DIGEST-VALUE of every value (enable-debug-command local), one
+#            command per page; SHA-1 over every element makes it the servers' dearest way
 #   file     the RDB file as the source (loaded in-process) against a live server
 #   snapshot --snapshot: each server's dataset taken by one full sync and the two compared
 #            in-process (the servers run with repl-diskless-sync-delay 0, so a diskless

@@ -101,6 +101,49 @@ def equal_datasets_exit_0(h):
 
 
 @test
+def digests_go_many_keys_per_command_and_ignore_encodings(h):
+    # B keeps every hash, sorted set and set in its big encoding, A in listpack/intset: a
+    # server digest hashes the elements, not the encoding, so they still agree.
+    a = start_redis(h, name="redis-a")
+    b = start_redis(h, "--hash-max-listpack-entries", "0", "--zset-max-listpack-entries", "0",
+                    "--set-max-intset-entries", "0", name="redis-b")
+    keys = 0
+    for r in (a.redis(unix=True), b.redis(unix=True)):
+        pipe = r.pipeline(transaction=False)
+        for i in range(1000):
+            pipe.hset("h:%d" % i, mapping={"f": i, "g": "x"})
+            pipe.zadd("z:%d" % i, {"m": i / 3, "n": 2})
+            pipe.sadd("s:%d" % i, 1, 2, i + 3)
+        pipe.execute()
+        keys = r.dbsize()
+    ra, rb = a.redis(unix=True), b.redis(unix=True)
+    eq((ra.object("encoding", "h:5"), rb.object("encoding", "h:5")), (b"listpack", b"hashtable"))
+    eq((ra.object("encoding", "s:5"), rb.object("encoding", "s:5")), (b"intset", b"hashtable"))
+    eq(ra.execute_command("DEBUG", "DIGEST-VALUE", "h:5", "z:5", "s:5"),
+       rb.execute_command("DEBUG", "DIGEST-VALUE", "h:5", "z:5", "s:5"))
+    for srv in (a, b):
+        srv.cli("CONFIG", "RESETSTAT", unix=True)
+    rc, report, err = verify(url(a), url(b), "--digest", "--batch", "500")
+    eq(rc, 0, err)
+    eq((report["keys_compared"], report["values_by_digest"], report["values_read"]),
+       (keys, keys, 0))
+    pages = ra.info("commandstats")["cmdstat_scan"]["calls"]  # only the source is scanned
+    for srv in (a, b):
+        stats = srv.redis(unix=True).info("commandstats")
+        # One DEBUG DIGEST-VALUE per SCAN page (and the probe), not one per key.
+        debug = stats["cmdstat_debug"]["calls"]
+        ok(debug <= pages + 1 and debug * 100 < keys,
+           "%d DEBUG calls for %d keys in %d pages" % (debug, keys, pages))
+        eq(stats["cmdstat_type"]["calls"], keys)
+        ok("cmdstat_hscan" not in stats and "cmdstat_dump" not in stats, "no value read")
+    # A changed element still differs, whatever the encodings.
+    rb.hset("h:7", "g", "y")
+    rc, report, err = verify(url(a), url(b), "--digest", "--pause", "0")
+    eq(rc, 1, err)
+    eq(reasons(report), {(0, "h:7"): ["value"]})
+
+
+@test
 def differences_exit_1_with_their_reasons(h):
     a, b = two_equal(h)
     rb = b.redis(unix=True)
