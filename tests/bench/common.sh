@@ -8,7 +8,30 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
-free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# BENCH_PORT_BASE set: ports from there upwards (a range agreed with others on the machine),
+# the next one free each call; unset: one the kernel picks.
+free_port() {
+  if [ -z "${BENCH_PORT_BASE:-}" ]; then
+    /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+    return
+  fi
+  local next
+  next=$(cat "$work/.next_port" 2>/dev/null || echo "$BENCH_PORT_BASE")
+  next=$(/usr/bin/python3 -c '
+import socket, sys
+p = int(sys.argv[1])
+while True:
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", p)); break
+    except OSError:
+        p += 1
+    finally:
+        s.close()
+print(p)' "$next")
+  echo $((next + 1)) >"$work/.next_port"
+  echo "$next"
+}
 wait_ping() {  # PORT
   for _ in $(seq 1 400); do
     [ "$(redis-cli -p "$1" ping 2>/dev/null)" = "PONG" ] && return 0
