@@ -41,3 +41,27 @@ wait_ping() {  # PORT
   return 1
 }
 median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+need_tools() {  # TOOL...
+  for tool in "$@"; do
+    command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 1; }
+  done
+}
+# A throw-away redis-server 7.0 without persistence on a free port, stopped on exit; sets
+# redis_port.
+start_redis() {
+  redis_port=$(free_port)
+  redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no \
+    --daemonize no --logfile "$work/redis.log" --dir "$work" &
+  pids+=($!)
+  wait_ping "$redis_port"
+}
+# `keyshift capture` ($bin) as a proxy in front of redis_port, recording to $work/bench.ksc;
+# sets proxy_port and proxy_pid.
+start_capture_proxy() {
+  proxy_port=$(free_port)
+  "$bin" capture --listen "127.0.0.1:$proxy_port" --upstream "127.0.0.1:$redis_port" \
+    --out "$work/bench.ksc" 2>"$work/capture.log" &
+  proxy_pid=$!
+  pids+=("$proxy_pid")
+  wait_ping "$proxy_port"
+}

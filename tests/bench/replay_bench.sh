@@ -23,34 +23,25 @@ per_test=$((requests / 2))
 # shellcheck source=tests/bench/common.sh
 . "$root/tests/bench/common.sh"
 
-for tool in redis-server redis-cli redis-benchmark; do
-  command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 1; }
-done
+need_tools redis-server redis-cli redis-benchmark
 [ -x "$bin" ] || { echo "no keyshift binary at $bin" >&2; exit 1; }
 
-redis_port=$(free_port)
-redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no \
-  --daemonize no --logfile "$work/redis.log" --dir "$work" &
-pids+=($!)
-wait_ping "$redis_port"
+start_redis
 
 # The capture: redis-benchmark through the proxy.
-proxy_port=$(free_port)
-"$bin" capture --listen "127.0.0.1:$proxy_port" --upstream "127.0.0.1:$redis_port" \
-  --out "$work/bench.ksc" 2>"$work/capture.log" &
-proxy_pid=$!
-wait_ping "$proxy_port"
+start_capture_proxy
 redis-benchmark -p "$proxy_port" -t set,get -n "$per_test" -c "$clients" -P "$pipeline" \
   -q >/dev/null
 kill -TERM "$proxy_pid"
 wait "$proxy_pid" || true
+pids=("${pids[@]/$proxy_pid/}")
 "$bin" capture info "$work/bench.ksc" | grep -E '^(requests|replies|bytes|dropped|file):' || true
 [ -n "${KEEP_CAPTURE:-}" ] && cp "$work/bench.ksc" "$KEEP_CAPTURE"
 
 # CPU seconds (user + sys) of a command, from /usr/bin/time's output file.
 cpu_of() { awk '{print $1 + $2}' "$1"; }
 
-for round in $(seq 1 "$rounds"); do
+for _ in $(seq 1 "$rounds"); do
   redis-cli -p "$redis_port" flushall >/dev/null
   /usr/bin/time -f '%U %S' -o "$work/time" \
     "$bin" replay "$work/bench.ksc" --to "redis://127.0.0.1:$redis_port" --speed max \
