@@ -28,15 +28,18 @@ using capture::EventKind;
 
 /// Replies a target may keep waiting on one connection (pipelines of a whole capture).
 constexpr uint32_t k_window = 1u << 30;
+/// Requests queued across connections before they are written even with no reply awaited
+/// (a capture under CLIENT REPLY OFF awaits none).
+constexpr uint32_t k_flush_batch = 256;
 /// Characters of a request or reply an example keeps.
 constexpr size_t k_example_chars = 300;
 
 /// A request sent and the recorded facts its reply is compared against.
 struct Pending {
   std::string command;
-  std::string request;
   SentRequest sent_request;  // where its reply comes from
-  std::string raw;           // into a cluster: the bytes, sent again after MOVED/ASK
+  std::string raw;           // the recorded request: an example shows it (display_request)
+  bool resend = false;       // into a cluster: `raw` is sent again after MOVED/ASK
   int64_t recorded_start_ns = 0;
   std::chrono::steady_clock::time_point sent;
   bool skip = false;  // not sent (redacted): its recorded reply is passed over
@@ -54,14 +57,28 @@ struct Conn {
   bool broken = false;        // a reply did not come: the rest of this connection is not compared
 };
 
-/// The command's name as the command table has it: "get", "client|list".
-std::string command_name(const std::vector<std::string_view>& args) {
+/// The commands that have subcommands in the command table ("client", "config", ...).
+std::unordered_set<std::string> container_commands() {
+  std::unordered_set<std::string> out;
+  for (const kb::KbCommand* row : kb::commands_of(*kb::find_profile("valkey-8.0"))) {
+    if (size_t bar = row->name.find('|'); bar != std::string_view::npos) {
+      out.emplace(row->name.substr(0, bar));
+    }
+  }
+  return out;
+}
+
+/// The command's name as the command table has it: "get", "client|list". `containers`:
+/// container_commands(), so that a plain command's second argument (a key) is never
+/// looked up as a subcommand.
+std::string command_name(const std::vector<std::string_view>& args,
+                         const std::unordered_set<std::string>& containers) {
   if (args.empty()) {
     return {};
   }
   std::string name = engine::to_lower(args[0]);
-  static const kb::ProfileId k_profile = *kb::find_profile("valkey-8.0");
-  if (args.size() > 1) {
+  if (args.size() > 1 && containers.count(name) != 0) {
+    static const kb::ProfileId k_profile = *kb::find_profile("valkey-8.0");
     std::string sub = name + "|" + engine::to_lower(args[1]);
     if (kb::find_command(k_profile, sub) != nullptr) {
       return sub;
@@ -170,16 +187,21 @@ ReplayLatency percentiles(std::vector<int64_t>& ns) {
   if (ns.empty()) {
     return out;
   }
-  std::sort(ns.begin(), ns.end());
-  auto at = [&ns](double q) {
+  // Each quantile selected in the part above the one before: linear, where a sort of a
+  // million samples was a visible share of a replay.
+  size_t from = 0;
+  auto at = [&ns, &from](double q) {
     size_t i = static_cast<size_t>(q * static_cast<double>(ns.size() - 1));
+    std::nth_element(ns.begin() + static_cast<std::ptrdiff_t>(from),
+                     ns.begin() + static_cast<std::ptrdiff_t>(i), ns.end());
+    from = i;
     return static_cast<double>(ns[i]) / 1000.0;
   };
   out.p50_us = at(0.50);
   out.p90_us = at(0.90);
   out.p99_us = at(0.99);
   out.p999_us = at(0.999);
-  out.max_us = static_cast<double>(ns.back()) / 1000.0;
+  out.max_us = static_cast<double>(*std::max_element(ns.begin(), ns.end())) / 1000.0;
   return out;
 }
 
@@ -258,7 +280,11 @@ class Replayer {
   /// `monitor`: the capture holds no replies (MONITOR), so each reply is judged alone.
   /// `routes`: the target is a cluster (null: one server).
   Replayer(const ReplayOptions& options, ReplayReport& report, bool monitor, ClusterRoutes* routes)
-      : m_options(options), m_report(report), m_monitor(monitor), m_routes(routes) {}
+      : m_options(options),
+        m_report(report),
+        m_monitor(monitor),
+        m_routes(routes),
+        m_containers(container_commands()) {}
 
   /// --connections N: the recorded connections that keep state on their connection.
   void keep_own(std::unordered_set<uint64_t> stateful) { m_stateful = std::move(stateful); }
@@ -290,16 +316,16 @@ class Replayer {
         c.ref = std::move(*ref);
       }
     }
-    std::vector<std::string_view> args;
-    engine::RequestParser parser;
-    engine::RequestLimits limits;
-    if (parser.parse(e.bytes.data(), e.bytes.size(), limits) ==
+    std::vector<std::string_view>& args = m_args;
+    args.clear();
+    m_parser.reset();
+    if (m_parser.parse(e.bytes.data(), e.bytes.size(), m_limits) ==
         engine::RequestParser::Status::ready) {
-      parser.args(e.bytes.data(), args);
+      m_parser.args(e.bytes.data(), args);
     }
     Pending p;
-    p.command = command_name(args);
-    p.request = display(args);
+    p.command = command_name(args, m_containers);
+    p.raw = e.bytes;  // cheaper than display() for every request, when few become examples
     p.recorded_start_ns = e.start_ns;
     if (m_first_ns == 0) {
       m_first_ns = e.start_ns;
@@ -314,6 +340,9 @@ class Replayer {
       p.skip = true;
       ++m_report.skipped_writes;
     } else if (m_options.speed > 0) {
+      if (auto flushed = flush_all(); !flushed) {
+        return engine::Unexpected{flushed.error()};
+      }
       pace(e.start_ns);
     }
     if (p.skip) {
@@ -344,20 +373,23 @@ class Replayer {
         return engine::Unexpected{sent.error()};
       }
       p.sent_request = *sent;
-      if (m_routes != nullptr) {
-        p.raw = e.bytes;
-      }
+      p.resend = m_routes != nullptr;
       if (c.ref) {
         c.ref->send_raw(e.bytes, silent ? 0 : 1);
       }
     }
     if (!p.skip) {
       ++m_report.requests;
-      if (auto flushed = c.target->flush(); !flushed) {
-        return engine::Unexpected{flushed.error()};
+      // Written when a reply is next awaited (or a batch has built up): one write per
+      // pipeline instead of one per request, and still before anything is awaited that
+      // the recording shows came after it.
+      if (m_dirty.empty() || m_dirty.back().target != c.target) {
+        m_dirty.push_back({c.target, c.ref ? &*c.ref : nullptr});
       }
-      if (c.ref && c.ref->flush() == engine::PipelinedConnection::Io::failed) {
-        return engine::Unexpected{c.ref->error()};
+      if (++m_unflushed >= k_flush_batch) {
+        if (auto flushed = flush_all(); !flushed) {
+          return engine::Unexpected{flushed.error()};
+        }
       }
     }
     p.sent = std::chrono::steady_clock::now();
@@ -399,10 +431,13 @@ class Replayer {
     if (p.skip) {
       return true;
     }
+    if (auto flushed = flush_all(); !flushed) {
+      return engine::Unexpected{flushed.error()};
+    }
     ++m_report.replies;
     ReplayCommandCounts& counts = m_report.commands[p.command];
     ++counts.replies;
-    auto got = c.target->wait(p.sent_request, p.raw, m_options.reply_timeout);
+    auto got = c.target->wait(p.sent_request, resend_bytes(p), m_options.reply_timeout);
     if (!got) {
       c.broken = true;
       note(e, p, ReplyVerdict::no_reply, got.error(), counts);
@@ -414,14 +449,15 @@ class Replayer {
     if (e.end_ns >= p.recorded_start_ns && p.recorded_start_ns > 0) {
       m_recorded_ns.push_back(e.end_ns - p.recorded_start_ns);
     }
-    std::string got_bytes(got->bytes);
+    // The view stays valid until this connection's next wait.
+    std::string_view got_bytes = got->bytes;
     if (c.ref) {
-      return against_reference(e, c, p, *got, std::move(got_bytes), counts);
+      return against_reference(e, c, p, *got, got_bytes, counts);
     }
     ReplyVerdict v = ReplyVerdict::same;
     if ((e.flags & capture::k_flag_redacted) != 0) {
       // The recorded reply's secrets were replaced: the target's are too before comparing.
-      std::string redacted = got_bytes;
+      std::string redacted(got_bytes);
       capture::redact_reply(redacted);
       engine::ReplyView view = *got;
       view.bytes = redacted;
@@ -433,15 +469,24 @@ class Replayer {
     return true;
   }
 
-  void close(const CaptureEvent& e) {
+  engine::Expected<bool, std::string> close(const CaptureEvent& e) {
     auto it = m_conns.find(e.conn_id);
-    if (it != m_conns.end()) {
+    if (it == m_conns.end()) {
+      return true;
+    }
+    if (auto flushed = flush_all(); !flushed) {
+      return flushed;
+    }
+    {
       retire(it->second);
       m_conns.erase(it);
     }
+    return true;
   }
 
-  void finish() {
+  engine::Expected<bool, std::string> finish() {
+    // Requests after the last awaited reply still go out.
+    auto flushed = flush_all();
     for (auto& [id, c] : m_conns) {
       retire(c);
     }
@@ -455,6 +500,7 @@ class Replayer {
     }
     m_report.recorded = percentiles(m_recorded_ns);
     m_report.replayed = percentiles(m_replayed_ns);
+    return flushed;
   }
 
  private:
@@ -463,6 +509,37 @@ class Replayer {
     const kb::KbCommand* row = kb::find_command(k_profile, command);
     return row != nullptr &&
            (" " + std::string(row->flags) + " ").find(" write ") != std::string::npos;
+  }
+
+  static std::string_view resend_bytes(const Pending& p) {
+    return p.resend ? std::string_view(p.raw) : std::string_view();
+  }
+
+  /// The request as an example shows it.
+  std::string display_request(std::string_view raw) {
+    m_args.clear();
+    m_parser.reset();
+    if (m_parser.parse(raw.data(), raw.size(), m_limits) == engine::RequestParser::Status::ready) {
+      m_parser.args(raw.data(), m_args);
+    }
+    return display(m_args);
+  }
+
+  /// Writes every request queued since the last flush, target and --compare side.
+  engine::Expected<bool, std::string> flush_all() {
+    m_unflushed = 0;
+    for (const Dirty& d : m_dirty) {
+      if (auto flushed = d.target->flush(); !flushed) {
+        m_dirty.clear();
+        return flushed;
+      }
+      if (d.ref != nullptr && d.ref->flush() == engine::PipelinedConnection::Io::failed) {
+        m_dirty.clear();
+        return engine::Unexpected{d.ref->error()};
+      }
+    }
+    m_dirty.clear();
+    return true;
   }
 
   /// Waits until the request recorded at `at_ns` is due at the chosen speed.
@@ -484,10 +561,13 @@ class Replayer {
   /// error counts against the target.
   engine::Expected<bool, std::string> judge_alone(const CaptureEvent& e, Conn& c,
                                                   const Pending& p) {
+    if (auto flushed = flush_all(); !flushed) {
+      return engine::Unexpected{flushed.error()};
+    }
     ++m_report.replies;
     ReplayCommandCounts& counts = m_report.commands[p.command];
     ++counts.replies;
-    auto got = c.target->wait(p.sent_request, p.raw, m_options.reply_timeout);
+    auto got = c.target->wait(p.sent_request, resend_bytes(p), m_options.reply_timeout);
     if (!got) {
       c.broken = true;
       note(e, p, ReplyVerdict::no_reply, got.error(), counts);
@@ -497,10 +577,9 @@ class Replayer {
                                 std::chrono::steady_clock::now() - p.sent)
                                 .count());
     if (c.ref) {
-      return against_reference(e, c, p, *got, std::string(got->bytes), counts);
+      return against_reference(e, c, p, *got, got->bytes, counts);
     }
-    note(e, p, got->is_error ? ReplyVerdict::refused : ReplyVerdict::accepted,
-         std::string(got->bytes), counts);
+    note(e, p, got->is_error ? ReplyVerdict::refused : ReplyVerdict::accepted, got->bytes, counts);
     return true;
   }
 
@@ -509,21 +588,21 @@ class Replayer {
   engine::Expected<bool, std::string> against_reference(const CaptureEvent& e, Conn& c,
                                                         const Pending& p,
                                                         const engine::ReplyView& got,
-                                                        std::string got_bytes,
+                                                        std::string_view got_bytes,
                                                         ReplayCommandCounts& counts) {
     auto ref = c.ref->wait_reply(m_options.reply_timeout);
     if (!ref) {
       return engine::Unexpected{m_options.compare->describe() + ": " + ref.error()};
     }
     ReplyVerdict v = compare(p.command, ref->bytes, got);
-    note(e, p, v, got_bytes, counts, std::string(ref->bytes));
+    note(e, p, v, got_bytes, counts, ref->bytes);
     return true;
   }
 
   /// Counts verdict `v` of `got`, compared with the recorded reply or, when given, with
   /// `reference` (--compare).
-  void note(const CaptureEvent& e, const Pending& p, ReplyVerdict v, const std::string& got,
-            ReplayCommandCounts& counts, std::optional<std::string> reference = std::nullopt) {
+  void note(const CaptureEvent& e, const Pending& p, ReplyVerdict v, std::string_view got,
+            ReplayCommandCounts& counts, std::optional<std::string_view> reference = std::nullopt) {
     ++m_report.verdicts[v];
     switch (v) {
       case ReplyVerdict::same:
@@ -544,9 +623,10 @@ class Replayer {
         break;
     }
     if (m_report.examples.size() < m_options.max_examples) {
-      m_report.examples.push_back({e.conn_id, p.command, p.request,
-                                   shown_reply(reference ? *reference : e.bytes),
-                                   v == ReplyVerdict::no_reply ? got : shown_reply(got), v});
+      m_report.examples.push_back(
+          {e.conn_id, p.command, display_request(p.raw),
+           shown_reply(reference ? *reference : e.bytes),
+           v == ReplyVerdict::no_reply ? std::string(got) : shown_reply(got), v});
     }
   }
 
@@ -564,6 +644,18 @@ class Replayer {
   bool m_monitor = false;
   ClusterRoutes* m_routes = nullptr;
   std::unordered_set<uint64_t> m_stateful;  // --connections N: these keep their own
+  std::unordered_set<std::string> m_containers;
+  // Reused for every request, so that parsing one allocates nothing.
+  engine::RequestParser m_parser;
+  engine::RequestLimits m_limits;
+  std::vector<std::string_view> m_args;
+  /// A connection with requests queued and not yet written.
+  struct Dirty {
+    TargetSide* target;
+    engine::PipelinedConnection* ref;  // --compare's connection, or null
+  };
+  std::vector<Dirty> m_dirty;
+  uint32_t m_unflushed = 0;  // requests queued since the last flush_all
   std::vector<std::unique_ptr<TargetSide>> m_pool;
   uint64_t m_next_shared = 0;
   int64_t m_first_ns = 0;
@@ -651,7 +743,9 @@ engine::Expected<ReplayReport, std::string> replay_capture(const ReplayOptions& 
         }
         break;
       case EventKind::close:
-        replayer.close(e);
+        if (auto ok = replayer.close(e); !ok) {
+          return engine::Unexpected{ok.error()};
+        }
         break;
       case EventKind::drop: {
         uint64_t n = 0;
@@ -666,7 +760,9 @@ engine::Expected<ReplayReport, std::string> replay_capture(const ReplayOptions& 
     }
   }
   report.damage = reader->damage();
-  replayer.finish();
+  if (auto ok = replayer.finish(); !ok) {
+    return engine::Unexpected{ok.error()};
+  }
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return report;
 }

@@ -264,7 +264,7 @@ engine::Expected<engine::ReplyView, std::string> TargetSide::wait_once(
     uint64_t id = l.order.front();
     l.order.pop_front();
     if (id == request.id) {
-      m_last = std::string(reply->bytes);
+      m_last.assign(reply->bytes);  // its capacity is reused reply after reply
       return view_of(m_last);
     }
     if (id != k_nobody) {

@@ -20,23 +20,12 @@ clients=${CLIENTS:-50}
 . "$root/tests/bench/common.sh"
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
-for tool in redis-server redis-cli redis-benchmark; do
-  command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 1; }
-done
+need_tools redis-server redis-cli redis-benchmark
 [ -x "$bin" ] || { echo "no keyshift binary at $bin" >&2; exit 1; }
 
-redis_port=$(free_port)
-redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no \
-  --daemonize no --logfile "$work/redis.log" --dir "$work" &
-pids+=($!)
-wait_ping "$redis_port"
+start_redis
 
-proxy_port=$(free_port)
-"$bin" capture --listen "127.0.0.1:$proxy_port" --upstream "127.0.0.1:$redis_port" \
-  --out "$work/bench.ksc" 2>"$work/capture.log" &
-proxy_pid=$!
-pids+=($proxy_pid)
-wait_ping "$proxy_port"
+start_capture_proxy
 
 # One redis-benchmark run; prints "test rps p50_ms" lines from its CSV.
 run() {  # PORT PIPELINE
@@ -51,6 +40,8 @@ for pipeline in 16 1; do
   done
 done
 
+# The proxy's CPU time (all its threads, user + sys), before it stops.
+proxy_cpu=$(awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz}' "/proc/$proxy_pid/stat")
 kill -TERM "$proxy_pid"
 wait "$proxy_pid" || true
 pids=("${pids[@]/$proxy_pid/}")
@@ -73,4 +64,7 @@ for pipeline in 16 1; do
 done
 echo "goals: ratio >= 0.80 at -P 16; p50_delta <= +50us at -P 1"
 echo
-"$bin" capture info "$work/bench.ksc" | grep -E '^(requests|replies|bytes|dropped|file):' || true
+"$bin" capture info "$work/bench.ksc" | tee "$work/info" |
+  grep -E '^(requests|replies|bytes|dropped|file):' || true
+awk -v cpu="$proxy_cpu" '$1 == "requests:" {printf "proxy CPU: %.2f s, %.2f us per request\n", cpu, cpu / $2 * 1e6}' "$work/info"
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -10,6 +10,7 @@ Run: KEYSHIFT_BIN=build/keyshift /usr/bin/python3 tests/integration/test_replay.
 """
 
 import json
+import socket
 import os
 import subprocess
 import sys
@@ -390,6 +391,29 @@ def many_recorded_connections_share_n_and_those_with_state_keep_their_own(h):
     eq(fresh.cli("GET", "user:11"), "v11")
     rc, _, err = replay(h.path("many.ksc"), "--connections", "0")
     eq(rc, 2, err)
+
+
+@test
+def requests_that_await_no_reply_all_reach_the_target(h):
+    # Replay writes requests in batches, when a reply is next awaited: under CLIENT REPLY
+    # OFF none is, so more requests than one batch holds must still all go out, and those
+    # at the connection's end before it closes.
+    src = h.redis_server(name="captured-off")
+    proxy = CaptureProxy(None, "%s:%d" % (HOST, src.port), h.path("off.ksc"))
+    body = b"".join(b"*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$1\r\nv\r\n" % (len(k), k)
+                    for k in (b"off:%d" % i for i in range(700)))
+    s = socket.create_connection((HOST, proxy.port), timeout=10)
+    s.sendall(b"*3\r\n$6\r\nCLIENT\r\n$5\r\nREPLY\r\n$3\r\nOFF\r\n" + body)
+    time.sleep(0.5)
+    s.close()
+    eq(src.cli("DBSIZE"), "700")
+    eq(proxy.stop(), 0)
+    fresh = h.redis_server(name="fresh-off")
+    rc, doc, err = replay(h.path("off.ksc"), "--to", "redis://%s:%d" % (HOST, fresh.port))
+    eq(rc, 0, "%r %s" % (doc, err))
+    eq(doc["requests"], 701, doc)
+    eq(fresh.cli("DBSIZE"), "700")
+    eq(fresh.cli("GET", "off:699"), "v")
 
 
 if __name__ == "__main__":
