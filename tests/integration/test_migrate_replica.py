@@ -198,6 +198,7 @@ def port_held_by_another_fails_clearly(host, plan):
         ok("take-over-port" in out + err and "Unable to listen on this port" in out + err,
            "the error names the step and the port: %s%s" % (out, err))
         ok(conn_up(host.dst_sock), "the target still serves on its socket")
+        ok("undo stop-source" not in out, "the source is not restarted: " + out)
     finally:
         holder.close()
 
