@@ -13,6 +13,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <ctime>
@@ -240,6 +241,37 @@ std::optional<std::string> replica_refusal(const PlanServer& src, const PlanServ
         src.version, dst.version);
   }
   return std::nullopt;
+}
+
+// Replica strategy: once the stopped source has freed its TCP port the running target takes
+// it over (CONFIG SET port rebinds the listener and keeps the connections), and its config
+// file gets that port for restarts, so apps on host:port reconnect with no file changed.
+// Setting the port the target already has changes nothing, so a rerun after a kill is safe;
+// a port held by anything else fails the CONFIG SET and leaves the target where it was.
+PlanStep take_over_port(int src_port, int dst_port, const std::string& t_url,
+                        std::vector<std::string> rewrite_server, const std::string& state) {
+  const std::string port = std::to_string(src_port);
+  auto at = std::find(rewrite_server.begin(), rewrite_server.end(), "--port");
+  if (at != rewrite_server.end()) {
+    rewrite_server.erase(at, at + 2);
+  }
+  const std::string backups = state + "/backups/target-port";
+  rewrite_server.insert(rewrite_server.end(), {"--port", port, "--apply", "--backup-dir", backups});
+  return PlanStep{
+      .name = "take-over-port",
+      // Its own stage: a port held by something else fails this step alone, which undoes
+      // nothing before it (restarting the source could not bind that port either), so the
+      // operator frees the port and runs apply again.
+      .stage = "port",
+      .what = "the target takes over the source's port " + port + " (CONFIG SET port " + port +
+              ") and its config file gets it",
+      .why =
+          "apps that connect over TCP (host:port) reconnect to the same address, now the "
+          "target's, with no file changed; fails while anything else holds the port",
+      .run = {call(t_url, {"CONFIG", "SET", "port", port}, ""), exec(rewrite_server)},
+      .undo = {call(t_url, {"CONFIG", "SET", "port", std::to_string(dst_port)}, "endpoint_up"),
+               path_action(ActionKind::rollback_runs, backups)},
+  };
 }
 
 }  // namespace
@@ -671,6 +703,9 @@ engine::Expected<MigrationPlan, std::string> make_plan(const PlanOptions& o) {
         .undo = {shell(src.start, s_url, "endpoint_down"),
                  wait_action(ActionKind::wait_up, s_url, 120)},
     });
+    if (src.port != 0 && dst.port != src.port) {
+      plan.steps.push_back(take_over_port(src.port, dst.port, t_url, rewrite_server, state));
+    }
     plan.steps.push_back(open_target);
   } else {
     plan.strategy_why =

@@ -15,6 +15,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -30,7 +31,7 @@ import harness  # noqa: E402
 from harness import RespConn, Skip, eq, keyshift_bin, ok, run_tests, test  # noqa: E402
 
 _OWN = len(harness._TESTS)
-from test_migrate_plan import (Host, check_migrated, dataset, ks,  # noqa: E402
+from test_migrate_plan import (Host, check_migrated, conn_up, dataset, ks,  # noqa: E402
                                rollback_and_check, sha, valkey_binary,
                                valkey_serves_then_roll_back)
 del harness._TESTS[_OWN:]  # the shared fixtures only: test_migrate_plan's tests run there
@@ -41,9 +42,10 @@ except ImportError:  # pragma: no cover - the test skips
     redis = None
 
 REPLICA_STEPS = ("write-target-config", "start-target", "follow-source", "pause-source",
-                 "wait-caught-up", "verify-data", "promote-target", "stop-source", "open-target",
-                 "rewrite-apps")
+                 "wait-caught-up", "verify-data", "promote-target", "stop-source", "take-over-port",
+                 "open-target", "rewrite-apps")
 IMPORT_STEPS = tuple(s for s in REPLICA_STEPS if s != "promote-target")
+NO_TCP_STEPS = tuple(s for s in IMPORT_STEPS if s != "take-over-port")
 
 
 class AppWriter:
@@ -52,10 +54,12 @@ class AppWriter:
     acknowledged, the number of writes refused (errors, closed connections) and the longest
     time between two acknowledged writes."""
 
-    def __init__(self, wp_config):
+    def __init__(self, wp_config, port=None):
         if redis is None:
             raise Skip("no python3-redis")
         self.wp_config = wp_config
+        self.port = port  # an app on 127.0.0.1:port (WP_REDIS_PORT), keys t:N
+        self.key = "w:%d" if port is None else "t:%d"
         self.acked = []
         self.refused = 0
         self.max_gap = 0.0
@@ -73,9 +77,11 @@ class AppWriter:
         client = None
         while not self.stop_flag.is_set():
             try:
-                if client is None:
+                if client is None and self.port:
+                    client = redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=60)
+                elif client is None:
                     client = redis.Redis(unix_socket_path=self.socket(), socket_timeout=60)
-                if client.set("w:%d" % n, n):
+                if client.set(self.key % n, n):
                     now = time.monotonic()
                     self.max_gap = max(self.max_gap, now - last)
                     last = now
@@ -110,6 +116,23 @@ def without_tcp(host):
     host.before[host.conf] = sha(host.conf)
 
 
+def check_tcp_writer(host, tcp):
+    """The app on 127.0.0.1:<source port> goes on writing, now to the target, with no file
+    changed, and every write acknowledged on the port is on the target."""
+    after = len(tcp.acked)
+    tcp.wait_acked(after + 50)
+    tcp.stop()
+    print("    tcp app on port %d: %d acknowledged, %d refused, longest gap %.3f s"
+          % (host.port, len(tcp.acked), tcp.refused, tcp.max_gap))
+    ok(len(tcp.acked) > after, "the TCP app writes to the target on the source's port")
+    with RespConn(path=host.dst_sock) as c:
+        eq(c.command("CONFIG", "GET", "port")[1][1], str(host.port).encode(), "the target's port")
+        missing = [n for n in tcp.acked if c.command("GET", "t:%d" % n)[1] != str(n).encode()]
+    eq(missing, [], "every write acknowledged over TCP is on the target")
+    with open(host.dst_conf) as f:
+        ok(re.search(r"(?m)^port %d$" % host.port, f.read()), "the target restarts on the port")
+
+
 def replica_plan(host, steps=REPLICA_STEPS, **kw):
     plan = host.plan(host.p("plan.toml"), strategy="replica", **kw)
     text = open(plan).read()
@@ -136,6 +159,7 @@ def move_with_writer(h, name, to=("--to", "keyshift"), target_binary=None, prepa
             host.target_start = "%s %s" % (target_binary, host.dst_conf)
         plan = replica_plan(host, steps=steps, to=to, bench=200)
         writer = AppWriter(host.apps[1])
+        tcp = AppWriter(host.apps[1], port=host.port) if "take-over-port" in steps else None
         writer.wait_acked(100)
         rc, out, err = ks("migrate", "apply", plan, timeout=300)
         eq(rc, 0, "apply: %s%s" % (out, err))
@@ -146,6 +170,8 @@ def move_with_writer(h, name, to=("--to", "keyshift"), target_binary=None, prepa
               % (name, len(writer.acked), writer.refused, writer.max_gap))
         ok(len(writer.acked) > after, "the writer writes to the target after the cutover")
         check_migrated(host, plan, writer.acked, fixed)
+        if tcp:
+            check_tcp_writer(host, tcp)
         verify = json.load(open(host.p("state/verify.json")))
         ok(json.dumps(verify).find("EQUAL") >= 0 or verify.get("equal") is True,
            "verify-data before the switch: %s" % verify)
@@ -156,6 +182,25 @@ def move_with_writer(h, name, to=("--to", "keyshift"), target_binary=None, prepa
     except BaseException:
         host.stop_all()
         raise
+
+
+def port_held_by_another_fails_clearly(host, plan):
+    """While something else listens on the source's freed port, apply stops at
+    take-over-port with an error that says so, the target keeps serving on its socket; the
+    next apply (run by the caller once the port is free) continues there."""
+    holder = socket.socket()
+    holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    holder.bind(("127.0.0.1", host.port))
+    holder.listen(1)
+    try:
+        rc, out, err = ks("migrate", "apply", plan, timeout=300)
+        ok(rc != 0, "apply fails while the port is held: %s%s" % (out, err))
+        ok("take-over-port" in out + err and "Unable to listen on this port" in out + err,
+           "the error names the step and the port: %s%s" % (out, err))
+        ok(conn_up(host.dst_sock), "the target still serves on its socket")
+        ok("undo stop-source" not in out, "the source is not restarted: " + out)
+    finally:
+        holder.close()
 
 
 @test
@@ -172,6 +217,8 @@ def replica_move_to_keyshift_loses_no_acknowledged_write(h):
             eq(c.command("GET", "after:cutover")[1], b"kept", "the target's write synced back")
             last = writer.acked[-1]
             eq(c.command("GET", "w:%d" % last)[1], str(last).encode(), "the last acked write")
+        with RespConn(port=host.port) as c:
+            eq(c.command("GET", "after:cutover")[1], b"kept", "the source has its port back")
     finally:
         host.stop_all()
 
@@ -195,8 +242,8 @@ def replica_apply_killed_at_its_steps_resumes_to_the_same_end(h):
     target, and the rollback puts every file back."""
     points = [(None, REPLICA_STEPS, at) for at in (
         "follow-source/ran", "pause-source/ran", "wait-caught-up", "promote-target/ran",
-        "stop-source/ran")]
-    points += [(without_tcp, IMPORT_STEPS, at) for at in ("follow-source", "wait-caught-up/ran")]
+        "stop-source/ran", "take-over-port", "take-over-port/ran")]
+    points += [(without_tcp, NO_TCP_STEPS, at) for at in ("follow-source", "wait-caught-up/ran")]
     for prepare, steps, at in points:
         host = Host(h, "rhost-kill-%s%s" % ("import-" if prepare else "", at.replace("/", "-")))
         try:
@@ -216,6 +263,8 @@ def replica_apply_killed_at_its_steps_resumes_to_the_same_end(h):
             following = prepare is None and at in ("pause-source/ran", "wait-caught-up")
             lag = json.loads(out)["lag_bytes"]
             ok(isinstance(lag, int) if following else lag is None, "status's lag: " + out)
+            if at == "take-over-port":
+                port_held_by_another_fails_clearly(host, plan)
             rc, out, err = ks("migrate", "apply", plan, "--format", "json", timeout=300)
             eq(rc, 0, "rerun after the kill at %s: %s%s" % (at, out, err))
             eq(json.loads(out)["ran"][0], at.split("/")[0], "the rerun starts at the killed step")
@@ -234,7 +283,7 @@ def replica_apply_killed_at_its_steps_resumes_to_the_same_end(h):
 def replica_move_without_a_tcp_port_follows_by_import(h):
     """REPLICAOF needs a port: the plan follows by keyshift import --mode sync through the
     source's socket, and the cutover continues that import by PSYNC under the pause."""
-    host, plan, _ = move_with_writer(h, "rhost-i", prepare=without_tcp, steps=IMPORT_STEPS)
+    host, plan, _ = move_with_writer(h, "rhost-i", prepare=without_tcp, steps=NO_TCP_STEPS)
     try:
         ok("keyshift import --mode sync" in open(plan).read(), "the plan says why and how")
         ok(os.path.exists(host.p("state/follow.checkpoint")), "the import's checkpoint")
