@@ -147,4 +147,53 @@ void RequestParser::args(const char* base, std::vector<std::string_view>& out) c
   }
 }
 
+namespace {
+
+// A decimal count followed by CRLF at `i`; false when absent or absurdly large.
+bool peek_count(std::string_view data, size_t& i, uint64_t& n) {
+  n = 0;
+  size_t start = i;
+  while (i < data.size() && data[i] >= '0' && data[i] <= '9') {
+    n = n * 10 + static_cast<uint64_t>(data[i] - '0');
+    if (++i - start > 12) {
+      return false;
+    }
+  }
+  if (i == start || i + 1 >= data.size() || data[i] != '\r' || data[i + 1] != '\n') {
+    return false;
+  }
+  i += 2;
+  return true;
+}
+
+}  // namespace
+
+size_t peek_request(std::string_view data, std::span<std::string_view> args, size_t& argc) {
+  size_t i = 1;
+  uint64_t count = 0;
+  if (data.empty() || data[0] != '*' || !peek_count(data, i, count) || count == 0) {
+    return 0;
+  }
+  for (uint64_t k = 0; k < count; ++k) {
+    uint64_t len = 0;
+    if (i >= data.size() || data[i] != '$') {
+      return 0;
+    }
+    ++i;
+    if (!peek_count(data, i, len) || len + 2 > data.size() - i) {
+      return 0;
+    }
+    if (k < args.size()) {
+      args[k] = data.substr(i, static_cast<size_t>(len));
+    }
+    i += static_cast<size_t>(len);
+    if (data[i] != '\r' || data[i + 1] != '\n') {
+      return 0;
+    }
+    i += 2;
+  }
+  argc = static_cast<size_t>(count);
+  return i;
+}
+
 }  // namespace keyshift::engine
