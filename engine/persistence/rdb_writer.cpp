@@ -28,6 +28,9 @@ namespace keyshift::engine {
 
 namespace {
 
+/// How a failed write of the RDB stream begins; save_rdb adds the temp file it went to.
+constexpr std::string_view k_write_error = "write error: ";
+
 using rdb::Type;
 
 /// Appends RDB primitives to a byte string.
@@ -518,7 +521,7 @@ Expected<RdbWriteStats, std::string> write_rdb(
       b[type_at] = static_cast<char>(*type);
       ++stats.keys;
       if (!sink.flush_if_large()) {
-        error = std::string("write error: ") + std::strerror(errno);
+        error = std::string(k_write_error) + std::strerror(errno);
       }
     });
     if (!error.empty()) {
@@ -527,13 +530,13 @@ Expected<RdbWriteStats, std::string> write_rdb(
   }
   enc.byte(static_cast<uint8_t>(rdb::Opcode::eof));
   if (!sink.flush()) {
-    return fail(std::string("write error: ") + std::strerror(errno));
+    return fail(std::string(k_write_error) + std::strerror(errno));
   }
   uint64_t crc = options.checksum ? sink.crc() : 0;
   enc.le(crc, 8);
   // The trailer is not part of the checksum; flush() folds it in, which no longer matters.
   if (!sink.flush()) {
-    return fail(std::string("write error: ") + std::strerror(errno));
+    return fail(std::string(k_write_error) + std::strerror(errno));
   }
   stats.bytes = sink.total();
   return stats;
@@ -548,8 +551,14 @@ Expected<RdbWriteStats, std::string> save_rdb(
   }
   auto stats = write_rdb(engine, file->fd(), options, aux);
   if (!stats) {
-    // Named by the temp file, which the AtomicFile removes.
-    return Unexpected{stats.error() + " (" + file->temp_path() + ")"};
+    // A failed write names the temp file (which the AtomicFile removes): a full disk shows
+    // where; a refused value says what it is already.
+    std::string_view why = stats.error();
+    if (why.starts_with(k_write_error)) {
+      why.remove_prefix(k_write_error.size());
+      return Unexpected{"write error on " + file->temp_path() + ": " + std::string(why)};
+    }
+    return stats;
   }
   if (auto error = file->commit()) {
     return Unexpected{"Error saving the DB file: " + error->message()};
