@@ -428,44 +428,6 @@ void Engine::reject(Session& session, Command* cmd, std::string_view error,
   ++m_stats.error_counts[std::string(rb.last_error_code())];
 }
 
-bool Engine::request_keys(std::span<const std::string_view> argv, KeyBatch& keys) const {
-  if (argv.empty()) {
-    return true;
-  }
-  const Command* cmd = m_registry.find(argv[0]);
-  if (cmd == nullptr || cmd->spec.first_key <= 0 || cmd->spec.step <= 0) {
-    return true;
-  }
-  const CommandSpec& spec = cmd->spec;
-  int argc = static_cast<int>(argv.size());
-  int last = spec.last_key < 0 ? argc + spec.last_key : spec.last_key;
-  if (last >= argc) {
-    last = argc - 1;
-  }
-  for (int i = spec.first_key; i <= last; i += spec.step) {
-    if (keys.size == KeyBatch::k_capacity) {
-      return false;
-    }
-    keys.keys[keys.size++] = argv[static_cast<size_t>(i)];
-  }
-  return true;
-}
-
-void Engine::prefetch_keys(const Session& session, const KeyBatch& keys) const {
-  if (session.db < 0 || static_cast<size_t>(session.db) >= m_dbs.size()) {
-    return;
-  }
-  const Db& db = *m_dbs[static_cast<size_t>(session.db)];
-  std::array<uint64_t, KeyBatch::k_capacity> hashes;
-  for (size_t i = 0; i < keys.size; ++i) {
-    hashes[i] = db.key_hash(keys.keys[i]);
-    db.prefetch_bucket(hashes[i]);
-  }
-  for (size_t i = 0; i < keys.size; ++i) {
-    db.prefetch_entry(hashes[i]);
-  }
-}
-
 void Engine::execute(Session& session, std::span<const std::string_view> argv) {
   if (argv.empty()) {
     return;

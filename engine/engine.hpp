@@ -99,14 +99,6 @@ class InstantaneousMetric {
 /// The cache engine: databases, command table and the sessions that use them. Executes
 /// commands in-process; the network server is one host of its sessions. No global state,
 /// so several engines can live in one process.
-/// Keys of requests waiting to run, gathered for `Engine::prefetch_keys` (views into the
-/// client's input buffer, a fixed number, so gathering them allocates nothing).
-struct KeyBatch {
-  static constexpr size_t k_capacity = 64;
-  std::array<std::string_view, k_capacity> keys;
-  size_t size = 0;
-};
-
 class Engine : public KeyspaceEvents {
  public:
   /// Creates an engine with `config`, reading time from `clock` (which must outlive it).
@@ -121,14 +113,6 @@ class Engine : public KeyspaceEvents {
   void close_session(Session& session);
   /// Every open session, by id.
   const std::map<uint64_t, std::unique_ptr<Session>>& sessions() const { return m_sessions; }
-
-  /// Adds the keys of the request `argv` (by its command's key positions) to `keys`, as far
-  /// as room remains; returns false when `keys` is full. Looks, changes nothing.
-  bool request_keys(std::span<const std::string_view> argv, KeyBatch& keys) const;
-  /// Cache hints for requests waiting in a client's buffer, given before they run: the
-  /// buckets of their keys in the session's database, then the entries those buckets point
-  /// at, are fetched together instead of one memory wait per lookup. Changes nothing.
-  void prefetch_keys(const Session& session, const KeyBatch& keys) const;
 
   /// Executes one command for `session`, appending the reply to `session.out`.
   void execute(Session& session, std::span<const std::string_view> argv);

@@ -63,23 +63,9 @@ class CommandRegistry {
     bool operator()(std::string_view a, std::string_view b) const;
   };
 
-  // The lookup every request makes: an open-addressing array over the lower-case names
-  // (first eight bytes and length inline), probed without allocating or dividing; the
-  // node-based map's modulo and chain walk were ~10% of a pipelined PING.
-  struct Slot {
-    uint64_t prefix = 0;
-    uint32_t length = 0;
-    Command* cmd = nullptr;
-  };
-  static constexpr size_t k_max_indexed_name = 64;
-  /// The command whose full name is `lower` (already lower case), or nullptr.
-  Command* find_lower(const char* lower, size_t n, uint64_t h) const;
-  void rebuild_index();
-
   std::vector<std::unique_ptr<Command>> m_all;
   std::vector<Command*> m_top;
   std::unordered_map<std::string, Command*, CaseInsensitiveHash, CaseInsensitiveEqual> m_by_name;
-  std::vector<Slot> m_index;  // size a power of two, at most half full
 };
 
 /// Registers every command family (called once per engine).

@@ -59,26 +59,6 @@ class ChainedTable {
     return nullptr;
   }
 
-  /// Asks the processor to fetch the bucket of hash `h` ahead of a lookup (changes nothing).
-  void prefetch_bucket(uint64_t h) const {
-    for (int t = 0; t <= (rehashing() ? 1 : 0); ++t) {
-      if (m_t[t].size != 0) {
-        __builtin_prefetch(&m_t[t].buckets[h & (m_t[t].size - 1)]);
-      }
-    }
-  }
-  /// Asks the processor to fetch the first node of the bucket of `h`; best called once the
-  /// bucket itself has arrived (after prefetch_bucket), since it reads the bucket.
-  void prefetch_chain(uint64_t h) const {
-    for (int t = 0; t <= (rehashing() ? 1 : 0); ++t) {
-      if (m_t[t].size != 0) {
-        if (const Node* n = m_t[t].buckets[h & (m_t[t].size - 1)]; n != nullptr) {
-          __builtin_prefetch(n);
-        }
-      }
-    }
-  }
-
   /// Finds the node with `key`, or nullptr. Unlike find_link it never moves a resize on:
   /// reads must not change the table's memory, which values report to the engine.
   Node* find(std::string_view key) const {

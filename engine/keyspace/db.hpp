@@ -78,12 +78,6 @@ class Db {
   /// The live entry for `key`, expiring it first if its time has passed; updates the
   /// access time (LRU/LFU) unless `touch` is false.
   Entry* lookup(std::string_view key, bool touch = true);
-  /// Hash of `key` in this database's table (for the prefetch hints below).
-  uint64_t key_hash(std::string_view key) const { return m_table.hash(key); }
-  /// Cache hints ahead of a lookup of the key with hash `h`: first its bucket, then (once
-  /// that arrived) the bucket's first entry. They change nothing.
-  void prefetch_bucket(uint64_t h) const { m_table.prefetch_bucket(h); }
-  void prefetch_entry(uint64_t h) const { m_table.prefetch_chain(h); }
   /// Like `lookup` but also counts a keyspace hit or miss (read commands).
   Entry* lookup_read(std::string_view key);
   /// `lookup_read` that may leave the access time alone (EXISTS, TYPE, TTL, OBJECT and

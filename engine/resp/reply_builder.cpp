@@ -56,28 +56,20 @@ void ReplyBuilder::integer(int64_t n) {
 }
 
 void ReplyBuilder::bulk(std::string_view data) {
-  // A short bulk (a list element, a small value) is framed on the stack and appended once;
-  // resizing the output first zero-filled what the copies then overwrote.
-  constexpr size_t k_small = 64;
-  char buf[32 + k_small];
+  char buf[32];
   buf[0] = '$';
   size_t len = 1 + format_i64(static_cast<int64_t>(data.size()), buf + 1);
   buf[len++] = '\r';
   buf[len++] = '\n';
-  if (data.size() <= k_small) {
-    if (!data.empty()) {
-      std::memcpy(buf + len, data.data(), data.size());
-    }
-    len += data.size();
-    buf[len++] = '\r';
-    buf[len++] = '\n';
-    m_out->append(buf, len);
-    return;
+  size_t old = m_out->size();
+  m_out->resize(old + len + data.size() + 2);
+  char* p = m_out->data() + old;
+  std::memcpy(p, buf, len);
+  if (!data.empty()) {
+    std::memcpy(p + len, data.data(), data.size());
   }
-  m_out->reserve(m_out->size() + len + data.size() + 2);
-  m_out->append(buf, len);
-  m_out->append(data);
-  m_out->append("\r\n", 2);
+  p[len + data.size()] = '\r';
+  p[len + data.size() + 1] = '\n';
 }
 
 void ReplyBuilder::null() {

@@ -2,7 +2,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -64,12 +63,5 @@ class RequestParser {
   /// Returns the argument views for the ready command, resolving either source.
   void args(const char* base, std::vector<std::string_view>& out) const;
 };
-
-/// Looks at the RESP multibulk request at the start of `data` without parsing it for real:
-/// when the whole request is there and well formed, puts its first `args.size()` argument
-/// views in `args`, its argument count in `argc` and returns its size; otherwise (not all
-/// there, inline, malformed) returns 0. A hint for prefetching only: `RequestParser` alone
-/// decides what a request is and answers errors.
-size_t peek_request(std::string_view data, std::span<std::string_view> args, size_t& argc);
 
 }  // namespace keyshift::engine

@@ -29,7 +29,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -550,14 +549,10 @@ void Server::process_input(Connection& c) {
   Session& s = *c.session;
   RequestLimits limits;
   limits.proto_max_bulk_len = m_engine.config().proto_max_bulk_len;
-  size_t prefetched_until = c.in_start;
   // A blocked client reads no further commands until its blocking one has replied.
   while (!c.closing && c.in_start < c.in_end &&
          (s.flags & (k_session_close_after_reply | k_session_close_asap | k_session_blocked |
                      k_session_postponed)) == 0) {
-    if (c.in_start >= prefetched_until) {
-      prefetched_until = prefetch_pipeline(c);
-    }
     limits.auth_required = m_engine.auth_required(s);
     const char* base = c.in.data() + c.in_start;
     auto status = c.parser.parse(base, c.in_end - c.in_start, limits);
@@ -594,35 +589,6 @@ void Server::process_input(Connection& c) {
   if (!s.out.empty() || (s.flags & (k_session_close_after_reply | k_session_close_asap)) != 0) {
     wake(s);
   }
-}
-
-size_t Server::prefetch_pipeline(Connection& c) {
-  // A pipeline's lookups each wait for memory (the bucket, then the entry) when they run
-  // one after another: their keys are looked at first and fetched together, a window of
-  // KeyBatch::k_capacity keys at a time. A lone request gains nothing and is left alone.
-  std::string_view data(c.in.data() + c.in_start, c.in_end - c.in_start);
-  std::array<std::string_view, 32> args;
-  KeyBatch batch;
-  size_t requests = 0;
-  size_t offset = 0;
-  while (offset < data.size()) {
-    size_t argc = 0;
-    size_t n = peek_request(data.substr(offset), args, argc);
-    if (n == 0) {
-      break;
-    }
-    ++requests;
-    if (!m_engine.request_keys(std::span(args.data(), std::min(argc, args.size())), batch)) {
-      break;  // full: the next window starts at this request
-    }
-    offset += n;
-  }
-  if (requests > 1) {
-    m_engine.prefetch_keys(*c.session, batch);
-  }
-  // Past what was looked at, or at least one request on, so a request that cannot be
-  // peeked at is not looked at again per command.
-  return c.in_start + std::max<size_t>(offset, 1);
 }
 
 void Server::wake(Session& session) {

@@ -69,9 +69,6 @@ class Server final : public SessionHost {
   void accept_from(int listen_fd, bool is_unix, bool tls = false);
   void handle_readable(Connection& c);
   void process_input(Connection& c);
-  /// Prefetches the keys of the requests waiting in `c`'s buffer from its read position on;
-  /// returns the buffer offset up to which it looked.
-  size_t prefetch_pipeline(Connection& c);
   bool flush(Connection& c);
   void close_connection(Connection& c);
   void after_events();

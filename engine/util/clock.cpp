@@ -44,11 +44,7 @@ SystemClock::SystemClock() {
     us1 = steady_us();
   }
   uint64_t t1 = __rdtsc();
-  double ticks_per_us = static_cast<double>(t1 - t0) / static_cast<double>(us1 - us0);
-  if (ticks_per_us <= 0) {
-    return;
-  }
-  m_us_per_tick_q32 = static_cast<uint64_t>(4294967296.0 / ticks_per_us);
+  m_ticks_per_us = static_cast<double>(t1 - t0) / static_cast<double>(us1 - us0);
   m_tsc_base = t1;
   m_us_base = us1;
 #endif
@@ -56,12 +52,9 @@ SystemClock::SystemClock() {
 
 int64_t SystemClock::monotonic_us() const {
 #if defined(__x86_64__)
-  if (m_us_per_tick_q32 != 0) {
-    // ticks * factor / 2^32 in two halves, so that the product never overflows.
-    uint64_t ticks = __rdtsc() - m_tsc_base;
-    uint64_t us =
-        (ticks >> 32) * m_us_per_tick_q32 + (((ticks & 0xFFFFFFFFu) * m_us_per_tick_q32) >> 32);
-    return m_us_base + static_cast<int64_t>(us);
+  if (m_ticks_per_us > 0) {
+    return m_us_base +
+           static_cast<int64_t>(static_cast<double>(__rdtsc() - m_tsc_base) / m_ticks_per_us);
   }
 #endif
   return steady_us();

@@ -32,9 +32,7 @@ class SystemClock final : public Clock {
   int64_t monotonic_us() const override;
 
  private:
-  // Microseconds per tick as a 32.32 fixed-point factor: a multiply where a double
-  // division was a third of the clock's cost, read twice per command.
-  uint64_t m_us_per_tick_q32 = 0;  // 0: no usable TSC, use steady_clock
+  double m_ticks_per_us = 0;  // 0: no usable TSC, use steady_clock
   uint64_t m_tsc_base = 0;
   int64_t m_us_base = 0;
 };

@@ -156,42 +156,22 @@ bool parse_long_double(std::string_view s, long double& out) {
   return true;
 }
 
-namespace {
-
-// Two digits per division: every reply length and integer is formatted through here.
-constexpr char k_digit_pairs[] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-    "8081828384858687888990919293949596979899";
-
-}  // namespace
-
 size_t format_i64(int64_t v, char* buf) {
+  char tmp[24];
+  size_t n = 0;
   uint64_t u = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+  do {
+    tmp[n++] = static_cast<char>('0' + u % 10);
+    u /= 10;
+  } while (u != 0);
   size_t len = 0;
   if (v < 0) {
     buf[len++] = '-';
   }
-  if (u < 10) {
-    buf[len] = static_cast<char>('0' + u);
-    return len + 1;
+  while (n > 0) {
+    buf[len++] = tmp[--n];
   }
-  char tmp[20];
-  size_t n = sizeof(tmp);
-  while (u >= 100) {
-    size_t r = static_cast<size_t>(u % 100) * 2;
-    u /= 100;
-    tmp[--n] = k_digit_pairs[r + 1];
-    tmp[--n] = k_digit_pairs[r];
-  }
-  if (u < 10) {
-    tmp[--n] = static_cast<char>('0' + u);
-  } else {
-    tmp[--n] = k_digit_pairs[u * 2 + 1];
-    tmp[--n] = k_digit_pairs[u * 2];
-  }
-  std::memcpy(buf + len, tmp + n, sizeof(tmp) - n);
-  return len + sizeof(tmp) - n;
+  return len;
 }
 
 std::string i64_to_string(int64_t v) {
