@@ -3,6 +3,7 @@
 #include "engine/keyspace/hash_value.hpp"
 
 #include <cstring>
+#include <limits>
 #include <utility>
 
 namespace keyshift::engine {
@@ -447,7 +448,11 @@ size_t Db::active_expire(int64_t deadline_us, size_t* sampled_out) {
         unlink_expired(link);
         ++expired;
       } else {
-        ttl_sum += e->expire_ms() - now;
+        // Saturated: a few keys expiring near the end of time would overflow the sum.
+        int64_t ttl = e->expire_ms() - now;
+        ttl_sum = ttl > std::numeric_limits<int64_t>::max() - ttl_sum
+                      ? std::numeric_limits<int64_t>::max()
+                      : ttl_sum + ttl;
         ++ttl_samples;
       }
     }

@@ -480,6 +480,8 @@ def the_keyspace_heap_follows_huge_page_heap_and_the_kernels_thp_mode(h):
     mode = thp_mode()
     srv = h.keyshift(name="ks-heap-default")
     log = srv.log()
+    if "built without mimalloc" in log:
+        raise Skip("this keyshift has no mimalloc heap (sanitizer builds leave it out)")
     with srv.conn() as c:
         eq(render(c.command("CONFIG", "GET", "huge-page-heap")[1]),
            render([b"huge-page-heap", b"yes"]), "CONFIG GET huge-page-heap")
