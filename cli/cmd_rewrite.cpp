@@ -278,8 +278,8 @@ void run_server(const ServerOptions& o) {
       report.failed = true;
       report.msg = fmt::format("keyshift serve would refuse the result: {}", *error);
     }
-    // Access rules keyshift cannot enforce (user, aclfile, rename-command) are errors of
-    // the engine's loader itself, so they fail above with their file and line.
+    // Directives keyshift serve refuses are errors of the engine's loader itself, so they
+    // fail above with their file and line.
     for (const std::string& w : engine_warnings) {
       report.warnings.push_back("keyshift serve: " + w);
     }

@@ -156,6 +156,9 @@ void run_serve(const ServeOptions& opts) {
   engine::Engine eng(config, clock);
   eng.identity().executable = "keyshift";
   eng.set_service_notifier(notifier.get());
+  if (!eng.config_startup_error().empty()) {
+    throw UserError(eng.config_startup_error(), 1);
+  }
   if (!eng.acl_startup_error().empty()) {
     // As valkey-server: users that cannot be loaded stop the start.
     log.warning(eng.acl_startup_error());

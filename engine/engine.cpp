@@ -4,6 +4,7 @@
 #include "engine/blocking.hpp"
 #include "engine/commands/context.hpp"
 #include "engine/commands/effects.hpp"
+#include "engine/commands/errors.hpp"
 #include "engine/commands/hash_family.hpp"
 #include "engine/memory_usage.hpp"
 #include "engine/pause.hpp"
@@ -83,6 +84,7 @@ Engine::Engine(EngineConfig config, const Clock& clock)
   m_special.punsubscribe = m_registry.find("punsubscribe");
   m_special.ssubscribe = m_registry.find("ssubscribe");
   m_special.sunsubscribe = m_registry.find("sunsubscribe");
+  apply_renamed_commands();
   m_identity.run_id = random_hex(m_rng, 40);
   m_identity.start_time_ms = m_clock.now_ms();
   m_identity.tcp_port = m_config.port;
@@ -91,6 +93,18 @@ Engine::Engine(EngineConfig config, const Clock& clock)
   m_primary = std::make_unique<ReplicationPrimary>(*this);
   refresh_settings();
   load_users_at_startup();
+}
+
+void Engine::apply_renamed_commands() {
+  for (const CommandRenameLine& r : m_config.renamed_commands) {
+    RenameStatus status = m_registry.rename(r.from, r.to);
+    if (status != RenameStatus::ok && m_config_startup_error.empty()) {
+      m_config_startup_error =
+          fmt::format("{}:{}: {}", r.file, r.line,
+                      status == RenameStatus::no_such_command ? errors::k_rename_no_such_command
+                                                              : errors::k_rename_target_exists);
+    }
+  }
 }
 
 void InstantaneousMetric::track(uint64_t value, int64_t now_us) {

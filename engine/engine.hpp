@@ -219,6 +219,9 @@ class Engine : public KeyspaceEvents {
   /// Why the `user` lines or the aclfile could not be loaded when the engine started (the
   /// server stops on it, as Valkey exits); empty when they loaded.
   const std::string& acl_startup_error() const { return m_acl_startup_error; }
+  /// Why the `rename-command` lines of the config could not be applied (only for a config
+  /// that did not come through the file reader, which checks them); empty when they were.
+  const std::string& config_startup_error() const { return m_config_startup_error; }
   /// Valkey's authRequired(): the default user has a password or is off, and `session` has
   /// not authenticated.
   bool auth_required(const Session& session) const;
@@ -315,6 +318,8 @@ class Engine : public KeyspaceEvents {
   // The `user` lines, then the aclfile (Valkey's ACLLoadUsersAtStartup); failures go to
   // m_acl_startup_error.
   void load_users_at_startup();
+  // Applies the config's rename-command lines to the command table.
+  void apply_renamed_commands();
 
   EngineConfig m_config;
   const Clock& m_clock;
@@ -347,6 +352,7 @@ class Engine : public KeyspaceEvents {
   std::unique_ptr<ScriptEngine> m_scripting;
   std::unique_ptr<acl::Users> m_users;
   std::string m_acl_startup_error;
+  std::string m_config_startup_error;
   std::string m_applied_requirepass;  // what the default user's password was last set from
   // Commands dispatch treats specially (MULTI queueing, subscribed-mode rules).
   struct SpecialCommands {

@@ -282,13 +282,13 @@ User Users::make_user(std::string_view name) const {
 const Command* Users::lookup(std::string_view name) const {
   size_t bar = name.find('|');
   if (bar == std::string_view::npos) {
-    return m_registry.find(name);
+    return m_registry.find_original(name);
   }
   std::string_view rest = name.substr(bar + 1);
   if (rest.find('|') != std::string_view::npos) {
     return nullptr;
   }
-  const Command* top = m_registry.find(name.substr(0, bar));
+  const Command* top = m_registry.find_original(name.substr(0, bar));
   if (top == nullptr) {
     return nullptr;
   }

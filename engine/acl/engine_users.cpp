@@ -33,9 +33,9 @@ bool Engine::authenticate(Session& session, std::string_view user, std::string_v
     return true;
   }
   std::vector<std::string_view> argv{command};
-  const Command* cmd = m_registry.find(command);
+  const Command* cmd = m_registry.find_original(command);
   if (cmd == nullptr) {
-    cmd = m_registry.find("auth");
+    cmd = m_registry.find_original("auth");
   }
   m_users->log(acl::Denial::auth,
                session.has(k_session_multi) ? acl::LogContext::multi : acl::LogContext::toplevel,

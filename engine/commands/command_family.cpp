@@ -374,7 +374,7 @@ void reply_command_docs(ReplyBuilder& r, const Command& c) {
 }
 
 void cmd_command(CmdContext& ctx) {
-  const auto& all = ctx.engine().registry().commands();
+  const auto& all = ctx.engine().registry().live_commands();
   ctx.reply().array(all.size());
   for (const Command* c : all) {
     reply_command_info(ctx.reply(), c);
@@ -382,7 +382,7 @@ void cmd_command(CmdContext& ctx) {
 }
 
 void cmd_command_count(CmdContext& ctx) {
-  ctx.reply().integer(static_cast<int64_t>(ctx.engine().registry().commands().size()));
+  ctx.reply().integer(static_cast<int64_t>(ctx.engine().registry().live_commands().size()));
 }
 
 void cmd_command_info(CmdContext& ctx) {
@@ -399,7 +399,7 @@ void cmd_command_info(CmdContext& ctx) {
 void cmd_command_docs(CmdContext& ctx) {
   std::vector<const Command*> cmds;
   if (ctx.argc() == 2) {
-    const auto& all = ctx.engine().registry().commands();
+    const auto& all = ctx.engine().registry().live_commands();
     cmds.assign(all.begin(), all.end());
   } else {
     for (size_t i = 2; i < ctx.argc(); ++i) {
@@ -458,7 +458,7 @@ void cmd_command_list(CmdContext& ctx) {
   ReplyBuilder& r = ctx.reply();
   size_t mark = r.begin_array();
   size_t n = 0;
-  for (const Command* c : ctx.engine().registry().commands()) {
+  for (const Command* c : ctx.engine().registry().live_commands()) {
     if (keep(*c)) {
       r.bulk(c->full_name);
       ++n;

@@ -314,4 +314,9 @@ inline constexpr std::string_view k_function_flush_mode =
 inline constexpr std::string_view k_restore_library_exists_prefix = "ERR Library ";
 inline constexpr std::string_view k_restore_library_exists_suffix = " already exists";
 
+// Config file errors of `rename-command` (loadServerConfigFromString), printed under the
+// FATAL CONFIG FILE ERROR banner.
+inline constexpr std::string_view k_rename_no_such_command = "No such command in rename-command";
+inline constexpr std::string_view k_rename_target_exists = "Target command name already exists";
+
 }  // namespace keyshift::engine::errors

@@ -207,7 +207,7 @@ void cmd_geoadd(CmdContext& ctx) {
     args.emplace_back(scores[i]);
     args.push_back(ctx.arg(first + 3 * i + 2));
   }
-  Command* zadd = ctx.engine().registry().find("zadd");
+  Command* zadd = ctx.engine().registry().find_original("zadd");
   CmdContext zadd_ctx(ctx.engine(), ctx.session(), *zadd, args);
   // ZADD replies through GEOADD's builder, so that its errors count as GEOADD's failed call
   // (and only GEOADD's: Valkey runs zaddCommand as a function, not as a command).

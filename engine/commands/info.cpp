@@ -572,7 +572,7 @@ void command_stats_line(const Command& c, InfoWriter& w) {
 
 void commandstats_section(Engine& engine, InfoWriter& w) {
   w.section("Commandstats");
-  for (const Command* c : engine.registry().commands()) {
+  for (const Command* c : engine.registry().live_commands()) {
     command_stats_line(*c, w);
     for (const Command* sub : c->subcommands) {
       command_stats_line(*sub, w);

@@ -35,6 +35,8 @@ void CommandRegistry::add(std::span<const CommandSpec> specs) {
       }
     } else {
       m_top.push_back(cmd.get());
+      m_live_top.push_back(cmd.get());
+      m_live[cmd->full_name] = cmd.get();
     }
     m_by_name[cmd->full_name] = cmd.get();
     m_all.push_back(std::move(cmd));
@@ -42,11 +44,40 @@ void CommandRegistry::add(std::span<const CommandSpec> specs) {
 }
 
 Command* CommandRegistry::find(std::string_view name) const {
+  auto it = m_live.find(name);
+  return it == m_live.end() ? nullptr : it->second;
+}
+
+Command* CommandRegistry::find_original(std::string_view name) const {
   if (name.find('|') != std::string_view::npos) {
     return nullptr;
   }
   auto it = m_by_name.find(name);
   return it == m_by_name.end() ? nullptr : it->second;
+}
+
+RenameStatus CommandRegistry::rename(std::string_view from, std::string_view to) {
+  auto it = m_live.find(from);
+  if (it == m_live.end()) {
+    return RenameStatus::no_such_command;
+  }
+  Command* cmd = it->second;
+  // Valkey deletes the old name before adding the new one, so renaming a command to its own
+  // name (in another case) is allowed.
+  m_live.erase(it);
+  if (!to.empty() && !m_live.emplace(std::string(to), cmd).second) {
+    return RenameStatus::target_exists;
+  }
+  m_live_top.clear();
+  for (Command* top : m_top) {
+    for (const auto& [name, live] : m_live) {
+      if (live == top) {
+        m_live_top.push_back(top);
+        break;
+      }
+    }
+  }
+  return RenameStatus::ok;
 }
 
 Command* CommandRegistry::find_sub(const Command& container, std::string_view sub) const {

@@ -32,7 +32,17 @@ struct Command {
   bool is_container() const { return spec.handler == nullptr; }
 };
 
-/// The command table of one engine, looked up case-insensitively.
+/// What CommandRegistry::rename made of a `rename-command` directive.
+enum class RenameStatus {
+  ok,
+  no_such_command,  ///< the old name is not (or no longer) in the table
+  target_exists,    ///< the new name is already taken
+};
+
+/// The command table of one engine, looked up case-insensitively. Clients reach commands by
+/// their live names, which `rename-command` changes; ACL rules, COMMAND replies and the
+/// engine's own calls use the registered (original) names, as Valkey keeps its
+/// orig_commands table beside server.commands.
 class CommandRegistry {
  public:
   CommandRegistry();
@@ -42,12 +52,20 @@ class CommandRegistry {
 
   /// Adds a family's table.
   void add(std::span<const CommandSpec> specs);
-  /// The top-level command named `name` (any case), or nullptr.
+  /// The top-level command clients reach as `name` (any case), or nullptr.
   Command* find(std::string_view name) const;
+  /// The top-level command registered as `name` (any case), whatever it was renamed to.
+  Command* find_original(std::string_view name) const;
+  /// Valkey's rename-command: `from` (a live name) is reached as `to` from now on, or not
+  /// at all when `to` is empty.
+  RenameStatus rename(std::string_view from, std::string_view to);
   /// The subcommand `sub` of `container` (any case), or nullptr.
   Command* find_sub(const Command& container, std::string_view sub) const;
-  /// Every top-level command, in registration order.
+  /// Every top-level command, in registration order, renamed and disabled ones included.
   const std::vector<Command*>& commands() const { return m_top; }
+  /// The top-level commands clients can reach (COMMAND, INFO commandstats), in registration
+  /// order.
+  const std::vector<Command*>& live_commands() const { return m_live_top; }
   /// Number of commands and subcommands (one more than the largest Command::id).
   size_t size() const { return m_all.size(); }
   /// Clears every command's counters (CONFIG RESETSTAT).
@@ -64,8 +82,13 @@ class CommandRegistry {
   };
 
   std::vector<std::unique_ptr<Command>> m_all;
+  using NameMap =
+      std::unordered_map<std::string, Command*, CaseInsensitiveHash, CaseInsensitiveEqual>;
+
   std::vector<Command*> m_top;
-  std::unordered_map<std::string, Command*, CaseInsensitiveHash, CaseInsensitiveEqual> m_by_name;
+  std::vector<Command*> m_live_top;
+  NameMap m_by_name;  // registered names, "get" and "config|get"
+  NameMap m_live;     // top-level names clients use
 };
 
 /// Registers every command family (called once per engine).

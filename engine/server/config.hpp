@@ -35,6 +35,14 @@ struct AclUserLine {
   int line = 0;
 };
 
+/// A `rename-command FROM TO` directive (TO empty: the command is disabled), where it was read.
+struct CommandRenameLine {
+  std::string from;
+  std::string to;
+  std::string file;
+  int line = 0;
+};
+
 /// Every setting the engine and its server read; filled from a config file, flags or
 /// CONFIG SET. Plain data so that the engine never depends on a parser library. The
 /// keyspace's own settings (notify-keyspace-events, set encodings, maxmemory-policy, LFU)
@@ -58,6 +66,9 @@ struct EngineConfig : KeyspaceSettings {
   std::string requirepass;
   /// `user` lines in file order; the engine loads them after requirepass, as Valkey does.
   std::vector<AclUserLine> acl_users;
+  /// `rename-command` lines in file order, applied to the command table when the engine
+  /// starts (checked against it when the file was read).
+  std::vector<CommandRenameLine> renamed_commands;
   /// The ACL file (ACL LOAD/SAVE, loaded at start); empty: users come from `user` lines.
   std::string aclfile;
 

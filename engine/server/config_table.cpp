@@ -1,6 +1,8 @@
 #include "engine/server/config_table.hpp"
 
 #include "engine/acl/acl.hpp"
+#include "engine/commands/errors.hpp"
+#include "engine/commands/registry.hpp"
 #include "engine/keyspace/notify.hpp"
 #include "engine/util/glob.hpp"
 #include "engine/util/split_args.hpp"
@@ -17,6 +19,7 @@
 #include <cstdlib>
 #include <iterator>
 #include <limits>
+#include <memory>
 #include <type_traits>
 #include <utility>
 
@@ -1065,10 +1068,6 @@ ConfigError error_at(const Directive& directive, std::string message) {
   return ConfigError{directive.file, directive.line, std::move(message), directive.text};
 }
 
-constexpr std::string_view k_rename_command_refused =
-    "rename-command is not implemented by keyshift yet: the command would stay reachable "
-    "under its own name";
-
 // Settings keyshift does not act on where any value but the one listed (Valkey's default,
 // which is what keyshift does) would mislead if it were ignored: they restrict access,
 // promise persistence or replication, or limit memory. Refused in files and CONFIG SET.
@@ -1194,7 +1193,7 @@ class DirectiveApplier {
       return std::nullopt;
     }
     if (spec.name == "rename-command") {
-      return error_at(directive, std::string(k_rename_command_refused));
+      return apply_rename(directive);
     }
     if ((spec.flags & k_flag_deprecated) != 0) {
       warn(directive, "deprecated and ignored");
@@ -1211,6 +1210,29 @@ class DirectiveApplier {
     return std::nullopt;
   }
 
+  // Valkey checks each rename against the command table as renamed so far, and stops at the
+  // first that names no command or a name already taken.
+  std::optional<ConfigError> apply_rename(const Directive& directive) {
+    if (!m_commands) {
+      m_commands = std::make_unique<CommandRegistry>();
+      register_all_families(*m_commands);
+      for (const CommandRenameLine& r : m_config.renamed_commands) {
+        m_commands->rename(r.from, r.to);
+      }
+    }
+    switch (m_commands->rename(directive.args[0], directive.args[1])) {
+      case RenameStatus::ok:
+        m_config.renamed_commands.push_back(
+            {directive.args[0], directive.args[1], directive.file, directive.line});
+        return std::nullopt;
+      case RenameStatus::no_such_command:
+        return error_at(directive, std::string(errors::k_rename_no_such_command));
+      case RenameStatus::target_exists:
+        break;
+    }
+    return error_at(directive, std::string(errors::k_rename_target_exists));
+  }
+
   void warn(const Directive& directive, std::string_view what) {
     m_warnings.push_back(fmt::format("{}: '{}' {}", location(directive), directive.name, what));
   }
@@ -1219,6 +1241,7 @@ class DirectiveApplier {
   EngineConfig& m_config;
   std::vector<std::string>& m_warnings;
   bool m_save_seen = false;
+  std::unique_ptr<CommandRegistry> m_commands;  // built at the first rename-command
 };
 
 }  // namespace

@@ -73,14 +73,6 @@ def a_user_line_that_leaves_the_default_user_open_is_accepted(h):
 
 
 @test
-def rename_command_is_refused_naming_file_and_line(h):
-    serve_refuses(h, "rename.conf", 'port 0\n\nrename-command FLUSHALL ""\n', 3,
-                  "rename-command is not implemented by keyshift")
-    serve_refuses(h, "rename2.conf", "rename-command CONFIG b840fc02d524045429941cc1\n", 1,
-                  "rename-command is not implemented by keyshift")
-
-
-@test
 def requirepass_in_an_included_file_takes_effect(h):
     def config(workdir):
         inc = os.path.join(workdir, "secret.conf")

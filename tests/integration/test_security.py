@@ -23,6 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import (REPO, RespConn, Skip, eq, keyshift_bin, ok, run_tests,  # noqa: E402
                      test)
+from redis_sources import valkey8_server  # noqa: E402
 
 PASSWORD = "Pw-7f3c9e1b-not-in-any-output"
 DENIED = (b"-DENIED Running in protected mode because protected mode is enabled and no "
@@ -186,6 +187,95 @@ def the_password_appears_in_no_output_of_the_commands_that_see_it(h):
     ok(PASSWORD not in srv.log(), "the server log holds the password")
     for path in glob.glob(h.path("sb") + "/**/*.toml", recursive=True) + [h.path("b.json")]:
         ok(PASSWORD not in open(path).read(), "%s holds the password" % path)
+
+
+# rename-command as the config file gives it: FLUSHALL disabled, CONFIG reached under a new
+# name only, GET renamed to its own name in capitals (Valkey deletes before it adds).
+RENAMES = ("--rename-command", "FLUSHALL", "", "--rename-command", "CONFIG", "ks-admin-7c1",
+           "--rename-command", "get", "GET")
+# (command, exact): `exact` cases must answer byte for byte as redis-server 7.0 does; the
+# others differ only in wording that Valkey 8 changed (checked against valkey-server 8 when
+# KEYSHIFT_VALKEY_SERVER names one) and are compared by error class there.
+RENAME_CASES = [
+    (("FLUSHALL",), True),
+    (("flushall", "sync"), True),
+    (("CONFIG", "GET", "maxmemory"), True),
+    (("ks-admin-7c1", "GET", "maxmemory"), True),
+    (("KS-ADMIN-7C1", "SET", "maxmemory-policy", "allkeys-lru"), True),
+    (("set", "k", "v"), True),
+    (("get", "k"), True),
+    (("COMMAND", "INFO", "config"), True),
+    (("ACL", "SETUSER", "ops", "+flushall", "+config|get"), True),
+    (("ACL", "SETUSER", "ops", "+ks-admin-7c1"), True),
+    (("ACL", "DRYRUN", "ops", "ks-admin-7c1", "get", "maxmemory"), False),
+    (("MULTI",), True),
+    (("ks-admin-7c1", "GET", "port"), True),
+    (("FLUSHALL",), True),
+    (("EXEC",), True),
+    (("EVAL", "return redis.call('flushall')", "0"), False),
+    (("EVAL", "return redis.call('get', 'k')", "0"), True),
+]
+
+
+def rename_replies(srv):
+    c = srv.conn()
+    replies = [(args, exact, c.command(*args)[0]) for args, exact in RENAME_CASES]
+    name = c.command("COMMAND", "INFO", "ks-admin-7c1")[1][0][0]
+    stats = c.call("INFO", "commandstats").decode()
+    return replies, name, stats, c.call("COMMAND", "COUNT")
+
+
+@test
+def rename_command_hides_and_renames_commands_as_redis_does(h):
+    ks = h.keyshift(*RENAMES, name="ks-renamed")
+    ref = h.redis_server(*RENAMES, name="redis-renamed")
+    got, name, stats, count = rename_replies(ks)
+    want, ref_name, ref_stats, _ = rename_replies(ref)
+    for (args, exact, a), (_, _, b) in zip(got, want):
+        if exact:
+            eq(a, b, "reply to %r" % (args,))
+        else:
+            eq(a[:1], b[:1], "reply type of %r: %r vs %r" % (args, a, b))
+    ok(got[0][2].startswith(b"-ERR unknown command 'FLUSHALL'"), got[0][2])
+    eq(got[6][2], b"$1\r\nv\r\n", "GET still answers under its capitalised name")
+    # COMMAND INFO under the new name describes the command by its own name, and INFO
+    # commandstats counts it under that name too.
+    eq((name, ref_name), (b"config", b"config"))
+    for text in (stats, ref_stats):
+        ok("cmdstat_config|get:calls=1," in text, text)
+        ok("cmdstat_flushall" not in text, text)
+    plain = h.keyshift(name="ks-plain").conn().call("COMMAND", "COUNT")
+    eq(count, plain - 1, "COMMAND COUNT loses the disabled command only")
+    try:
+        valkey = valkey8_server(h, "valkey-renamed", *RENAMES)
+    except Skip:
+        return
+    vk, vk_name, _, _ = rename_replies(valkey)
+    for (args, _, a), (_, _, b) in zip(got, vk):
+        eq(a, b, "reply to %r, keyshift vs valkey-server 8" % (args,))
+    eq(vk_name, name)
+
+
+@test
+def rename_command_of_no_command_or_onto_a_taken_name_stops_the_start(h):
+    for text, line, needle in (
+            ('port 0\nrename-command no-such-cmd x\n', 2, "No such command in rename-command"),
+            ('rename-command CONFIG c1\nrename-command CONFIG c2\n', 2,
+             "No such command in rename-command"),
+            ('rename-command GET SET\n', 1, "Target command name already exists")):
+        path = h.path("rename-%d.conf" % line)
+        with open(path, "w") as f:
+            f.write(text)
+        p = subprocess.run([keyshift_bin(), "serve", path, "--port", "0"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=30)
+        out = p.stdout.decode("utf-8", "replace")
+        ok(p.returncode != 0 and path in out and ("at line %d" % line) in out and needle in out,
+           "%r: exit %d\n%s" % (text, p.returncode, out))
+        # redis-server 7.0 stops on the same file with the same reason.
+        r = subprocess.run(["redis-server", path], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, timeout=30)
+        ok(r.returncode != 0 and needle in r.stdout.decode("utf-8", "replace"),
+           "redis-server on %r: %r" % (text, r.stdout[-400:]))
 
 
 if __name__ == "__main__":

@@ -169,4 +169,33 @@ TEST_SUITE("command table") {
       CHECK(t.engine.registry().find(row.name) != nullptr);
     }
   }
+
+  TEST_CASE("a renamed command is reached by its new name only, and keeps its own name") {
+    ks::CommandRegistry registry;
+    ks::register_all_families(registry);
+    ks::Command* config = registry.find("config");
+    REQUIRE(config != nullptr);
+    size_t live = registry.live_commands().size();
+    CHECK(registry.rename("CONFIG", "ks-admin") == ks::RenameStatus::ok);
+    CHECK(registry.find("config") == nullptr);
+    CHECK(registry.find("KS-ADMIN") == config);
+    CHECK(registry.find_sub(*config, "get") != nullptr);
+    CHECK(registry.find_original("config") == config);
+    CHECK(config->full_name == "config");
+    CHECK(registry.live_commands().size() == live);
+    CHECK(registry.rename("flushall", "") == ks::RenameStatus::ok);
+    CHECK(registry.find("flushall") == nullptr);
+    CHECK(registry.live_commands().size() == live - 1);
+    CHECK(registry.commands().size() == live);
+    CHECK(registry.rename("flushall", "x") == ks::RenameStatus::no_such_command);
+    CHECK(registry.rename("get", "set") == ks::RenameStatus::target_exists);
+  }
+
+  TEST_CASE("an engine given a rename of no command says so at start") {
+    ks::ManualClock clock;
+    ks::EngineConfig config;
+    config.renamed_commands.push_back({"nosuch", "x", "a.conf", 3});
+    ks::Engine engine{config, clock};
+    CHECK(engine.config_startup_error() == "a.conf:3: No such command in rename-command");
+  }
 }

@@ -818,17 +818,43 @@ TEST_SUITE("engine::config_table") {
           "defined once in config files");
   }
 
-  TEST_CASE("aclfile is kept for the engine and rename-command is refused") {
+  TEST_CASE("aclfile is kept for the engine") {
     CHECK(load("aclfile /etc/valkey/users.acl\n").aclfile == "/etc/valkey/users.acl");
     CHECK(get(load("aclfile /etc/valkey/users.acl\n"), "aclfile") == "/etc/valkey/users.acl");
     CHECK(get(load("aclfile \"\"\n"), "aclfile").empty());
-    for (std::string_view line :
-         {"rename-command FLUSHALL \"\"", "rename-command CONFIG b840fc02"}) {
-      CAPTURE(line);
-      ConfigError error = load_error("port 7000\n" + std::string(line) + "\n");
-      CHECK(error.line == 2);
-      CHECK(error.message.find("rename-command is not implemented by keyshift") == 0);
-    }
+  }
+
+  TEST_CASE("rename-command lines are kept in order with their file and line") {
+    EngineConfig config =
+        load("port 7000\nrename-command FLUSHALL \"\"\nrename-command config c1\n");
+    REQUIRE(config.renamed_commands.size() == 2);
+    CHECK(config.renamed_commands[0].from == "FLUSHALL");
+    CHECK(config.renamed_commands[0].to.empty());
+    CHECK(config.renamed_commands[0].line == 2);
+    CHECK(config.renamed_commands[1].to == "c1");
+    CHECK(config.renamed_commands[1].line == 3);
+  }
+
+  TEST_CASE("rename-command refuses a name that is no command, or no longer one") {
+    ConfigError error = load_error("port 7000\nrename-command nosuch x\n");
+    CHECK(error.line == 2);
+    CHECK(error.message == "No such command in rename-command");
+    error = load_error("rename-command config c1\nrename-command config c2\n");
+    CHECK(error.line == 2);
+    CHECK(error.message == "No such command in rename-command");
+    error = load_error("rename-command config|get x\n");
+    CHECK(error.message == "No such command in rename-command");
+    CHECK(load("rename-command config c1\nrename-command c1 c2\n").renamed_commands.size() == 2);
+  }
+
+  TEST_CASE("rename-command refuses a new name another command has") {
+    ConfigError error = load_error("rename-command get set\n");
+    CHECK(error.line == 1);
+    CHECK(error.message == "Target command name already exists");
+    // The old name is gone before the new one is added, so a command keeps its own name.
+    CHECK(load("rename-command get GET\n").renamed_commands.size() == 1);
+    // A freed name may be taken by another command.
+    CHECK(load("rename-command set \"\"\nrename-command get set\n").renamed_commands.size() == 2);
   }
 
   TEST_CASE("requirepass in an included file is the server's password") {
