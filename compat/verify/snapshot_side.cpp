@@ -37,6 +37,10 @@ class PayloadLoader final : public engine::ReplStreamHandler, public engine::Rdb
     m_state.total = size;
     engine::RdbReadOptions read;
     read.skip_modules = true;  // a module value has no engine type; verify cannot read it
+    // Listpacks and intsets are adopted as the validated blocks they are, as a file loads:
+    // expanded into items, each small hash, set and sorted set was rebuilt member by member
+    // with a search of the listpack per member.
+    read.keep_blocks = true;
     m_reader = std::make_unique<engine::RdbStreamReader>(*this, read);
     return true;
   }

@@ -22,13 +22,21 @@ bool parse_u64(std::string_view s, uint64_t& out) {
   if (s[0] < '1' || s[0] > '9') {
     return false;
   }
+  // Up to 19 digits cannot overflow 64 bits, so only a 20-digit text pays for the check
+  // (every RESP length and integer a client or server parses goes through here).
+  constexpr size_t k_safe_digits = 19;
   uint64_t v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') {
+  size_t safe = s.size() < k_safe_digits ? s.size() : k_safe_digits;
+  for (size_t i = 0; i < safe; ++i) {
+    auto d = static_cast<unsigned>(static_cast<unsigned char>(s[i]) - '0');
+    if (d > 9) {
       return false;
     }
-    uint64_t d = static_cast<uint64_t>(c - '0');
-    if (v > (UINT64_MAX - d) / 10) {
+    v = v * 10 + d;
+  }
+  if (s.size() > k_safe_digits) {
+    auto d = static_cast<unsigned>(static_cast<unsigned char>(s[k_safe_digits]) - '0');
+    if (d > 9 || v > (UINT64_MAX - d) / 10) {
       return false;
     }
     v = v * 10 + d;

@@ -213,6 +213,38 @@ def a_key_that_changes_during_the_run_is_rechecked(h):
 
 
 @test
+def snapshot_small_values_kept_as_blocks_compare_by_member(h):
+    # A full sync's listpacks and intsets are adopted as blocks, not rebuilt member by
+    # member: each one that differs by one member (or one score, or one field's value) is
+    # still found, in-process and again live, and equal ones in other orders are equal.
+    a = start_redis(h, "--repl-diskless-sync-delay", "0", name="redis-a")
+    b = start_redis(h, "--repl-diskless-sync-delay", "0", name="redis-b")
+    ra, rb = a.redis(unix=True), b.redis(unix=True)
+    for r, tail in ((ra, "z"), (rb, "y")):
+        for name in ("same", "diff"):
+            last = tail if name == "diff" else "z"
+            r.hset("h:" + name, mapping={"f1": "v1", "f2": "v2", "f3": last})
+            r.sadd("s:" + name, "m1", "m2", "m-" + last)
+            r.sadd("i:" + name, 1, 2, 3 if last == "z" else 4)
+            r.zadd("z:" + name, {"a": 1, "b": 2.5, "c": 3 if last == "z" else 3.25})
+            r.rpush("l:" + name, "x", "y", last)
+    # Equal sets, hashes and sorted sets written in other orders.
+    ra.sadd("s:order", "p", "q", "r")
+    rb.sadd("s:order", "r", "q", "p")
+    ra.hset("h:order", mapping={"a": "1", "b": "2"})
+    rb.hset("h:order", mapping={"b": "2", "a": "1"})
+    ra.zadd("z:order", {"m": 1, "n": 1})
+    rb.zadd("z:order", {"n": 1, "m": 1})
+    eq(ra.object("encoding", "h:diff"), b"listpack")
+    eq(ra.object("encoding", "i:diff"), b"intset")
+    rc, report, err = verify(url(a), url(b), "--snapshot", "--pause", "0")
+    eq(rc, 1, err)
+    eq(report["in_process"], True)
+    eq(report["keys_compared"], 13)
+    eq(reasons(report), {(0, k + ":diff"): ["value"] for k in ("h", "s", "i", "z", "l")})
+
+
+@test
 def snapshots_are_compared_in_process_and_differences_rechecked_live(h):
     # --snapshot reads each server once as a replica does (a full sync, no delay asked of a
     # diskless primary here) and compares the two datasets in-process: round 1 sends no
