@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """TLS: keyshift's clients (import, verify, bench) against Debian's redis-server 7.0 started
 with tls-port and port 0, and `keyshift serve --tls-port` against redis-cli --tls,
-python3-redis (ssl=True) and keyshift's own clients.
+python3-redis (ssl=True) and keyshift's own clients, and replication over TLS with
+redis-server 7.0 as primary and as replica (tls-replication yes).
 
 Certificates are made here with openssl: a CA, a server certificate for localhost and
 127.0.0.1, a client certificate, and a second CA that signed none of them.
@@ -21,6 +22,7 @@ import time
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import repl_helpers  # noqa: E402
 from harness import (HOST, Server, SetupError, Skip, eq, free_port, keyshift_bin, ok,  # noqa: E402
                      redis_module, run_tests, test)
 
@@ -429,6 +431,37 @@ def serve_refuses_to_start_with_an_unusable_tls_configuration(h):
         out = p.stdout.decode("utf-8", "replace")
         ok(p.returncode != 0, "started with %s:\n%s" % (extra, out))
         ok(why in out and "Failed to configure TLS" in out, "%s:\n%s" % (why, out))
+
+
+@test
+def keyshift_replicates_from_a_tls_primary_and_serves_a_tls_replica(h):
+    # tls-replication yes on both ends: keyshift as the replica of redis-server 7.0's TLS
+    # port (its client certificate is its tls-cert-file, as in Valkey), then redis-server
+    # 7.0 as the replica of keyshift's TLS port, by disk-based and by diskless full sync.
+    # Each ends with equal DEBUG DIGEST under a running writer.
+    c = certs(h)
+    source = start_tls(h, "redis", "--enable-debug-command", "yes", plain_port=True,
+                       name="tls-primary")
+    repl_helpers.fill(source, 3000)
+    replica = start_tls(h, "keyshift", "--enable-debug-command", "yes", "--tls-replication",
+                        "yes", "--replicaof", HOST, source.tls_port, plain_port=True,
+                        name="ks-tls-replica")
+    repl_helpers.sync_under_writes(source, replica, "keyshift replica of a TLS primary")
+    eq(repl_helpers.info(source)["connected_slaves"], 1, "the TLS link is the only replica")
+    for diskless in ("no", "yes"):
+        primary = start_tls(h, "keyshift", "--enable-debug-command", "yes",
+                            "--repl-diskless-sync", diskless,
+                            "--repl-diskless-sync-delay", "0", plain_port=True,
+                            name="ks-tls-primary-" + diskless)
+        repl_helpers.fill(primary, 3000)
+        follower = start_tls(h, "redis", "--enable-debug-command", "yes",
+                             "--tls-replication", "yes", "--replicaof", HOST,
+                             primary.tls_port, "--tls-client-cert-file", c["client.crt"],
+                             "--tls-client-key-file", c["client.key"], plain_port=True,
+                             name="redis-tls-replica-" + diskless)
+        what = "redis-server 7.0 replica of keyshift over TLS, diskless %s" % diskless
+        repl_helpers.sync_under_writes(primary, follower, what)
+        eq(repl_helpers.info(primary)["connected_slaves"], 1, what)
 
 
 if __name__ == "__main__":
