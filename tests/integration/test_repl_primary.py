@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import HOST, Server, Skip, eq, ok, run_tests, test, wait_for  # noqa: E402
 import repl_helpers  # noqa: E402
-from repl_helpers import client, info, link_up, fill, same_data  # noqa: E402
+from repl_helpers import caught_up, client, info, link_up, fill, same_data  # noqa: E402
 
 import redis  # noqa: E402  (python3-redis, /usr/bin/python3)
 
@@ -256,6 +256,29 @@ def a_keyshift_replica_serves_a_redis_replica_the_primary_stream_verbatim(h):
              timeout=30)
     sync_under_writes(top, leaf, "after the leaf's link was killed")
     eq(info(mid, "stats")["sync_full"], 1, "one full sync of the leaf")
+
+
+@test
+def a_chained_snapshot_carries_the_database_the_primary_stream_is_in(h):
+    # redis-server 7.0 -> keyshift -> (redis-server 7.0, keyshift). The top's stream is in
+    # db 3 and never SELECTs again, so a leaf that syncs from the middle replica learns the
+    # db only from the snapshot's repl-stream-db field: without it, the writes relayed after
+    # its snapshot land in db 0.
+    top = h.redis_server("--repl-diskless-sync-delay", "0", name="redis-top")
+    mid = keyshift_replica(h, top, "ks-mid-db3")
+    wait_for(lambda: link_up(mid), "the middle replica is up", timeout=60)
+    r3 = client(top, 3)
+    r3.set("before", "x")
+    wait_for(lambda: caught_up(top, mid), "the middle replica has db 3's first write")
+    leaves = [redis_replica(h, mid), keyshift_replica(h, mid, "ks-leaf-db3")]
+    for leaf in leaves:
+        wait_for(lambda: link_up(leaf), "the leaf is up", timeout=60)
+    for i in range(200):
+        r3.set("after:%d" % i, i)
+    for leaf, what in zip(leaves, ("redis-server leaf", "keyshift leaf")):
+        same_data(top, leaf, what)
+        eq((client(leaf, 0).dbsize(), client(leaf, 3).dbsize()), (0, 201),
+           "%s: every relayed write in db 3" % what)
 
 
 @test
